@@ -1,0 +1,170 @@
+package syncer
+
+import (
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// observation is what the executor saw before planning: the runtime's view of
+// the pod and whether its sandbox (pinned namespaces + network) is usable.
+type observation struct {
+	Running      *podstate.Pod // may be nil: nothing exists yet
+	SandboxID    string        // current sandbox, "" if none
+	SandboxReady bool
+}
+
+// podActions is the plan for one SyncPod (kubelet's podActions, minus CRI).
+type podActions struct {
+	// CreateSandbox: the pod needs a new sandbox (first start, or the old one
+	// is gone, e.g. after a reboot). KillPod: stop every running container first.
+	CreateSandbox bool
+	KillPod       bool
+	// StartInit is the next init container to (re)start; app containers wait.
+	StartInit *corev1.Container
+	// Start lists app containers to create and start (restarts included).
+	Start []*corev1.Container
+	// Kill lists running containers to stop (their spec hash changed).
+	Kill []*podstate.Container
+	// Terminal is set when the pod has reached Succeeded or Failed.
+	Terminal bool
+	Phase    corev1.PodPhase
+}
+
+// computePodActions decides what SyncPod must do to move the observed pod
+// towards the desired one. It is pure: no I/O, no clock.
+func computePodActions(pod *corev1.Pod, obs observation) podActions {
+	policy := pod.Spec.RestartPolicy
+	running := obs.Running
+	if running == nil {
+		running = &podstate.Pod{}
+	}
+	if !obs.SandboxReady {
+		return planNewSandbox(pod, running)
+	}
+	var a podActions
+	if next, done, failed := nextInit(pod, running, obs.SandboxID); !done {
+		if failed {
+			a.Terminal, a.Phase = true, corev1.PodFailed
+			return a
+		}
+		a.StartInit = next
+		return a
+	}
+	hash := pod.Annotations[podstate.AnnotationConfigHash]
+	for i := range pod.Spec.Containers {
+		spec := &pod.Spec.Containers[i]
+		c := running.Find(spec.Name)
+		switch {
+		case c == nil:
+			a.Start = append(a.Start, spec)
+		case c.State == podstate.StateRunning:
+			if hash != "" && c.Hash != "" && c.Hash != hash {
+				a.Kill = append(a.Kill, c)
+				a.Start = append(a.Start, spec)
+			}
+		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
+			a.Start = append(a.Start, spec)
+		case shouldRestart(policy, c):
+			a.Start = append(a.Start, spec)
+		}
+	}
+	if len(a.Start) == 0 && len(a.Kill) == 0 {
+		a.Terminal, a.Phase = terminalPhase(pod, running)
+	}
+	return a
+}
+
+// planNewSandbox handles a pod with no usable sandbox. Like the kubelet, a
+// restartPolicy=Never pod whose containers already ran is not started again.
+func planNewSandbox(pod *corev1.Pod, running *podstate.Pod) podActions {
+	var a podActions
+	a.KillPod = len(running.Running()) > 0
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && anyAppRan(pod, running) {
+		a.Terminal, a.Phase = terminalPhase(pod, running)
+		if !a.Terminal { // a container never ran to completion: it failed
+			a.Terminal, a.Phase = true, corev1.PodFailed
+		}
+		return a
+	}
+	a.CreateSandbox = true
+	if len(pod.Spec.InitContainers) > 0 {
+		a.StartInit = &pod.Spec.InitContainers[0]
+		return a
+	}
+	for i := range pod.Spec.Containers {
+		a.Start = append(a.Start, &pod.Spec.Containers[i])
+	}
+	return a
+}
+
+// nextInit walks init containers in order, considering only those run in the
+// current sandbox (a new sandbox reruns them all, as the kubelet does).
+// done: every init container succeeded. failed: one failed and the policy
+// forbids restarting it. next: the one to start now (nil = wait for running).
+func nextInit(pod *corev1.Pod, running *podstate.Pod, sandboxID string) (next *corev1.Container, done, failed bool) {
+	for i := range pod.Spec.InitContainers {
+		spec := &pod.Spec.InitContainers[i]
+		c := findInSandbox(running, spec.Name, sandboxID)
+		switch {
+		case c == nil, c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
+			return spec, false, false
+		case c.State == podstate.StateRunning:
+			return nil, false, false
+		case c.ExitCode == 0:
+			continue
+		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
+			return nil, false, true
+		default:
+			return spec, false, false
+		}
+	}
+	return nil, true, false
+}
+
+func findInSandbox(p *podstate.Pod, name, sandboxID string) *podstate.Container {
+	c := p.Find(name)
+	if c == nil || (sandboxID != "" && c.SandboxID != sandboxID) {
+		return nil
+	}
+	return c
+}
+
+func shouldRestart(policy corev1.RestartPolicy, c *podstate.Container) bool {
+	switch policy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return c.ExitCode != 0
+	default:
+		return true
+	}
+}
+
+func anyAppRan(pod *corev1.Pod, running *podstate.Pod) bool {
+	for _, c := range pod.Spec.Containers {
+		if running.Find(c.Name) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// terminalPhase reports whether every app container has exited for good and,
+// if so, whether the pod Succeeded (all exit 0) or Failed.
+func terminalPhase(pod *corev1.Pod, running *podstate.Pod) (bool, corev1.PodPhase) {
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyAlways {
+		return false, ""
+	}
+	phase := corev1.PodSucceeded
+	for _, spec := range pod.Spec.Containers {
+		c := running.Find(spec.Name)
+		if c == nil || c.State != podstate.StateExited {
+			return false, ""
+		}
+		if c.ExitCode != 0 {
+			phase = corev1.PodFailed
+		}
+	}
+	return true, phase
+}
