@@ -1,0 +1,191 @@
+// Package volumes prepares a pod's volumes on the host before its containers
+// start, and removes them when the pod is gone.
+//
+//   - hostPath: checked against its declared type (DirectoryOrCreate creates a
+//     0755 directory, FileOrCreate an empty 0644 file; Directory, File, Socket,
+//     CharDevice and BlockDevice must already exist with that type).
+//   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
+//     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there,
+//     limited to sizeLimit when set.
+//
+// Everything a pod gets lives under <root>/<pod uid>, so Cleanup(uid) and
+// ListPods find it again after a crash or reboot.
+package volumes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Manager prepares and removes pod volumes under Root (e.g. /var/lib/podhost/pods).
+type Manager struct {
+	Root string
+}
+
+// New returns a Manager rooted at root.
+func New(root string) *Manager { return &Manager{Root: root} }
+
+// PodDir is where everything of one pod lives.
+func (m *Manager) PodDir(uid types.UID) string { return filepath.Join(m.Root, string(uid)) }
+
+// Prepare makes every volume of pod usable and returns volume name → host path.
+func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
+	out := make(map[string]string, len(pod.Spec.Volumes))
+	for i, v := range pod.Spec.Volumes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var (
+			p   string
+			err error
+		)
+		switch {
+		case v.HostPath != nil:
+			p, err = prepareHostPath(v.HostPath)
+		case v.EmptyDir != nil:
+			p, err = m.prepareEmptyDir(pod.UID, v.Name, v.EmptyDir)
+		default:
+			err = errors.New("volume type not supported by podhost")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("spec.volumes[%d] (%s): %w", i, v.Name, err)
+		}
+		out[v.Name] = p
+	}
+	return out, nil
+}
+
+func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
+	t := corev1.HostPathUnset
+	if hp.Type != nil {
+		t = *hp.Type
+	}
+	p := filepath.Clean(hp.Path)
+	switch t {
+	case corev1.HostPathDirectoryOrCreate:
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return "", fmt.Errorf("hostPath %s: %w", p, err)
+		}
+	case corev1.HostPathFileOrCreate:
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return "", fmt.Errorf("hostPath %s: %w", p, err)
+		}
+		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+		if err != nil {
+			return "", fmt.Errorf("hostPath %s: %w", p, err)
+		}
+		f.Close()
+	}
+	return p, checkType(p, t)
+}
+
+// checkType verifies that p has the kind of file the hostPath type demands.
+func checkType(p string, t corev1.HostPathType) error {
+	if t == corev1.HostPathUnset {
+		return nil
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return fmt.Errorf("hostPath %s (type %s): %w", p, t, err)
+	}
+	mode := fi.Mode()
+	ok := map[corev1.HostPathType]bool{
+		corev1.HostPathDirectoryOrCreate: mode.IsDir(),
+		corev1.HostPathDirectory:         mode.IsDir(),
+		corev1.HostPathFileOrCreate:      mode.IsRegular(),
+		corev1.HostPathFile:              mode.IsRegular(),
+		corev1.HostPathSocket:            mode&fs.ModeSocket != 0,
+		corev1.HostPathCharDev:           mode&fs.ModeCharDevice != 0,
+		corev1.HostPathBlockDev:          mode&fs.ModeDevice != 0 && mode&fs.ModeCharDevice == 0,
+	}[t]
+	if !ok {
+		return fmt.Errorf("hostPath %s is not of type %s", p, t)
+	}
+	return nil
+}
+
+func (m *Manager) prepareEmptyDir(uid types.UID, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
+	dir := filepath.Join(m.PodDir(uid), "volumes", "empty-dir", name)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", err
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return "", err
+	}
+	if ed.Medium != corev1.StorageMediumMemory {
+		return dir, nil
+	}
+	if mounted, err := isMountPoint(dir); err != nil || mounted {
+		return dir, err
+	}
+	opts := "mode=0777"
+	if ed.SizeLimit != nil && !ed.SizeLimit.IsZero() {
+		opts += ",size=" + strconv.FormatInt(ed.SizeLimit.Value(), 10)
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+		return "", fmt.Errorf("mount tmpfs on %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// isMountPoint reports whether dir is a mount point (its device differs from
+// its parent's).
+func isMountPoint(dir string) (bool, error) {
+	var st, parent unix.Stat_t
+	if err := unix.Lstat(dir, &st); err != nil {
+		return false, err
+	}
+	if err := unix.Lstat(filepath.Dir(dir), &parent); err != nil {
+		return false, err
+	}
+	return st.Dev != parent.Dev, nil
+}
+
+// Cleanup unmounts and removes everything of pod uid. Missing is success.
+func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
+	dir := m.PodDir(uid)
+	empty := filepath.Join(dir, "volumes", "empty-dir")
+	entries, err := os.ReadDir(empty)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(empty, e.Name())
+		if mounted, _ := isMountPoint(p); mounted {
+			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("unmount %s: %w", p, err)
+			}
+		}
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove %s: %w", dir, err)
+	}
+	return ctx.Err()
+}
+
+// ListPods returns the UIDs that have a directory under Root.
+func (m *Manager) ListPods() ([]types.UID, error) {
+	entries, err := os.ReadDir(m.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []types.UID
+	for _, e := range entries {
+		if e.IsDir() {
+			out = append(out, types.UID(e.Name()))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,103 @@
+package volumes
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func hostPathType(t corev1.HostPathType) *corev1.HostPathType { return &t }
+
+func TestPrepareHostPath(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		path    string
+		typ     corev1.HostPathType
+		wantErr string
+	}{
+		{"unset never checks", filepath.Join(dir, "missing"), corev1.HostPathUnset, ""},
+		{"directory ok", dir, corev1.HostPathDirectory, ""},
+		{"directory missing", filepath.Join(dir, "nope"), corev1.HostPathDirectory, "no such file"},
+		{"directory is file", file, corev1.HostPathDirectory, "is not of type Directory"},
+		{"file ok", file, corev1.HostPathFile, ""},
+		{"dir or create creates", filepath.Join(dir, "a", "b"), corev1.HostPathDirectoryOrCreate, ""},
+		{"file or create creates", filepath.Join(dir, "c", "file"), corev1.HostPathFileOrCreate, ""},
+		{"socket mismatch", file, corev1.HostPathSocket, "is not of type Socket"},
+		{"char device", "/dev/null", corev1.HostPathCharDev, ""},
+		{"block device mismatch", "/dev/null", corev1.HostPathBlockDev, "is not of type BlockDevice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := prepareHostPath(&corev1.HostPathVolumeSource{Path: tt.path, Type: hostPathType(tt.typ)})
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				if got != tt.path {
+					t.Fatalf("path %q, want %q", got, tt.path)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestEmptyDirLifecycle(t *testing.T) {
+	m := New(t.TempDir())
+	pod := &corev1.Pod{}
+	pod.UID = "u1"
+	limit := resource.MustParse("1Mi")
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}},
+	}
+	if os.Geteuid() != 0 {
+		pod.Spec.Volumes = pod.Spec.Volumes[:1]
+	}
+	ctx := context.Background()
+	paths, err := m.Prepare(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(paths["disk"])
+	if err != nil || fi.Mode().Perm() != 0o777 {
+		t.Fatalf("disk emptyDir: %v %v", fi, err)
+	}
+	if p, ok := paths["mem"]; ok {
+		if mounted, _ := isMountPoint(p); !mounted {
+			t.Fatalf("memory emptyDir %s is not a tmpfs mount", p)
+		}
+		// Prepare is idempotent: a second call must not stack mounts.
+		if _, err := m.Prepare(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uids, _ := m.ListPods()
+	if len(uids) != 1 || uids[0] != "u1" {
+		t.Fatalf("ListPods = %v", uids)
+	}
+	for i := 0; i < 2; i++ { // idempotent
+		if err := m.Cleanup(ctx, pod.UID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(m.PodDir(pod.UID)); !os.IsNotExist(err) {
+		t.Fatalf("pod dir still there: %v", err)
+	}
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), m.Root) {
+		t.Fatalf("mount left behind under %s", m.Root)
+	}
+}
