@@ -1,0 +1,286 @@
+// Package config loads podhost's configuration file (/etc/podhost/config.yaml)
+// and merges command-line flags over it.
+//
+// Precedence, lowest first: built-in defaults, the config file, flags the user
+// actually set (pflag's Changed). The file is decoded strictly: an unknown key
+// is an error naming the key.
+//
+// The CNI configuration directory defaults to /etc/podhost/cni/net.d, not the
+// host's /etc/cni/net.d: podhost writes its own default conflist there, and
+// sharing the host directory would clash with other CNI users on the machine
+// (another container runtime or a kubelet would pick up our bridge network,
+// or we theirs, since CNI uses the lexically first file in the directory).
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
+)
+
+// Default values.
+const (
+	DefaultPath              = "/etc/podhost/config.yaml"
+	DefaultManifestDir       = "/etc/podhost/manifests"
+	DefaultStateDir          = "/var/lib/podhost"
+	DefaultLogDir            = "/var/log/pods"
+	DefaultRunDir            = "/run/podhost"
+	DefaultSocket            = "/run/podhost/podhost.sock"
+	DefaultContainerdAddress = "/run/containerd/containerd.sock"
+	DefaultNamespace         = "podhost"
+	DefaultCNIConfDir        = "/etc/podhost/cni/net.d"
+	DefaultCgroupDriver      = "auto"
+	DefaultResyncPeriod      = time.Minute
+	DefaultRelistPeriod      = 20 * time.Second
+	DefaultLogMaxSize        = 10 << 20 // bytes
+	DefaultLogMaxFiles       = 5
+	// MaxFileSize bounds the config file read.
+	MaxFileSize = 1 << 20
+)
+
+// DefaultCNIBinDirs are searched, in order, for CNI plugin binaries.
+var DefaultCNIBinDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
+
+// Cgroup drivers.
+const (
+	CgroupDriverAuto     = "auto"
+	CgroupDriverSystemd  = "systemd"
+	CgroupDriverCgroupfs = "cgroupfs"
+)
+
+// Config is podhost's resolved configuration.
+type Config struct {
+	ManifestDir       string
+	StateDir          string
+	LogDir            string
+	RunDir            string
+	Socket            string
+	ContainerdAddress string
+	Namespace         string // containerd namespace
+	CNIConfDir        string
+	CNIBinDirs        []string
+	CgroupDriver      string // auto|systemd|cgroupfs
+	ResyncPeriod      time.Duration
+	RelistPeriod      time.Duration // manifest dir relist
+	// SystemReserved is subtracted from node capacity (keys cpu, memory).
+	SystemReserved         corev1.ResourceList
+	AllowInsecureManifests bool
+	LogMaxSize             int64 // bytes per container log file before rotation
+	LogMaxFiles            int   // rotated files kept per container
+}
+
+// file is the on-disk form; pointers tell "absent" from "zero".
+type file struct {
+	ManifestDir            *string            `json:"manifestDir"`
+	StateDir               *string            `json:"stateDir"`
+	LogDir                 *string            `json:"logDir"`
+	RunDir                 *string            `json:"runDir"`
+	Socket                 *string            `json:"socket"`
+	ContainerdAddress      *string            `json:"containerdAddress"`
+	Namespace              *string            `json:"namespace"`
+	CNIConfDir             *string            `json:"cniConfDir"`
+	CNIBinDirs             []string           `json:"cniBinDirs"`
+	CgroupDriver           *string            `json:"cgroupDriver"`
+	ResyncPeriod           *string            `json:"resyncPeriod"`
+	RelistPeriod           *string            `json:"relistPeriod"`
+	SystemReserved         map[string]string  `json:"systemReserved"`
+	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
+	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
+	LogMaxFiles            *int               `json:"logMaxFiles"`
+}
+
+// Default returns the built-in defaults.
+func Default() *Config {
+	return &Config{
+		ManifestDir:       DefaultManifestDir,
+		StateDir:          DefaultStateDir,
+		LogDir:            DefaultLogDir,
+		RunDir:            DefaultRunDir,
+		Socket:            DefaultSocket,
+		ContainerdAddress: DefaultContainerdAddress,
+		Namespace:         DefaultNamespace,
+		CNIConfDir:        DefaultCNIConfDir,
+		CNIBinDirs:        slices.Clone(DefaultCNIBinDirs),
+		CgroupDriver:      DefaultCgroupDriver,
+		ResyncPeriod:      DefaultResyncPeriod,
+		RelistPeriod:      DefaultRelistPeriod,
+		SystemReserved:    corev1.ResourceList{},
+		LogMaxSize:        DefaultLogMaxSize,
+		LogMaxFiles:       DefaultLogMaxFiles,
+	}
+}
+
+// Load reads the config file at path over the defaults and validates the
+// result. An empty path means DefaultPath, which may be missing (defaults
+// apply); an explicitly given path must exist.
+func Load(path string) (*Config, error) {
+	explicit := path != ""
+	if !explicit {
+		path = DefaultPath
+	}
+	data, err := readLimited(path)
+	if err != nil {
+		if !explicit && errors.Is(err, fs.ErrNotExist) {
+			return Default(), nil
+		}
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func readLimited(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: file too large (max %d bytes)", path, MaxFileSize)
+	}
+	return data, nil
+}
+
+// Parse decodes config file content strictly over the defaults and validates.
+func Parse(data []byte) (*Config, error) {
+	var f file
+	if err := yaml.UnmarshalStrict(data, &f); err != nil {
+		return nil, err
+	}
+	c := Default()
+	if err := f.applyTo(c); err != nil {
+		return nil, err
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func setString(dst *string, src *string) {
+	if src != nil {
+		*dst = *src
+	}
+}
+
+func (f *file) applyTo(c *Config) error {
+	setString(&c.ManifestDir, f.ManifestDir)
+	setString(&c.StateDir, f.StateDir)
+	setString(&c.LogDir, f.LogDir)
+	setString(&c.RunDir, f.RunDir)
+	setString(&c.Socket, f.Socket)
+	setString(&c.ContainerdAddress, f.ContainerdAddress)
+	setString(&c.Namespace, f.Namespace)
+	setString(&c.CNIConfDir, f.CNIConfDir)
+	setString(&c.CgroupDriver, f.CgroupDriver)
+	if f.CNIBinDirs != nil {
+		c.CNIBinDirs = f.CNIBinDirs
+	}
+	if f.AllowInsecureManifests != nil {
+		c.AllowInsecureManifests = *f.AllowInsecureManifests
+	}
+	if f.LogMaxFiles != nil {
+		c.LogMaxFiles = *f.LogMaxFiles
+	}
+	if f.LogMaxSize != nil {
+		c.LogMaxSize = f.LogMaxSize.Value()
+	}
+	var err error
+	if c.ResyncPeriod, err = parseDuration("resyncPeriod", f.ResyncPeriod, c.ResyncPeriod); err != nil {
+		return err
+	}
+	if c.RelistPeriod, err = parseDuration("relistPeriod", f.RelistPeriod, c.RelistPeriod); err != nil {
+		return err
+	}
+	return parseReserved(f.SystemReserved, c.SystemReserved)
+}
+
+func parseDuration(key string, s *string, def time.Duration) (time.Duration, error) {
+	if s == nil {
+		return def, nil
+	}
+	d, err := time.ParseDuration(*s)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", key, err)
+	}
+	return d, nil
+}
+
+func parseReserved(in map[string]string, out corev1.ResourceList) error {
+	for k, v := range in {
+		switch corev1.ResourceName(k) {
+		case corev1.ResourceCPU, corev1.ResourceMemory:
+		default:
+			return fmt.Errorf("systemReserved.%s: unsupported resource (want cpu or memory)", k)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("systemReserved.%s: %w", k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return nil
+}
+
+// Validate checks the values; it is called by Load/Parse and should be called
+// again after MergeFlags.
+func (c *Config) Validate() error {
+	var errs []error
+	paths := []struct{ key, v string }{
+		{"manifestDir", c.ManifestDir}, {"stateDir", c.StateDir}, {"logDir", c.LogDir},
+		{"runDir", c.RunDir}, {"socket", c.Socket}, {"cniConfDir", c.CNIConfDir},
+	}
+	for _, p := range paths {
+		if !filepath.IsAbs(p.v) {
+			errs = append(errs, fmt.Errorf("%s: must be an absolute path, got %q", p.key, p.v))
+		}
+	}
+	for i, d := range c.CNIBinDirs {
+		if !filepath.IsAbs(d) {
+			errs = append(errs, fmt.Errorf("cniBinDirs[%d]: must be an absolute path, got %q", i, d))
+		}
+	}
+	if len(c.CNIBinDirs) == 0 {
+		errs = append(errs, errors.New("cniBinDirs: must not be empty"))
+	}
+	if c.ContainerdAddress == "" {
+		errs = append(errs, errors.New("containerdAddress: must not be empty"))
+	}
+	if c.Namespace == "" {
+		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	switch c.CgroupDriver {
+	case CgroupDriverAuto, CgroupDriverSystemd, CgroupDriverCgroupfs:
+	default:
+		errs = append(errs, fmt.Errorf("cgroupDriver: unsupported value %q (want auto, systemd or cgroupfs)", c.CgroupDriver))
+	}
+	if c.ResyncPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("resyncPeriod: must be positive, got %s", c.ResyncPeriod))
+	}
+	if c.RelistPeriod <= 0 {
+		errs = append(errs, fmt.Errorf("relistPeriod: must be positive, got %s", c.RelistPeriod))
+	}
+	if c.LogMaxSize <= 0 {
+		errs = append(errs, fmt.Errorf("logMaxSize: must be positive, got %d", c.LogMaxSize))
+	}
+	if c.LogMaxFiles < 1 {
+		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
+	}
+	return errors.Join(errs...)
+}

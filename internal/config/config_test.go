@@ -1,0 +1,194 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		want    func(c *Config)
+		wantErr string
+	}{
+		{name: "empty file gives defaults", yaml: "", want: func(*Config) {}},
+		{name: "comments only", yaml: "# nothing\n", want: func(*Config) {}},
+		{
+			name: "all keys",
+			yaml: `
+manifestDir: /m
+stateDir: /s
+logDir: /l
+runDir: /r
+socket: /r/p.sock
+containerdAddress: /c.sock
+namespace: ns
+cniConfDir: /cni
+cniBinDirs: [/b1, /b2]
+cgroupDriver: systemd
+resyncPeriod: 30s
+relistPeriod: 5s
+systemReserved: {cpu: 500m, memory: 256Mi}
+allowInsecureManifests: true
+logMaxSize: 5Mi
+logMaxFiles: 3
+`,
+			want: func(c *Config) {
+				c.ManifestDir, c.StateDir, c.LogDir, c.RunDir = "/m", "/s", "/l", "/r"
+				c.Socket, c.ContainerdAddress, c.Namespace = "/r/p.sock", "/c.sock", "ns"
+				c.CNIConfDir, c.CNIBinDirs, c.CgroupDriver = "/cni", []string{"/b1", "/b2"}, "systemd"
+				c.ResyncPeriod, c.RelistPeriod = 30*time.Second, 5*time.Second
+				c.SystemReserved = corev1.ResourceList{
+					corev1.ResourceCPU:    resource.MustParse("500m"),
+					corev1.ResourceMemory: resource.MustParse("256Mi"),
+				}
+				c.AllowInsecureManifests, c.LogMaxSize, c.LogMaxFiles = true, 5<<20, 3
+			},
+		},
+		{name: "unknown key", yaml: "manifestDirs: /x\n", wantErr: `unknown field "manifestDirs"`},
+		{name: "wrong type", yaml: "logMaxFiles: many\n", wantErr: "logMaxFiles"},
+		{name: "bad duration", yaml: "resyncPeriod: 1 minute\n", wantErr: "resyncPeriod"},
+		{name: "negative duration", yaml: "relistPeriod: -1s\n", wantErr: "relistPeriod: must be positive"},
+		{name: "bad cgroup driver", yaml: "cgroupDriver: cgroupv2\n", wantErr: `cgroupDriver: unsupported value "cgroupv2"`},
+		{name: "relative path", yaml: "stateDir: var/lib\n", wantErr: "stateDir: must be an absolute path"},
+		{name: "bad reserved resource", yaml: "systemReserved: {gpu: 1}\n", wantErr: "systemReserved.gpu"},
+		{name: "bad reserved quantity", yaml: "systemReserved: {memory: lots}\n", wantErr: "systemReserved.memory"},
+		{name: "empty bin dirs", yaml: "cniBinDirs: []\n", wantErr: "cniBinDirs: must not be empty"},
+		{name: "not yaml", yaml: "{{{", wantErr: "yaml"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.yaml))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := Default()
+			tt.want(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %+v\nwant %+v", got, want)
+			}
+		})
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(good, []byte("namespace: other\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(good)
+	if err != nil || c.Namespace != "other" {
+		t.Fatalf("Load(good) = %+v, %v", c, err)
+	}
+	if _, err := Load(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Fatal("missing explicit config: want error")
+	}
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, make([]byte, MaxFileSize+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(big); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("big config: err = %v", err)
+	}
+}
+
+func TestResolveFlagsWin(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	body := "stateDir: /file/state\nlogDir: /file/logs\ncniBinDirs: [/file/bin]\nresyncPeriod: 5m\n"
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, c *Config)
+	}{
+		{"file only", nil, func(t *testing.T, c *Config) {
+			want := []any{"/file/state", "/file/logs", []string{"/file/bin"}, 5 * time.Minute, DefaultSocket}
+			got := []any{c.StateDir, c.LogDir, c.CNIBinDirs, c.ResyncPeriod, c.Socket}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		}},
+		{"flags win", []string{"--state-dir=/flag/state", "--socket", "/s.sock", "--resync-period=10s"}, func(t *testing.T, c *Config) {
+			if c.StateDir != "/flag/state" || c.Socket != "/s.sock" || c.ResyncPeriod != 10*time.Second || c.LogDir != "/file/logs" {
+				t.Errorf("got %+v", c)
+			}
+		}},
+		{"bin dirs repeat and comma", []string{"--cni-bin-dir=/a,/b", "--cni-bin-dir", "/c"}, func(t *testing.T, c *Config) {
+			if !reflect.DeepEqual(c.CNIBinDirs, []string{"/a", "/b", "/c"}) {
+				t.Errorf("CNIBinDirs = %v", c.CNIBinDirs)
+			}
+		}},
+		{"flag equal to default still wins", []string{"--log-dir", DefaultLogDir}, func(t *testing.T, c *Config) {
+			if c.LogDir != DefaultLogDir {
+				t.Errorf("LogDir = %q", c.LogDir)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			flags := Default()
+			var cfgPath string
+			flags.BindGlobalFlags(fs, &cfgPath)
+			flags.BindDaemonFlags(fs)
+			if err := fs.Parse(append([]string{"--config", path}, tt.args...)); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Resolve(cfgPath, flags, fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, c)
+		})
+	}
+}
+
+func TestResolveValidatesFlags(t *testing.T) {
+	fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	flags := Default()
+	var cfgPath string
+	flags.BindGlobalFlags(fs, &cfgPath)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--config", "/nonexistent/podhost.yaml"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Resolve(cfgPath, flags, fs); err == nil {
+		t.Fatal("missing explicit --config: want error")
+	}
+	fs2 := pflag.NewFlagSet("test", pflag.ContinueOnError)
+	flags2 := Default()
+	flags2.BindDaemonFlags(fs2)
+	if err := fs2.Parse([]string{"--cgroup-driver=nope"}); err != nil {
+		t.Fatal(err)
+	}
+	// Resolve with the default path: the file may or may not exist on the
+	// host; only check that a bad flag value is rejected when it does not.
+	c, err := Load(filepath.Join(t.TempDir(), "none")) // explicit missing → error
+	if err == nil {
+		t.Fatalf("Load missing = %+v", c)
+	}
+	d := Default()
+	d.MergeFlags(flags2, fs2)
+	if err := d.Validate(); err == nil || !strings.Contains(err.Error(), "cgroupDriver") {
+		t.Fatalf("Validate = %v", err)
+	}
+}
