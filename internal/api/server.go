@@ -1,0 +1,197 @@
+// Package api serves podhost's HTTP/JSON API on a unix socket and provides
+// the client the CLI uses.
+//
+//	GET /healthz                                  200 "ok" while the daemon runs
+//	GET /readyz                                   200 after the first full sync, else 503
+//	GET /v1/pods                                  core/v1 PodList with status
+//	GET /v1/pods/{namespace}/{name}               core/v1 Pod with status
+//	GET /v1/pods/{namespace}/{name}/events        []Event
+//	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=
+//	GET /v1/errors                                manifest files that failed to load
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// AnnotationWarnings carries manifest warnings (e.g. "file turned invalid;
+// running the last good version") on pods the API returns.
+const AnnotationWarnings = "podhost.io/warnings"
+
+// Event is one pod event.
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"`
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+}
+
+// FileError is a manifest file that failed to load.
+type FileError struct {
+	File  string   `json:"file"`
+	Error string   `json:"error"`
+	Kept  []string `json:"kept,omitempty"`
+}
+
+// LogRequest selects a container log.
+type LogRequest struct {
+	Namespace, Name, Container string
+	Follow, Previous           bool
+	Timestamps                 bool
+	Tail                       int
+}
+
+// Backend is what the server needs from the daemon.
+type Backend interface {
+	Pods() []*corev1.Pod
+	Events(namespace, name string) ([]Event, error)
+	FileErrors() []FileError
+	Ready() bool
+	// Logs writes the selected log to w until done (or ctx ends when following).
+	Logs(ctx context.Context, req LogRequest, w http.ResponseWriter) error
+}
+
+// ErrNotFound is returned by backends for unknown pods or containers.
+var ErrNotFound = errors.New("not found")
+
+// Server is the API server.
+type Server struct {
+	b   Backend
+	log *slog.Logger
+	srv *http.Server
+}
+
+// NewServer returns a Server over b.
+func NewServer(b Backend, log *slog.Logger) *Server {
+	s := &Server{b: b, log: log}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", s.readyz)
+	mux.HandleFunc("GET /v1/pods", s.listPods)
+	mux.HandleFunc("GET /v1/pods/{namespace}/{name}", s.getPod)
+	mux.HandleFunc("GET /v1/pods/{namespace}/{name}/events", s.events)
+	mux.HandleFunc("GET /v1/pods/{namespace}/{name}/log", s.logs)
+	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	return s
+}
+
+// Listen creates the unix socket at path (mode 0660, root) and serves until
+// ctx is done.
+func (s *Server) Listen(ctx context.Context, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	_ = os.Remove(path)
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o660); err != nil {
+		l.Close()
+		return err
+	}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = s.srv.Shutdown(sctx)
+	}()
+	if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
+	if !s.b.Ready() {
+		http.Error(w, "not ready: first sync in progress", http.StatusServiceUnavailable)
+		return
+	}
+	fmt.Fprintln(w, "ok")
+}
+
+func (s *Server) listPods(w http.ResponseWriter, _ *http.Request) {
+	list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
+	for _, p := range s.b.Pods() {
+		list.Items = append(list.Items, *p)
+	}
+	if list.Items == nil {
+		list.Items = []corev1.Pod{}
+	}
+	writeJSON(w, list)
+}
+
+func (s *Server) find(r *http.Request) *corev1.Pod {
+	ns, name := r.PathValue("namespace"), r.PathValue("name")
+	for _, p := range s.b.Pods() {
+		if p.Namespace == ns && p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
+	p := s.find(r)
+	if p == nil {
+		notFound(w, r)
+		return
+	}
+	writeJSON(w, p)
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	evs, err := s.b.Events(r.PathValue("namespace"), r.PathValue("name"))
+	if errors.Is(err, ErrNotFound) {
+		notFound(w, r)
+		return
+	}
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, evs)
+}
+
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	tail, _ := strconv.Atoi(q.Get("tail"))
+	if q.Get("tail") == "" {
+		tail = -1
+	}
+	req := LogRequest{
+		Namespace: r.PathValue("namespace"), Name: r.PathValue("name"), Container: q.Get("container"),
+		Follow: q.Get("follow") == "true", Previous: q.Get("previous") == "true",
+		Timestamps: q.Get("timestamps") == "true", Tail: tail,
+	}
+	err := s.b.Logs(r.Context(), req, w)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		http.Error(w, err.Error(), http.StatusNotFound)
+	case err != nil && r.Context().Err() == nil:
+		http.Error(w, err.Error(), http.StatusBadRequest)
+	}
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	http.Error(w, fmt.Sprintf("pods %q not found", r.PathValue("name")), http.StatusNotFound)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,100 @@
+package podview
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func pod(name string, phase corev1.PodPhase, inits int, statuses ...corev1.ContainerStatus) corev1.Pod {
+	p := corev1.Pod{}
+	p.Name = name
+	p.Status.Phase = phase
+	for i := 0; i < inits; i++ {
+		p.Spec.InitContainers = append(p.Spec.InitContainers, corev1.Container{Name: "init"})
+	}
+	for _, s := range statuses {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: s.Name})
+	}
+	p.Status.ContainerStatuses = statuses
+	return p
+}
+
+func running(name string, ready bool) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, Ready: ready, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}
+}
+
+func waiting(name, reason string, restarts int32) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, RestartCount: restarts, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+}
+
+func terminated(name, reason string, code int32) corev1.ContainerStatus {
+	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}}}
+}
+
+func TestStatus(t *testing.T) {
+	initRunning := pod("x", corev1.PodPending, 2, waiting("a", "PodInitializing", 0))
+	initRunning.Status.InitContainerStatuses = []corev1.ContainerStatus{terminated("i1", "Completed", 0), running("i2", false)}
+	initCrash := pod("x", corev1.PodPending, 1, waiting("a", "PodInitializing", 0))
+	initCrash.Status.InitContainerStatuses = []corev1.ContainerStatus{waiting("i1", "CrashLoopBackOff", 3)}
+	rejected := pod("x", corev1.PodFailed, 0)
+	rejected.Status.Reason = "HostPortConflict"
+	tests := []struct {
+		name string
+		pod  corev1.Pod
+		want string
+	}{
+		{"running", pod("x", corev1.PodRunning, 0, running("a", true), running("b", true)), "Running"},
+		{"crash loop", pod("x", corev1.PodRunning, 0, running("a", true), waiting("b", "CrashLoopBackOff", 4)), "CrashLoopBackOff"},
+		{"image pull", pod("x", corev1.PodPending, 0, waiting("a", "ErrImagePull", 0)), "ErrImagePull"},
+		{"completed", pod("x", corev1.PodSucceeded, 0, terminated("a", "Completed", 0)), "Completed"},
+		{"oom", pod("x", corev1.PodRunning, 0, terminated("a", "OOMKilled", 137)), "OOMKilled"},
+		{"exit code", pod("x", corev1.PodFailed, 0, terminated("a", "", 3)), "ExitCode:3"},
+		{"completed sidecar still running", pod("x", corev1.PodRunning, 0, terminated("a", "Completed", 0), running("b", true)), "Running"},
+		{"init progress", initRunning, "Init:1/2"},
+		{"init crash", initCrash, "Init:CrashLoopBackOff"},
+		{"rejected", rejected, "HostPortConflict"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Status(&tt.pod); got != tt.want {
+				t.Fatalf("Status = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestTableAndDescribe(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := pod("web", corev1.PodRunning, 0, running("a", true), waiting("b", "CrashLoopBackOff", 2))
+	p.Namespace = "default"
+	p.Status.PodIP = "10.89.0.5"
+	p.Status.StartTime = &metav1.Time{Time: now.Add(-90 * time.Second)}
+	var buf bytes.Buffer
+	if err := Table(&buf, []corev1.Pod{p}, true, now); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "IP") {
+		t.Fatalf("table:\n%s", buf.String())
+	}
+	for _, want := range []string{"web", "1/2", "CrashLoopBackOff", "2", "90s", "10.89.0.5"} {
+		if !strings.Contains(lines[1], want) {
+			t.Fatalf("row %q lacks %q", lines[1], want)
+		}
+	}
+	buf.Reset()
+	evs := []Event{{Time: now.Add(-time.Minute), Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container b"}}
+	if err := Describe(&buf, &p, evs, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Name:", "web", "Containers:", "CrashLoopBackOff", "Restart Count:", "BackOff", "10.89.0.5"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Fatalf("describe lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
