@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The appliance test: boots the cached Debian guest (scripts/vm/build-image.sh)
+# with systemd as PID 1 and pure cgroup v2, once per phase, on one disk (a qcow2
+# overlay of the pristine cached image), and collects the results.
+#
+#   scripts/vm/run.sh [options] [PODHOST_BINARY]
+#
+# With a podhost binary the phases are:
+#   provision  the image-builder step inside the guest: containerd binaries,
+#              test image import, scripts/install.sh, manifests; power off
+#   boot1      first appliance boot: systemd starts podhost, pods come up from
+#              the manifest dir; cgroup/restart checks; the guest reboots
+#   boot2      after the reboot: pods back, nothing stale; cgroupfs driver
+#              scenario; the guest powers off with pods running (timed)
+# Without one (or with --smoke): smoke1 (cgroup v2, containerd under systemd,
+# ctr run of the test image), reboot, smoke2 (persistence, new boot id).
+#
+# Options:
+#   --smoke             run the smoke phases (no podhost needed)
+#   --phases "A B ..."  run these phases in this order
+#   --results DIR       where results go (default: _output/vm in the repo)
+#   --keep              keep the overlay disk and the staged share
+#   --timeout SECONDS   per-boot limit (default 900; qemu is killed past it)
+#
+# Output: DIR/<phase>.tap (TAP lines + FIGURE lines), <phase>.serial (console),
+# <phase>.journal (+ .journal-prev), <phase>.log (test trace), summary.txt.
+# Exit status: 0 when every phase ran, exited 0 and printed no "not ok".
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+CACHE_DIR=${PODHOST_CACHE_DIR:-/var/cache/podhost-test}
+
+phases=""
+smoke=0
+keep=0
+results="$repo/_output/vm"
+boot_timeout=${VM_BOOT_TIMEOUT:-900}
+podhost=""
+while (($#)); do
+	case $1 in
+	--smoke) smoke=1 ;;
+	--phases) phases=$2 && shift ;;
+	--results) results=$2 && shift ;;
+	--keep) keep=1 ;;
+	--timeout) boot_timeout=$2 && shift ;;
+	-h | --help) sed -n '2,/^set -e/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//' && exit 0 ;;
+	-*) echo "run.sh: unknown option $1" >&2 && exit 2 ;;
+	*) podhost=$1 ;;
+	esac
+	shift
+done
+if [[ -z $phases ]]; then
+	if ((smoke)) || [[ -z $podhost ]]; then phases="smoke1 smoke2"; else phases="provision boot1 boot2"; fi
+fi
+
+log() { echo "vm: $*" >&2; }
+die() {
+	log "error: $*"
+	exit 1
+}
+[[ $(id -u) == 0 ]] || die "must run as root"
+
+# --- image and inputs ----------------------------------------------------------
+image=$("$here/build-image.sh" | tail -n1)
+# shellcheck disable=SC1091
+source "$image/image.env"
+ctrd_bin=$("$repo/scripts/deps.sh" | tail -n1)
+
+run_dir=$(mktemp -d "$CACHE_DIR/vm/run.XXXXXX")
+IN="$run_dir/in"
+OUT="$run_dir/out"
+disk="$run_dir/disk.qcow2"
+qemu_pid=""
+cleanup() {
+	if [[ -n $qemu_pid ]] && kill -0 "$qemu_pid" 2>/dev/null; then
+		kill -TERM "$qemu_pid" 2>/dev/null || true
+		sleep 1
+		kill -KILL "$qemu_pid" 2>/dev/null || true
+	fi
+	if ((keep)); then log "kept $run_dir"; else rm -rf "$run_dir"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$IN/bin" "$IN/images" "$IN/repo/scripts" "$IN/vm" "$OUT"
+rm -rf "$results" && mkdir -p "$results"
+
+if [[ -n $podhost ]]; then
+	[[ -x $podhost ]] || die "podhost binary $podhost is not executable"
+	cp "$podhost" "$IN/bin/podhost"
+fi
+cp "$ctrd_bin/containerd" "$ctrd_bin/containerd-shim-runc-v2" "$ctrd_bin/ctr" "$IN/bin/"
+cp "$repo/scripts/install.sh" "$IN/repo/scripts/" 2>/dev/null || true
+[[ -d $repo/manifests ]] && cp -r "$repo/manifests" "$IN/repo/"
+cp -r "$repo/integration/vm/." "$IN/vm/"
+
+# The test image podhost.test/busybox:1 as an OCI layout tar: from the repo's
+# internal/testenv builder when there is one, else scripts/vm/mkoci.sh.
+build_test_image() {
+	local outtar=$1
+	if [[ -d $repo/internal/testenv/cmd/mkimage ]]; then
+		(cd "$repo" && go run -tags integration ./internal/testenv/cmd/mkimage -o "$outtar") >&2 && return 0
+		log "internal/testenv/cmd/mkimage failed; using scripts/vm/mkoci.sh"
+	fi
+	"$here/mkoci.sh" "$outtar"
+}
+build_test_image "$IN/images/busybox.tar"
+echo "$boot_timeout" >"$IN/timeout"
+
+qemu-img create -q -f qcow2 -F raw -b "$image/rootfs.img" "$disk"
+
+accel=(-accel tcg,thread=multi -cpu max)
+if [[ -d /sys/module/kvm_intel || -d /sys/module/kvm_amd ]] && [[ -w /dev/kvm ]]; then
+	accel=(-accel kvm -cpu host)
+fi
+log "image $image (kernel $KERNEL_VERSION), accel ${accel[*]}, phases: $phases"
+
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
+
+summary="$results/summary.txt"
+: >"$summary"
+status=0
+
+# boot PHASE: one qemu run; the guest runs PHASE and powers off or reboots
+# (-no-reboot: both end qemu). Sets boot_* figures.
+boot() {
+	local phase=$1
+	echo "$phase" >"$IN/phase"
+	rm -f "$OUT/$phase".*
+	local serial="$results/$phase.serial"
+	local t0 treq="" tend
+	t0=$(now)
+	qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2048 -nodefaults -nic none -no-reboot \
+		-display none -monitor none -serial "file:$serial" \
+		-kernel "$image/vmlinuz" -initrd "$image/initrd.img" -append "$CMDLINE" \
+		-drive "file=$disk,if=virtio,format=qcow2,cache=unsafe,discard=unmap" \
+		-device virtio-rng-pci \
+		-virtfs "local,path=$IN,mount_tag=podhost-in,security_model=none,readonly=on" \
+		-virtfs "local,path=$OUT,mount_tag=podhost-out,security_model=none" \
+		>"$results/$phase.qemu" 2>&1 &
+	qemu_pid=$!
+	local action="" timed_out=0
+	while kill -0 "$qemu_pid" 2>/dev/null; do
+		if [[ -z $treq ]]; then
+			for a in poweroff reboot; do
+				if [[ -e "$OUT/$phase.$a-requested" ]]; then
+					treq=$(now)
+					action=$a
+				fi
+			done
+		fi
+		if (($(date +%s) - ${t0%.*} > boot_timeout)); then
+			log "$phase: timeout after ${boot_timeout}s, killing qemu (pid $qemu_pid)"
+			timed_out=1
+			kill -TERM "$qemu_pid" 2>/dev/null || true
+			sleep 2
+			kill -KILL "$qemu_pid" 2>/dev/null || true
+			break
+		fi
+		sleep 0.1
+	done
+	local qrc=0
+	wait "$qemu_pid" || qrc=$?
+	qemu_pid=""
+	tend=$(now)
+	for f in "$OUT/$phase".*; do
+		[[ -e $f ]] && cp "$f" "$results/"
+	done
+	local rc
+	rc=$(cat "$OUT/$phase.rc" 2>/dev/null || echo missing)
+	{
+		echo "== $phase: guest rc=$rc qemu rc=$qrc wall=$(elapsed "$t0" "$tend")s${action:+ $action=$(elapsed "$treq" "$tend")s}"
+		[[ -f $results/$phase.tap ]] && cat "$results/$phase.tap"
+		echo "FIGURE ${phase}_wall_s=$(elapsed "$t0" "$tend")"
+		[[ -n $treq ]] && echo "FIGURE ${phase}_${action}_s=$(elapsed "$treq" "$tend")"
+		((timed_out)) && echo "not ok - $phase: qemu timed out after ${boot_timeout}s"
+		[[ $rc == 0 ]] || echo "not ok - $phase: guest test exited $rc"
+		[[ -n $action ]] || echo "not ok - $phase: guest never requested reboot/poweroff"
+	} >>"$summary"
+	if ((timed_out)) || [[ $rc != 0 ]]; then
+		log "$phase: last console lines:"
+		tail -n 25 "$serial" | sed 's/^/    /' >&2
+		return 1
+	fi
+	return 0
+}
+
+for phase in $phases; do
+	log "booting: $phase"
+	if ! boot "$phase"; then
+		status=1
+		break
+	fi
+done
+
+passed=$(grep -c '^ok ' "$summary" || true)
+failed=$(grep -c '^not ok ' "$summary" || true)
+((failed == 0)) || status=1
+echo
+cat "$summary"
+echo
+echo "results: $results"
+echo "vm: $passed passed, $failed failed"
+exit "$status"
