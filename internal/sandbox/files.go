@@ -1,0 +1,136 @@
+package sandbox
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+const maxHostnameLen = 63
+
+// PodHostname is kubelet's pod hostname: spec.hostname, else the pod name,
+// cut to 63 characters without a trailing "-" or ".".
+func PodHostname(pod *corev1.Pod) string {
+	h := pod.Name
+	if pod.Spec.Hostname != "" {
+		h = pod.Spec.Hostname
+	}
+	if len(h) > maxHostnameLen {
+		h = strings.TrimRight(h[:maxHostnameLen], "-.")
+	}
+	return h
+}
+
+// writeFiles writes hostname, resolv.conf and the initial hosts (no pod IP
+// yet: WriteHosts adds it once the network is up).
+func (m *Manager) writeFiles(p *Paths, _ *undoStack, pod *corev1.Pod) error {
+	p.Hostname = filepath.Join(p.Dir, fileHostname)
+	p.Resolv = filepath.Join(p.Dir, fileResolv)
+	p.Hosts = filepath.Join(p.Dir, fileHosts)
+	hostname := PodHostname(pod)
+	if pod.Spec.HostNetwork {
+		h, err := os.Hostname()
+		if err != nil {
+			return fmt.Errorf("host name: %w", err)
+		}
+		hostname = h
+	}
+	if err := writeAtomic(p.Hostname, []byte(hostname+"\n")); err != nil {
+		return err
+	}
+	resolv, err := m.resolvConf(pod)
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(p.Resolv, resolv); err != nil {
+		return err
+	}
+	return m.WriteHosts(*p, pod, nil)
+}
+
+// WriteHosts (re)writes the pod's hosts file: the managed localhost block,
+// "<ip> <hostname>" for each pod IP, then spec.hostAliases; hostNetwork pods
+// get the host's /etc/hosts plus the aliases. The write is atomic (temp file
+// and rename), so call it before containers bind-mount the file: a running
+// container keeps seeing the inode it mounted.
+func (m *Manager) WriteHosts(p Paths, pod *corev1.Pod, ips []string) error {
+	path := p.Hosts
+	if path == "" {
+		if p.Dir == "" {
+			return fmt.Errorf("sandbox: write hosts: no sandbox dir")
+		}
+		path = filepath.Join(p.Dir, fileHosts)
+	}
+	var base []byte
+	if pod.Spec.HostNetwork {
+		b, err := os.ReadFile(m.hostHosts)
+		if err != nil {
+			return fmt.Errorf("sandbox: read host hosts file: %w", err)
+		}
+		base = b
+	} else {
+		base = managedHosts(PodHostname(pod), ips)
+	}
+	if err := writeAtomic(path, append(base, hostAliases(pod.Spec.HostAliases)...)); err != nil {
+		return fmt.Errorf("sandbox: write hosts: %w", err)
+	}
+	return nil
+}
+
+// managedHosts is the hosts file of a pod with its own network namespace.
+func managedHosts(hostname string, ips []string) []byte {
+	var b bytes.Buffer
+	b.WriteString("# podhost-managed hosts file.\n")
+	b.WriteString("127.0.0.1\tlocalhost\n")
+	b.WriteString("::1\tlocalhost ip6-localhost ip6-loopback\n")
+	b.WriteString("fe00::0\tip6-localnet\n")
+	b.WriteString("fe00::0\tip6-mcastprefix\n")
+	b.WriteString("fe00::1\tip6-allnodes\n")
+	b.WriteString("fe00::2\tip6-allrouters\n")
+	for _, ip := range ips {
+		fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+	}
+	return b.Bytes()
+}
+
+// hostAliases renders spec.hostAliases like kubelet does.
+func hostAliases(aliases []corev1.HostAlias) []byte {
+	if len(aliases) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("\n# Entries added by HostAliases.\n")
+	for _, a := range aliases {
+		fmt.Fprintf(&b, "%s\t%s\n", a.IP, strings.Join(a.Hostnames, "\t"))
+	}
+	return b.Bytes()
+}
+
+// writeAtomic writes data to path via a temp file in the same dir + rename.
+func writeAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // no-op after a successful rename
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("chmod %s: %w", tmp, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("rename %s: %w", tmp, err)
+	}
+	return nil
+}

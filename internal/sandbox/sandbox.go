@@ -1,0 +1,207 @@
+// Package sandbox makes a pod's sandbox without a pause container (DESIGN
+// decision 1): pinned (bind-mounted) network, IPC and UTS namespaces, a
+// /dev/shm tmpfs, and the hosts, resolv.conf and hostname files the pod's
+// containers bind-mount.
+//
+// Layout, for sandbox id <id> under runDir (default /run/podhost):
+//
+//	<runDir>/netns/cni-<random>          net ns (containerd pkg/netns)
+//	<runDir>/sandboxes/<id>/             0700
+//	                        ipc, uts     pinned namespaces (nsfs bind mounts)
+//	                        shm/         tmpfs, 64Mi, nosuid,nodev,noexec
+//	                        hosts, resolv.conf, hostname
+//
+// Kubernetes semantics: hostNetwork pods use the host's net and UTS
+// namespaces (NetNS and UTS are "") and the host's hosts/resolv.conf/hostname
+// content; hostIPC pods use the host's IPC namespace and /dev/shm (IPC and
+// Shm are ""). Everything lives under /run, so a reboot empties it; Exists
+// tells whether a recorded namespace is still pinned.
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/containerd/containerd/v2/pkg/netns"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Paths of one sandbox. "" means the host's (namespace, shm) or not made.
+type Paths struct {
+	Dir, NetNS, IPC, UTS, Hosts, Resolv, Hostname, Shm string
+}
+
+// File names inside the sandbox dir.
+const (
+	fileIPC      = "ipc"
+	fileUTS      = "uts"
+	dirShm       = "shm"
+	fileHosts    = "hosts"
+	fileResolv   = "resolv.conf"
+	fileHostname = "hostname"
+)
+
+// ShmSize is the size of the pod's /dev/shm tmpfs.
+const ShmSize = 64 << 20
+
+// Manager creates and removes sandboxes under a run dir.
+type Manager struct {
+	runDir     string
+	netnsDir   string
+	sandboxDir string
+	hostResolv string // "" = auto (see resolvSource)
+	hostHosts  string
+	log        *slog.Logger
+	failAt     func(step string) error // test hook, nil in production
+}
+
+// Option configures a Manager.
+type Option func(*Manager)
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
+
+// WithHostResolvConf sets the host resolv.conf pods start from (default:
+// /etc/resolv.conf, or systemd-resolved's upstream file when /etc/resolv.conf
+// only points at the 127.0.0.53 stub, which a pod netns cannot reach).
+func WithHostResolvConf(path string) Option { return func(m *Manager) { m.hostResolv = path } }
+
+// WithHostHostsFile sets the hosts file hostNetwork pods copy (default /etc/hosts).
+func WithHostHostsFile(path string) Option { return func(m *Manager) { m.hostHosts = path } }
+
+// NewManager returns a Manager for runDir (e.g. /run/podhost).
+func NewManager(runDir string, opts ...Option) *Manager {
+	m := &Manager{
+		runDir:     runDir,
+		netnsDir:   filepath.Join(runDir, "netns"),
+		sandboxDir: filepath.Join(runDir, "sandboxes"),
+		hostHosts:  "/etc/hosts",
+		log:        slog.Default(),
+	}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+// Create makes the sandbox for pod. On error everything it made is undone.
+func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod) (p Paths, err error) {
+	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
+		return Paths{}, fmt.Errorf("sandbox: invalid id %q", id)
+	}
+	var u undoStack
+	defer func() {
+		if err != nil {
+			if uerr := u.run(); uerr != nil {
+				m.log.Error("sandbox: rollback incomplete", "sandbox", id, "err", uerr)
+			}
+		}
+	}()
+	p = Paths{Dir: filepath.Join(m.sandboxDir, id)}
+	steps := []struct {
+		name string
+		fn   func(*Paths, *undoStack, *corev1.Pod) error
+	}{
+		{"dir", m.makeDir},
+		{"netns", m.makeNetNS},
+		{"ipcuts", m.pinIPCUTS},
+		{"shm", m.mountShm},
+		{"files", m.writeFiles},
+	}
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return Paths{}, fmt.Errorf("sandbox %s: %w", id, err)
+		}
+		if err := s.fn(&p, &u, pod); err != nil {
+			return Paths{}, fmt.Errorf("sandbox %s: %s: %w", id, s.name, err)
+		}
+		if m.failAt != nil {
+			if err := m.failAt(s.name); err != nil {
+				return Paths{}, fmt.Errorf("sandbox %s: after %s: %w", id, s.name, err)
+			}
+		}
+	}
+	m.log.Debug("sandbox created", "sandbox", id, "dir", p.Dir, "netns", p.NetNS)
+	return p, nil
+}
+
+func (m *Manager) makeDir(p *Paths, u *undoStack, _ *corev1.Pod) error {
+	if err := os.MkdirAll(m.sandboxDir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Mkdir(p.Dir, 0o700); err != nil {
+		return err // an existing dir belongs to someone else: never reuse it
+	}
+	dir := p.Dir // not p: Create zeroes its result before the rollback runs
+	u.push(func() error { return removeDir(dir) })
+	return nil
+}
+
+func (m *Manager) makeNetNS(p *Paths, u *undoStack, pod *corev1.Pod) error {
+	if pod.Spec.HostNetwork {
+		return nil
+	}
+	ns, err := netns.NewNetNS(m.netnsDir)
+	if err != nil {
+		return err
+	}
+	u.push(ns.Remove)
+	p.NetNS = ns.GetPath()
+	return nil
+}
+
+// Remove unmounts and deletes everything of the sandbox. Missing parts are
+// fine, so it is idempotent and works on what a reboot left (records whose
+// files are gone).
+func (m *Manager) Remove(_ context.Context, p Paths) error {
+	var errs []error
+	if p.NetNS != "" {
+		if !strings.HasPrefix(filepath.Base(p.NetNS), "cni-") {
+			return fmt.Errorf("sandbox: refusing to remove netns %q: not made by pkg/netns", p.NetNS)
+		}
+		if err := netns.LoadNetNS(p.NetNS).Remove(); err != nil {
+			errs = append(errs, fmt.Errorf("remove netns: %w", err))
+		}
+	}
+	if p.Dir != "" {
+		if filepath.Base(filepath.Dir(p.Dir)) != "sandboxes" {
+			return fmt.Errorf("sandbox: refusing to remove %q: not a sandbox dir", p.Dir)
+		}
+		if err := removeDir(p.Dir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("sandbox: remove: %w", err)
+	}
+	return nil
+}
+
+// Exists tells whether path is a pinned namespace (an nsfs mount). After a
+// reboot the file is gone (/run is a tmpfs); a file that is no longer a
+// mount also reports false.
+func Exists(path string) bool { return isNSFS(path) }
+
+// Exists is the method form of the package-level Exists.
+func (m *Manager) Exists(path string) bool { return isNSFS(path) }
+
+// undoStack runs registered rollbacks in reverse order.
+type undoStack []func() error
+
+func (u *undoStack) push(f func() error) { *u = append(*u, f) }
+
+func (u *undoStack) run() error {
+	var errs []error
+	for i := len(*u) - 1; i >= 0; i-- {
+		if err := (*u)[i](); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	*u = nil
+	return errors.Join(errs...)
+}
