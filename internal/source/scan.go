@@ -1,0 +1,244 @@
+package source
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/manifest"
+)
+
+// ErrInsecure marks a manifest dir or file refused for its ownership or mode.
+var ErrInsecure = errors.New("insecure permissions")
+
+// IsManifestName reports whether a directory entry name is a manifest
+// podhost reads: *.yaml, *.yml or *.json (any case), not a dotfile and not an
+// editor or backup file.
+func IsManifestName(name string) bool {
+	if name == "" || name[0] == '.' || name == "4913" {
+		return false
+	}
+	if strings.HasPrefix(name, "#") || strings.HasSuffix(name, "#") || strings.HasSuffix(name, "~") {
+		return false
+	}
+	lower := strings.ToLower(name)
+	for _, suf := range []string{".swp", ".swx", ".bak", ".tmp", ".orig"} {
+		if strings.HasSuffix(lower, suf) {
+			return false
+		}
+	}
+	switch filepath.Ext(lower) {
+	case ".yaml", ".yml", ".json":
+		return true
+	}
+	return false
+}
+
+// CheckPerms checks that path (symlinks followed) is owned by root and not
+// group- or world-writable.
+func CheckPerms(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	return checkInfo(path, fi)
+}
+
+func checkInfo(path string, fi fs.FileInfo) error {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
+		return fmt.Errorf("%s: %w: owned by uid %d, must be owned by root", path, ErrInsecure, st.Uid)
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s: %w: mode %04o is group- or world-writable", path, ErrInsecure, perm)
+	}
+	return nil
+}
+
+// Scan does one full read of dir: every manifest file is read, decoded and
+// validated; duplicates are resolved (first file by name wins). Errors of
+// single files are in Snapshot.Errors; the error return is for the dir itself
+// (missing: wraps fs.ErrNotExist; refused: wraps ErrInsecure).
+func Scan(dir string, allowInsecure bool) (Snapshot, error) {
+	return newScanner(dir, allowInsecure).scan()
+}
+
+// cacheEntry remembers the bytes last read from a file and what they decoded
+// to, so a relist only decodes files whose content changed.
+type cacheEntry struct {
+	data []byte
+	pods []*corev1.Pod
+	err  error
+}
+
+// scanner reads a manifest dir; it remembers each file's last good pods so a
+// file that turns invalid keeps them (Source), and caches decode results.
+type scanner struct {
+	dir           string
+	allowInsecure bool
+	cache         map[string]*cacheEntry
+	good          map[string][]*corev1.Pod
+}
+
+func newScanner(dir string, allowInsecure bool) *scanner {
+	return &scanner{
+		dir: dir, allowInsecure: allowInsecure,
+		cache: map[string]*cacheEntry{}, good: map[string][]*corev1.Pod{},
+	}
+}
+
+// filePods is the outcome for one file: its pods (fresh or kept) and errors.
+type filePods struct {
+	path string
+	pods []*corev1.Pod
+	errs []error
+	kept bool // pods are the last good version; the file is now invalid
+}
+
+func (s *scanner) scan() (Snapshot, error) {
+	if !s.allowInsecure {
+		if err := CheckPerms(s.dir); err != nil {
+			return Snapshot{}, fmt.Errorf("manifest dir: %w", err)
+		}
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return Snapshot{}, fmt.Errorf("manifest dir: %w", err)
+	}
+	var files []*filePods
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if !IsManifestName(e.Name()) {
+			continue
+		}
+		path := filepath.Join(s.dir, e.Name())
+		fp, ok := s.loadFile(path)
+		if !ok {
+			continue
+		}
+		seen[path] = true
+		files = append(files, fp)
+	}
+	for path := range s.good {
+		if !seen[path] {
+			delete(s.good, path)
+		}
+	}
+	for path := range s.cache {
+		if !seen[path] {
+			delete(s.cache, path)
+		}
+	}
+	return assemble(files), nil
+}
+
+// loadFile reads one file. ok is false when the file vanished meanwhile.
+func (s *scanner) loadFile(path string) (*filePods, bool) {
+	fp := &filePods{path: path}
+	pods, err := s.read(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	if err == nil {
+		s.good[path] = pods
+		fp.pods = pods
+		return fp, true
+	}
+	fp.errs = append(fp.errs, err)
+	if prev, ok := s.good[path]; ok {
+		fp.pods = prev
+		fp.kept = true
+	}
+	return fp, true
+}
+
+// read opens path (following symlinks), checks the target's type, owner,
+// mode and size, and decodes it (cached by content).
+func (s *scanner) read(path string) ([]*corev1.Pod, error) {
+	base := filepath.Base(path)
+	// O_NONBLOCK: a FIFO named *.yaml must not hang the scan.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if _, lerr := os.Lstat(path); lerr == nil {
+				return nil, fmt.Errorf("%s: dangling symlink", base)
+			}
+			return nil, err
+		}
+		return nil, fmt.Errorf("%s: %w", base, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", base, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", base)
+	}
+	if !s.allowInsecure {
+		if err := checkInfo(base, fi); err != nil {
+			return nil, err
+		}
+	}
+	data, err := readAll(f, fi.Size(), base)
+	if err != nil {
+		return nil, err
+	}
+	if c := s.cache[path]; c != nil && bytes.Equal(c.data, data) {
+		return c.pods, c.err
+	}
+	pods, err := manifest.Decode(path, data)
+	s.cache[path] = &cacheEntry{data: data, pods: pods, err: err}
+	return pods, err
+}
+
+func readAll(r io.Reader, size int64, name string) ([]byte, error) {
+	tooBig := fmt.Errorf("%s: file too large (max %d bytes)", name, manifest.MaxFileSize)
+	if size > manifest.MaxFileSize {
+		return nil, tooBig
+	}
+	data, err := io.ReadAll(io.LimitReader(r, manifest.MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(data) > manifest.MaxFileSize {
+		return nil, tooBig
+	}
+	return data, nil
+}
+
+// assemble resolves duplicate full names (first file by name wins; files
+// come sorted from ReadDir) and builds the snapshot.
+func assemble(files []*filePods) Snapshot {
+	var snap Snapshot
+	owner := map[string]string{} // full name → base name of the defining file
+	for _, fp := range files {
+		base := filepath.Base(fp.path)
+		var kept []string
+		for _, p := range fp.pods {
+			name := manifest.FullName(p)
+			if other, dup := owner[name]; dup {
+				fp.errs = append(fp.errs, fmt.Errorf("%s: duplicate pod %s, already defined in %s", base, name, other))
+				continue
+			}
+			owner[name] = base
+			snap.Pods = append(snap.Pods, p)
+			if fp.kept {
+				kept = append(kept, name)
+			}
+		}
+		if len(fp.errs) > 0 {
+			snap.Errors = append(snap.Errors, FileError{File: fp.path, Err: errors.Join(fp.errs...), Kept: kept})
+		}
+	}
+	slices.SortFunc(snap.Errors, func(a, b FileError) int { return strings.Compare(a.File, b.File) })
+	return snap
+}
