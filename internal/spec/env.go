@@ -1,0 +1,231 @@
+package spec
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// defaultPath is containerd's default PATH (oci.WithDefaultPathEnv).
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// Env returns the container's process environment as containerd's CRI
+// plugin assembles it: the default PATH, HOSTNAME, the image's env, then the
+// container's resolved env (ResolveEnv). A later entry replaces an earlier
+// one of the same name in place.
+func Env(p Pod, c Container) ([]string, error) {
+	env, err := ResolveEnv(p, c.Container)
+	if err != nil {
+		return nil, err
+	}
+	return processEnv(p, c.Image, env), nil
+}
+
+func processEnv(p Pod, img ocispec.ImageConfig, env []corev1.EnvVar) []string {
+	out := []string{defaultPath}
+	if h := podHostname(p); h != "" {
+		out = mergeEnv(out, "HOSTNAME="+h)
+	}
+	out = mergeEnv(out, img.Env...)
+	for _, e := range env {
+		out = mergeEnv(out, e.Name+"="+e.Value)
+	}
+	return out
+}
+
+// podHostname is the hostname the container sees.
+func podHostname(p Pod) string {
+	if p.Pod.Spec.HostNetwork {
+		return p.Host.Hostname
+	}
+	return Hostname(p.Pod)
+}
+
+// mergeEnv replaces or appends KEY=VALUE entries (containerd's
+// replaceOrAppendEnvValues without its unset form).
+func mergeEnv(env []string, add ...string) []string {
+	for _, kv := range add {
+		key, _, _ := strings.Cut(kv, "=")
+		replaced := false
+		for i, e := range env {
+			if k, _, _ := strings.Cut(e, "="); k == key {
+				env[i], replaced = kv, true
+				break
+			}
+		}
+		if !replaced {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+// ResolveEnv returns the container's own environment as the kubelet
+// computes it (makeEnvironmentVariables): envFrom, then env in order; plain
+// values expand $(VAR) against the variables defined before them; valueFrom
+// is resolved from the pod (fieldRef, resourceFieldRef). Names keep their
+// first position; a later definition replaces the value. ConfigMap and
+// Secret sources are not supported yet: optional ones are skipped, others
+// are errors.
+func ResolveEnv(p Pod, c *corev1.Container) ([]corev1.EnvVar, error) {
+	for i, from := range c.EnvFrom {
+		if err := unsupportedEnvFrom(from); err != nil {
+			return nil, fmt.Errorf("envFrom[%d]: %w", i, err)
+		}
+	}
+	var out []corev1.EnvVar
+	index := map[string]int{}
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		value := e.Value
+		switch {
+		case e.ValueFrom != nil:
+			v, skip, err := resolveValueFrom(p, c, e.ValueFrom)
+			if err != nil {
+				return nil, fmt.Errorf("env %s: %w", e.Name, err)
+			}
+			if skip {
+				continue
+			}
+			value = v
+		case value != "":
+			value = Expand(value, lookupIn(vars))
+		}
+		vars[e.Name] = value
+		if i, ok := index[e.Name]; ok {
+			out[i].Value = value
+			continue
+		}
+		index[e.Name] = len(out)
+		out = append(out, corev1.EnvVar{Name: e.Name, Value: value})
+	}
+	return out, nil
+}
+
+func unsupportedEnvFrom(from corev1.EnvFromSource) error {
+	switch {
+	case from.ConfigMapRef != nil && !isTrue(from.ConfigMapRef.Optional):
+		return fmt.Errorf("configMapRef %q: ConfigMaps are not supported yet", from.ConfigMapRef.Name)
+	case from.SecretRef != nil && !isTrue(from.SecretRef.Optional):
+		return fmt.Errorf("secretRef %q: Secrets are not supported yet", from.SecretRef.Name)
+	}
+	return nil
+}
+
+// resolveValueFrom returns the value of a valueFrom source, or skip for an
+// optional source that cannot be resolved.
+func resolveValueFrom(p Pod, c *corev1.Container, from *corev1.EnvVarSource) (string, bool, error) {
+	switch {
+	case from.FieldRef != nil:
+		v, err := fieldValue(p, from.FieldRef.FieldPath)
+		return v, false, err
+	case from.ResourceFieldRef != nil:
+		v, err := resourceValue(p, c, from.ResourceFieldRef)
+		return v, false, err
+	case from.ConfigMapKeyRef != nil:
+		if isTrue(from.ConfigMapKeyRef.Optional) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("configMapKeyRef %q: ConfigMaps are not supported yet", from.ConfigMapKeyRef.Name)
+	case from.SecretKeyRef != nil:
+		if isTrue(from.SecretKeyRef.Optional) {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("secretKeyRef %q: Secrets are not supported yet", from.SecretKeyRef.Name)
+	}
+	return "", false, fmt.Errorf("unsupported valueFrom source")
+}
+
+// fieldValue resolves a downward-API fieldRef for an env var.
+func fieldValue(p Pod, path string) (string, error) {
+	pod := p.Pod
+	switch path {
+	case "metadata.name":
+		return pod.Name, nil
+	case "metadata.namespace":
+		return pod.Namespace, nil
+	case "metadata.uid":
+		return string(pod.UID), nil
+	case "spec.nodeName":
+		if pod.Spec.NodeName != "" {
+			return pod.Spec.NodeName, nil
+		}
+		return p.Host.Hostname, nil
+	case "spec.serviceAccountName":
+		return pod.Spec.ServiceAccountName, nil
+	case "status.hostIP", "status.hostIPs":
+		return p.HostIP, nil
+	case "status.podIP":
+		if len(p.PodIPs) > 0 {
+			return p.PodIPs[0], nil
+		}
+		return "", nil
+	case "status.podIPs":
+		return strings.Join(p.PodIPs, ","), nil
+	}
+	for prefix, m := range map[string]map[string]string{
+		"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations,
+	} {
+		if rest, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(rest, "']") {
+			return m[strings.TrimSuffix(rest, "']")], nil
+		}
+	}
+	return "", fmt.Errorf("fieldRef %q is not supported", path)
+}
+
+// resourceValue resolves a resourceFieldRef like the kubelet: limits fall
+// back to the node's allocatable; values are divided by the divisor (default
+// 1) and rounded up.
+func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
+	target := c
+	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+		if target = findContainer(p.Pod, ref.ContainerName); target == nil {
+			return "", fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
+		}
+	}
+	kind, name, ok := strings.Cut(ref.Resource, ".")
+	if !ok || (kind != "limits" && kind != "requests") {
+		return "", fmt.Errorf("resourceFieldRef %q is not supported", ref.Resource)
+	}
+	list := target.Resources.Requests
+	if kind == "limits" {
+		list = target.Resources.Limits
+	}
+	q, ok := list[corev1.ResourceName(name)]
+	if !ok && kind == "limits" {
+		q = p.Host.Allocatable[corev1.ResourceName(name)]
+	}
+	divisor := ref.Divisor
+	if divisor.IsZero() {
+		divisor = resource.MustParse("1")
+	}
+	if name == string(corev1.ResourceCPU) {
+		return strconv.FormatInt(ceilDiv(q.MilliValue(), divisor.MilliValue()), 10), nil
+	}
+	return strconv.FormatInt(ceilDiv(q.Value(), divisor.Value()), 10), nil
+}
+
+func ceilDiv(a, b int64) int64 {
+	if b == 0 {
+		return 0
+	}
+	return int64(math.Ceil(float64(a) / float64(b)))
+}
+
+func findContainer(pod *corev1.Pod, name string) *corev1.Container {
+	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }

@@ -1,0 +1,182 @@
+package spec
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Container paths of the pod files.
+const (
+	etcHosts    = "/etc/hosts"
+	etcResolv   = "/etc/resolv.conf"
+	etcHostname = "/etc/hostname"
+	devShm      = "/dev/shm"
+)
+
+// containerMounts lists the container's bind mounts: its volumeMounts, then
+// the pod files a volumeMount does not already cover, sorted so that parents
+// come before children (containerd's orderedMounts).
+func containerMounts(p Pod, c *corev1.Container, env []corev1.EnvVar, sc securityContext) ([]specs.Mount, error) {
+	var mounts []specs.Mount
+	taken := map[string]bool{}
+	for i, vm := range c.VolumeMounts {
+		m, err := volumeMount(p, vm, env, sc.privileged)
+		if err != nil {
+			return nil, fmt.Errorf("volumeMounts[%d] (%s): %w", i, vm.Name, err)
+		}
+		taken[m.Destination] = true
+		mounts = append(mounts, m)
+	}
+	shm := p.Shm
+	if p.Pod.Spec.HostIPC {
+		shm = devShm
+	}
+	for _, f := range []struct {
+		dst, src string
+		ro       bool
+	}{
+		// The kubelet mounts /etc/hosts read-write; containerd mounts the
+		// others read-only only for a read-only root filesystem.
+		{etcHosts, p.Hosts, false},
+		{etcResolv, p.Resolv, sc.readOnlyRoot},
+		{etcHostname, p.Hostname, sc.readOnlyRoot},
+		{devShm, shm, false},
+	} {
+		if f.src == "" || taken[f.dst] {
+			continue
+		}
+		mounts = append(mounts, bindMount(f.src, f.dst, "rprivate", f.ro))
+	}
+	sort.SliceStable(mounts, func(i, j int) bool {
+		return strings.Count(mounts[i].Destination, "/") < strings.Count(mounts[j].Destination, "/")
+	})
+	return mounts, nil
+}
+
+func bindMount(src, dst, propagation string, ro bool) specs.Mount {
+	mode := "rw"
+	if ro {
+		mode = "ro"
+	}
+	return specs.Mount{Source: src, Destination: dst, Type: "bind", Options: []string{"rbind", propagation, mode}}
+}
+
+// volumeMount turns one volumeMount into a bind mount of its volume's host
+// directory (or a subPath below it).
+func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged bool) (specs.Mount, error) {
+	vol, ok := p.Volumes[vm.Name]
+	if !ok || vol.HostPath == "" {
+		return specs.Mount{}, fmt.Errorf("volume %q is not prepared", vm.Name)
+	}
+	if !path.IsAbs(vm.MountPath) {
+		return specs.Mount{}, fmt.Errorf("mountPath %q must be absolute", vm.MountPath)
+	}
+	sub := vm.SubPath
+	if vm.SubPathExpr != "" {
+		sub = Expand(vm.SubPathExpr, lookupIn(envMap(env)))
+	}
+	src, err := joinSubPath(vol.HostPath, sub)
+	if err != nil {
+		return specs.Mount{}, err
+	}
+	if vm.RecursiveReadOnly != nil && *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
+		return specs.Mount{}, errUnsupported("recursiveReadOnly", "Enabled")
+	}
+	prop, err := propagation(vm.MountPropagation, privileged)
+	if err != nil {
+		return specs.Mount{}, err
+	}
+	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly), nil
+}
+
+// joinSubPath joins a relative subPath below base, refusing absolute paths
+// and ".." components (what Kubernetes validation allows). Symlinks inside
+// the volume are not resolved here: the volume owner must not plant them.
+func joinSubPath(base, sub string) (string, error) {
+	if sub == "" {
+		return base, nil
+	}
+	if filepath.IsAbs(sub) {
+		return "", fmt.Errorf("subPath %q must be relative", sub)
+	}
+	for _, part := range strings.Split(filepath.ToSlash(sub), "/") {
+		if part == ".." {
+			return "", fmt.Errorf("subPath %q must not contain '..'", sub)
+		}
+	}
+	return filepath.Join(base, sub), nil
+}
+
+func propagation(mode *corev1.MountPropagationMode, privileged bool) (string, error) {
+	if mode == nil {
+		return "rprivate", nil
+	}
+	switch *mode {
+	case corev1.MountPropagationNone:
+		return "rprivate", nil
+	case corev1.MountPropagationHostToContainer:
+		return "rslave", nil
+	case corev1.MountPropagationBidirectional:
+		if !privileged {
+			return "", fmt.Errorf("mountPropagation Bidirectional requires a privileged container")
+		}
+		return "rshared", nil
+	}
+	return "", fmt.Errorf("unknown mountPropagation %q", *mode)
+}
+
+// withMounts adds the cgroup filesystem (read-only; privileged containers
+// get it read-write later) and the container's bind mounts, dropping the
+// default mounts they replace (everything under /dev when /dev itself is
+// mounted), and sets the rootfs propagation the mounts need.
+func withMounts(mounts []specs.Mount) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		s.Mounts = append(s.Mounts, specs.Mount{
+			Source: "cgroup", Destination: "/sys/fs/cgroup", Type: "cgroup",
+			Options: []string{"nosuid", "noexec", "nodev", "relatime", "ro"},
+		})
+		taken := map[string]bool{}
+		for _, m := range mounts {
+			taken[m.Destination] = true
+		}
+		kept := s.Mounts[:0]
+		for _, m := range s.Mounts {
+			dst := path.Clean(m.Destination)
+			if taken[dst] || (taken["/dev"] && strings.HasPrefix(dst, "/dev/")) {
+				continue
+			}
+			kept = append(kept, m)
+		}
+		s.Mounts = append(kept, mounts...)
+		if s.Linux == nil {
+			s.Linux = &specs.Linux{}
+		}
+		for _, m := range mounts {
+			switch {
+			case hasOption(m, "rshared"):
+				s.Linux.RootfsPropagation = "rshared"
+			case hasOption(m, "rslave") && s.Linux.RootfsPropagation != "rshared":
+				s.Linux.RootfsPropagation = "rslave"
+			}
+		}
+		return nil
+	}
+}
+
+func hasOption(m specs.Mount, opt string) bool {
+	for _, o := range m.Options {
+		if o == opt {
+			return true
+		}
+	}
+	return false
+}
