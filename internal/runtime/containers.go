@@ -1,0 +1,268 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/api/types/runc/options"
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/oci"
+	"github.com/containerd/containerd/v2/plugins"
+	"github.com/containerd/errdefs"
+	"github.com/moby/sys/signal"
+
+	"github.com/podhost/podhost/internal/logs"
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// ContainerConfig describes a container to create.
+type ContainerConfig struct {
+	ID    string
+	Image Image // from EnsureImage / ImportImage / ListImages
+	// Labels must include podstate.LabelPodUID (ListPods finds containers
+	// by it); the runtime adds its own Label* ones.
+	Labels map[string]string
+	// SpecOpts build the OCI spec on top of containerd's default spec. They
+	// run after the container's rootfs snapshot is prepared, so options that
+	// read the image's rootfs (oci.WithUser*, WithAdditionalGIDs) work.
+	// Nothing is derived from the image config here: the options must set
+	// args, env, cwd and user themselves.
+	SpecOpts []oci.SpecOpts
+	// LogPath is the CRI log file for the task's stdout/stderr ("" = none).
+	LogPath string
+	// Snapshotter overrides Runtime.Snapshotter.
+	Snapshotter string
+	// SystemdCgroup makes runc use its systemd cgroup driver (the spec's
+	// cgroupsPath is then "slice:prefix:name").
+	SystemdCgroup bool
+}
+
+// CreateContainer creates the container and its rootfs snapshot (no task).
+func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) error {
+	ctx = r.nsctx(ctx)
+	if cfg.ID == "" || cfg.Labels[podstate.LabelPodUID] == "" {
+		return fmt.Errorf("create container %q: ID and label %s are required: %w",
+			cfg.ID, podstate.LabelPodUID, errdefs.ErrInvalidArgument)
+	}
+	img, err := r.client.GetImage(ctx, cfg.Image.Ref)
+	if err != nil {
+		return fmt.Errorf("create container %s: image %s: %w", cfg.ID, cfg.Image.Ref, err)
+	}
+	sn := r.snapshotter(cfg.Snapshotter)
+	if err := r.unpack(ctx, img, sn); err != nil {
+		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+	}
+	if err := r.clearStaleSnapshot(ctx, sn, cfg.ID); err != nil {
+		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+	}
+	group := cfg.Labels[podstate.LabelSandboxID]
+	if group == "" {
+		group = cfg.Labels[podstate.LabelPodUID]
+	}
+	opts := []client.NewContainerOpts{
+		client.WithImage(img),
+		client.WithSnapshotter(sn),
+		client.WithNewSnapshot(cfg.ID, img),
+	}
+	if cfg.SystemdCgroup {
+		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))
+	}
+	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group))
+	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(r.containerLabels(cfg)))
+	if _, err := r.client.NewContainer(ctx, cfg.ID, opts...); err != nil {
+		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+	}
+	return nil
+}
+
+func (r *Runtime) containerLabels(cfg ContainerConfig) map[string]string {
+	l := make(map[string]string, len(cfg.Labels)+3)
+	for k, v := range cfg.Labels {
+		l[k] = v
+	}
+	if s := cfg.Image.Config.StopSignal; s != "" {
+		l[LabelStopSignal] = s
+	}
+	if cfg.LogPath != "" {
+		l[LabelLogPath] = cfg.LogPath
+	}
+	if cfg.Image.Digest != "" {
+		l[LabelImageDigest] = cfg.Image.Digest
+	}
+	return l
+}
+
+// clearStaleSnapshot removes a snapshot named id left by a failed create
+// (its lease is gone but GC may not have run yet). It refuses if a
+// container with that id exists.
+func (r *Runtime) clearStaleSnapshot(ctx context.Context, sn, id string) error {
+	if _, err := r.client.LoadContainer(ctx, id); err == nil {
+		return fmt.Errorf("container exists: %w", errdefs.ErrAlreadyExists)
+	} else if !errdefs.IsNotFound(err) {
+		return err
+	}
+	err := r.client.SnapshotService(sn).Remove(ctx, id)
+	if err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove stale snapshot: %w", err)
+	}
+	return nil
+}
+
+// withDefaultAnnotation sets an OCI annotation unless already set.
+func withDefaultAnnotation(key, value string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if value == "" {
+			return nil
+		}
+		if s.Annotations == nil {
+			s.Annotations = map[string]string{}
+		}
+		if _, ok := s.Annotations[key]; !ok {
+			s.Annotations[key] = value
+		}
+		return nil
+	}
+}
+
+// StartContainer creates the task with the log driver as its IO and starts
+// it, then records LabelStartedAt. There is no in-process Wait: exits are
+// observed through Events and task status (the shim keeps the exit status
+// until the task is deleted), so they survive podhost restarts.
+func (r *Runtime) StartContainer(ctx context.Context, id string) error {
+	ctx = r.nsctx(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return fmt.Errorf("start container %s: %w", id, err)
+	}
+	info, err := c.Info(ctx, client.WithoutRefreshedMetadata)
+	if err != nil {
+		return fmt.Errorf("start container %s: %w", id, err)
+	}
+	task, err := c.NewTask(ctx, r.logIO(info.Labels[LabelLogPath]))
+	if err != nil {
+		return fmt.Errorf("start container %s: create task: %w", id, err)
+	}
+	started := time.Now()
+	if err := task.Start(ctx); err != nil {
+		if _, derr := task.Delete(context.WithoutCancel(ctx), client.WithProcessKill); derr != nil {
+			r.log().Warn("delete task after failed start", "container", id, "err", derr)
+		}
+		return fmt.Errorf("start container %s: %w", id, err)
+	}
+	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: started.UTC().Format(time.RFC3339Nano)}); err != nil {
+		r.log().Warn("record start time", "container", id, "err", err)
+	}
+	return nil
+}
+
+func (r *Runtime) logIO(path string) cio.Creator {
+	if path == "" {
+		return cio.NullIO
+	}
+	return cio.BinaryIO(r.LogDriver, logs.DriverArgs(logs.DriverConfig{
+		Path: path, MaxSize: r.LogMaxSize, MaxFiles: r.LogMaxFiles,
+	}))
+}
+
+// StopContainer sends the stop signal (the image's STOPSIGNAL, else
+// SIGTERM), waits up to grace for the task to exit, then SIGKILLs every
+// process of the container and waits for the exit (bounded by ctx). A
+// missing container or task, or one already stopped, is success.
+func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	ctx = r.nsctx(ctx)
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("stop container %s: %w", id, err)
+	}
+	task, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("stop container %s: %w", id, err)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	exited, err := task.Wait(wctx)
+	if err != nil {
+		return fmt.Errorf("stop container %s: wait: %w", id, err)
+	}
+	if st, err := task.Status(ctx); err == nil && st.Status == client.Stopped {
+		return nil
+	}
+	if grace > 0 {
+		info, _ := c.Info(ctx, client.WithoutRefreshedMetadata)
+		sig := r.stopSignal(info.Labels[LabelStopSignal])
+		if err := task.Kill(ctx, sig); err != nil && !ignorableKillErr(err) {
+			return fmt.Errorf("stop container %s: signal %v: %w", id, sig, err)
+		}
+		timer := time.NewTimer(grace)
+		defer timer.Stop()
+		select {
+		case <-exited:
+			return nil
+		case <-timer.C:
+			r.log().Info("grace period over, killing", "container", id, "grace", grace)
+		case <-ctx.Done():
+			return fmt.Errorf("stop container %s: %w", id, ctx.Err())
+		}
+	}
+	if err := task.Kill(ctx, syscall.SIGKILL, client.WithKillAll); err != nil && !ignorableKillErr(err) {
+		return fmt.Errorf("stop container %s: SIGKILL: %w", id, err)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("stop container %s: waiting after SIGKILL: %w", id, ctx.Err())
+	}
+}
+
+func (r *Runtime) stopSignal(label string) syscall.Signal {
+	if label == "" {
+		return syscall.SIGTERM
+	}
+	sig, err := signal.ParseSignal(label)
+	if err != nil {
+		r.log().Warn("bad stop signal, using SIGTERM", "signal", label, "err", err)
+		return syscall.SIGTERM
+	}
+	return sig
+}
+
+// ignorableKillErr: the process is gone already.
+func ignorableKillErr(err error) bool {
+	return errdefs.IsNotFound(err) || errdefs.IsFailedPrecondition(err)
+}
+
+// RemoveContainer kills and deletes the task, then deletes the container
+// and its snapshot. Missing pieces are fine: it is idempotent.
+func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
+	ctx = r.nsctx(ctx)
+	defer r.forgetOOM(id)
+	c, err := r.client.LoadContainer(ctx, id)
+	if errdefs.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	task, err := c.Task(ctx, nil)
+	switch {
+	case err == nil:
+		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			return fmt.Errorf("remove container %s: delete task: %w", id, err)
+		}
+	case !errdefs.IsNotFound(err):
+		return fmt.Errorf("remove container %s: load task: %w", id, err)
+	}
+	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/errdefs"
+)
+
+// Exec runs cmd in the running container with the container's process
+// settings (user, env, cwd, capabilities, ...) and returns its exit code.
+// stdin may be nil; when it ends, the process's stdin is closed. With tty
+// the output comes on stdout only. If ctx is cancelled the process is
+// killed and ctx's error returned.
+func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error) {
+	ctx = r.nsctx(ctx)
+	if len(cmd) == 0 {
+		return -1, fmt.Errorf("exec in %s: empty command: %w", id, errdefs.ErrInvalidArgument)
+	}
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", id, err)
+	}
+	spec, err := c.Spec(ctx)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: spec: %w", id, err)
+	}
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: task: %w", id, err)
+	}
+	pspec := *spec.Process
+	pspec.Args, pspec.Terminal = cmd, tty
+	in := newStdinCloser(stdin)
+	opts := []cio.Opt{cio.WithStreams(in.reader(), stdout, stderr)}
+	if tty {
+		opts = append(opts, cio.WithTerminal)
+	}
+	proc, err := task.Exec(ctx, newExecID(), &pspec, cio.NewCreator(opts...))
+	in.setProcess(ctx, proc)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", id, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if _, err := proc.Delete(dctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
+			r.log().Warn("delete exec process", "container", id, "err", err)
+		}
+	}()
+	return waitExec(ctx, proc)
+}
+
+func waitExec(ctx context.Context, proc client.Process) (int, error) {
+	statusC, err := proc.Wait(context.WithoutCancel(ctx))
+	if err != nil {
+		return -1, fmt.Errorf("exec: wait: %w", err)
+	}
+	if err := proc.Start(ctx); err != nil {
+		return -1, fmt.Errorf("exec: start: %w", err)
+	}
+	select {
+	case st := <-statusC:
+		code, _, err := st.Result()
+		if err != nil {
+			return -1, fmt.Errorf("exec: %w", err)
+		}
+		return int(code), nil
+	case <-ctx.Done():
+		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = proc.Kill(kctx, syscall.SIGKILL)
+		return -1, ctx.Err()
+	}
+}
+
+func newExecID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "exec-" + hex.EncodeToString(b)
+}
+
+// stdinCloser wraps the caller's stdin: at its EOF it asks the shim to close
+// the process's stdin (the shim holds the fifo open otherwise).
+type stdinCloser struct {
+	r     io.Reader
+	ready chan struct{}
+	once  sync.Once
+	ctx   context.Context
+	proc  client.Process
+}
+
+func newStdinCloser(r io.Reader) *stdinCloser {
+	return &stdinCloser{r: r, ready: make(chan struct{})}
+}
+
+func (s *stdinCloser) reader() io.Reader {
+	if s.r == nil {
+		return nil
+	}
+	return s
+}
+
+// setProcess publishes the process (nil if Exec failed).
+func (s *stdinCloser) setProcess(ctx context.Context, p client.Process) {
+	s.ctx, s.proc = ctx, p
+	close(s.ready)
+}
+
+func (s *stdinCloser) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	if errors.Is(err, io.EOF) {
+		s.once.Do(func() {
+			<-s.ready
+			if s.proc != nil {
+				_ = s.proc.CloseIO(context.WithoutCancel(s.ctx), client.WithStdinCloser)
+			}
+		})
+	}
+	return n, err
+}

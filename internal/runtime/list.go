@@ -1,0 +1,150 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	"github.com/containerd/containerd/api/types/task"
+	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/errdefs"
+	"github.com/containerd/errdefs/pkg/errgrpc"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// unknownExitCode is reported for a container whose task vanished (host
+// reboot): like CRI, exit code 255 with reason "Unknown".
+const unknownExitCode = 255
+
+// ListPods returns every container carrying podstate.LabelPodUID, grouped
+// by pod, with its task state (one List call for containers, one for
+// tasks). Pods are sorted by namespace/name/UID, containers by creation.
+func (r *Runtime) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
+	ctx = r.nsctx(ctx)
+	cs, err := r.client.ContainerService().List(ctx, fmt.Sprintf("labels.%q", podstate.LabelPodUID))
+	if err != nil {
+		return nil, fmt.Errorf("list containers: %w", err)
+	}
+	resp, err := r.client.TaskService().List(ctx, &tasksapi.ListTasksRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", errgrpc.ToNative(err))
+	}
+	procs := make(map[string]*task.Process, len(resp.Tasks))
+	for _, p := range resp.Tasks {
+		procs[p.ID] = p
+	}
+	byUID := map[types.UID]*podstate.Pod{}
+	var pods []*podstate.Pod
+	for _, c := range cs {
+		pc := r.toContainer(ctx, c, procs[c.ID])
+		uid := types.UID(c.Labels[podstate.LabelPodUID])
+		pod := byUID[uid]
+		if pod == nil {
+			pod = &podstate.Pod{UID: uid, Name: c.Labels[podstate.LabelPodName], Namespace: c.Labels[podstate.LabelPodNamespace]}
+			byUID[uid] = pod
+			pods = append(pods, pod)
+		}
+		pod.Containers = append(pod.Containers, pc)
+	}
+	for _, p := range pods {
+		sort.SliceStable(p.Containers, func(i, j int) bool { return p.Containers[i].CreatedAt.Before(p.Containers[j].CreatedAt) })
+	}
+	sort.Slice(pods, func(i, j int) bool {
+		a, b := pods[i], pods[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.UID < b.UID
+	})
+	return pods, nil
+}
+
+func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *task.Process) *podstate.Container {
+	l := c.Labels
+	pc := &podstate.Container{
+		ID:           c.ID,
+		Name:         l[podstate.LabelContainerName],
+		Init:         l[podstate.LabelInit] == "true",
+		Image:        c.Image,
+		ImageRef:     l[LabelImageDigest],
+		Hash:         l[podstate.LabelSpecHash],
+		SandboxID:    l[podstate.LabelSandboxID],
+		RestartCount: atoi(l[podstate.LabelRestartCount]),
+		Attempt:      atoi(l[podstate.LabelAttempt]),
+		CreatedAt:    c.CreatedAt,
+		Labels:       l,
+	}
+	if t, err := time.Parse(time.RFC3339Nano, l[LabelStartedAt]); err == nil {
+		pc.StartedAt = t
+	}
+	if p == nil {
+		r.noTaskState(ctx, pc)
+		return pc
+	}
+	pc.PID = p.Pid
+	switch p.Status {
+	case task.Status_CREATED:
+		pc.State = podstate.StateCreated
+	case task.Status_RUNNING, task.Status_PAUSED, task.Status_PAUSING:
+		pc.State = podstate.StateRunning
+		if pc.StartedAt.IsZero() {
+			pc.StartedAt = c.CreatedAt // podhost died between Start and the label
+		}
+	case task.Status_STOPPED:
+		pc.State, pc.PID = podstate.StateExited, 0
+		pc.ExitCode = int32(p.ExitStatus)
+		if p.ExitedAt != nil {
+			pc.FinishedAt = p.ExitedAt.AsTime()
+		}
+		pc.Reason = exitReason(pc.ExitCode, l[LabelOOM] == "true" || r.sawOOM(c.ID))
+	default:
+		pc.State = podstate.StateUnknown
+	}
+	return pc
+}
+
+// noTaskState: never started (Created), or started and the task is gone
+// (host reboot, interrupted removal): Exited with exit code 255 "Unknown".
+// A task missing from the list only because its shim did not answer is
+// reported as StateUnknown.
+func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) {
+	if pc.StartedAt.IsZero() {
+		pc.State = podstate.StateCreated
+		return
+	}
+	_, err := r.client.TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: pc.ID})
+	switch {
+	case err == nil: // the task appeared after the list: the next relist sees it
+		pc.State = podstate.StateUnknown
+		return
+	case !errdefs.IsNotFound(errgrpc.ToNative(err)):
+		pc.State, pc.Message = podstate.StateUnknown, err.Error()
+		return
+	}
+	pc.State, pc.ExitCode, pc.Reason = podstate.StateExited, unknownExitCode, "Unknown"
+	pc.Message = "the container's task is gone (host reboot?)"
+}
+
+func exitReason(code int32, oom bool) string {
+	switch {
+	case oom:
+		return "OOMKilled"
+	case code == 0:
+		return "Completed"
+	default:
+		return "Error"
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}

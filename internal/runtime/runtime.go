@@ -1,0 +1,171 @@
+// Package runtime is podhost's containerd adapter: images (pull, import),
+// containers, tasks, exec, labels and events, all in one containerd
+// namespace (default "podhost"). It decides no policy: the syncer does.
+//
+// Containers carry podhost's labels (podstate.Label*, DESIGN decision 4) plus
+// the runtime's own (Label* below). Tasks of exited containers are kept
+// until RemoveContainer, so their exit code and time stay readable;
+// containerd's restart monitor labels are never set.
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/namespaces"
+	"github.com/containerd/errdefs"
+)
+
+// DefaultNamespace is the containerd namespace podhost uses.
+const DefaultNamespace = "podhost"
+
+// Labels the runtime keeps on containers for itself.
+const (
+	// LabelStopSignal is the image's STOPSIGNAL, recorded at create time.
+	LabelStopSignal = "podhost.io/stop-signal"
+	// LabelLogPath is where the task's log driver writes (CRI format).
+	LabelLogPath = "podhost.io/log-path"
+	// LabelImageDigest is the digest of the image the container runs.
+	LabelImageDigest = "podhost.io/image-digest"
+	// LabelStartedAt is set (RFC3339Nano) right after the task started:
+	// containerd keeps no start time.
+	LabelStartedAt = "podhost.io/started-at"
+	// LabelOOM is set to "true" when containerd reported an OOM kill in the
+	// container (survives podhost and containerd restarts).
+	LabelOOM = "podhost.io/oom"
+)
+
+// ShimGroupAnnotation groups all containers of a pod into one shim
+// (DESIGN decision 10). CreateContainer sets it to the sandbox id (else the
+// pod UID) unless the spec options already did.
+const ShimGroupAnnotation = "io.containerd.runc.v2.group"
+
+// Errors callers test with errors.Is.
+var (
+	// ErrImageNeverPull: the image is absent and the pull policy is Never.
+	ErrImageNeverPull = errors.New("image not present with pull policy Never")
+	// ErrImagePull: pulling (or unpacking) the image failed.
+	ErrImagePull = errors.New("image pull failed")
+	// ErrInvalidImageName: the image reference does not parse.
+	ErrInvalidImageName = errors.New("invalid image name")
+	// ErrNotFound is containerd's not-found; errors.Is works on both.
+	ErrNotFound = errdefs.ErrNotFound
+)
+
+// Runtime talks to one containerd in one namespace. Its exported fields
+// are settings: change them right after Connect, before first use.
+type Runtime struct {
+	// Snapshotter for image unpacking and container rootfs (default
+	// "overlayfs").
+	Snapshotter string
+	// LogDriver is the binary the shim runs as the log driver
+	// (`<LogDriver> log-driver <args>`); default os.Executable().
+	LogDriver string
+	// LogMaxSize / LogMaxFiles configure log rotation (logs.Default*).
+	LogMaxSize  int64
+	LogMaxFiles int
+	// HostsDir is containerd's registry hosts dir (certs.d layout:
+	// <dir>/<host>/hosts.toml, *.crt, ...). Default /etc/containerd/certs.d.
+	HostsDir string
+	// AuthFiles are docker config.json files searched in order for registry
+	// credentials. Default DefaultAuthFiles().
+	AuthFiles []string
+	// Logger defaults to slog.Default().
+	Logger *slog.Logger
+
+	client *client.Client
+	ns     string
+
+	oomMu sync.Mutex
+	oom   map[string]bool // container id -> OOM seen (until removed)
+}
+
+// Connect connects to containerd at address and waits until it serves,
+// retrying with backoff until ctx is done.
+func Connect(ctx context.Context, address, namespace string) (*Runtime, error) {
+	if namespace == "" {
+		namespace = DefaultNamespace
+	}
+	c, err := client.New(address, client.WithDefaultNamespace(namespace), client.WithTimeout(2*time.Second))
+	if err != nil {
+		return nil, fmt.Errorf("containerd client %s: %w", address, err)
+	}
+	r := newRuntime(c, namespace)
+	if err := r.waitServing(ctx, address); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func newRuntime(c *client.Client, namespace string) *Runtime {
+	exe, _ := os.Executable()
+	return &Runtime{
+		Snapshotter: "overlayfs",
+		LogDriver:   exe,
+		LogMaxSize:  10 << 20,
+		LogMaxFiles: 5,
+		HostsDir:    "/etc/containerd/certs.d",
+		AuthFiles:   DefaultAuthFiles(),
+		client:      c,
+		ns:          namespace,
+		oom:         map[string]bool{},
+	}
+}
+
+func (r *Runtime) waitServing(ctx context.Context, address string) error {
+	delay := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		ok, err := r.client.IsServing(actx)
+		cancel()
+		if err == nil && ok {
+			return nil
+		}
+		if attempt == 1 || attempt%10 == 0 {
+			r.log().Warn("containerd not reachable yet, retrying", "address", address, "attempt", attempt, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("containerd at %s: %w (last error: %v)", address, ctx.Err(), err)
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// Close closes the client. Containers keep running.
+func (r *Runtime) Close() error { return r.client.Close() }
+
+// Namespace returns the containerd namespace in use.
+func (r *Runtime) Namespace() string { return r.ns }
+
+// Client returns the underlying containerd client (for preflight checks).
+func (r *Runtime) Client() *client.Client { return r.client }
+
+func (r *Runtime) nsctx(ctx context.Context) context.Context {
+	return namespaces.WithNamespace(ctx, r.ns)
+}
+
+func (r *Runtime) log() *slog.Logger {
+	if r.Logger != nil {
+		return r.Logger
+	}
+	return slog.Default()
+}
+
+func (r *Runtime) snapshotter(override string) string {
+	if override != "" {
+		return override
+	}
+	if r.Snapshotter != "" {
+		return r.Snapshotter
+	}
+	return "overlayfs"
+}
