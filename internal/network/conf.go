@@ -11,7 +11,7 @@ import (
 
 // Defaults for Config.
 const (
-	DefaultConfDir     = "/etc/cni/net.d"
+	DefaultConfDir     = "/etc/podhost/cni/net.d" // not the host's /etc/cni/net.d: no clash with other CNI users
 	DefaultCacheDir    = "/var/lib/podhost/cni-cache"
 	DefaultIPAMDataDir = "/run/podhost/cni/networks"
 	DefaultNetworkName = "podhost"

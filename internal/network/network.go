@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"net"
 	"sort"
-	"sync"
 	"time"
 
 	gocni "github.com/containerd/go-cni"
@@ -32,7 +31,8 @@ type Config struct {
 	BinDirs  []string
 	CacheDir string // libcni result cache (process-wide, see New)
 
-	// The default network, written only when ConfDir has no config.
+	// The default network, written only when ConfDir has no config (an
+	// existing file is never rewritten: delete it to apply new values).
 	IPAMDataDir string // host-local lease dir
 	NetworkName string
 	Bridge      string
@@ -61,8 +61,6 @@ const (
 	teardownTimeout = time.Minute
 )
 
-var cacheDirMu sync.Mutex
-
 // New loads the CNI config, writing podhost's default conflist into ConfDir
 // first if it has none. libcni's cache dir is a package variable that
 // go-cni offers no option for, so CacheDir is set process-wide (the last
@@ -76,9 +74,7 @@ func New(cfg Config) (*Manager, error) {
 	if wrote {
 		cfg.Logger.Info("wrote default CNI network config", "dir", cfg.ConfDir, "bridge", cfg.Bridge, "subnet", cfg.Subnet)
 	}
-	cacheDirMu.Lock()
 	libcni.CacheDir = cfg.CacheDir
-	cacheDirMu.Unlock()
 	c, err := gocni.New(
 		gocni.WithMinNetworkCount(2),
 		gocni.WithPluginConfDir(cfg.ConfDir),
