@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/manifest"
+)
+
+// DefaultWaitTimeout is the timeout of a bare `apply --wait`.
+const DefaultWaitTimeout = 2 * time.Minute
+
+// ApplyOptions are the inputs of Apply.
+type ApplyOptions struct {
+	Files         []string // -f: files, dirs (their manifests) or "-" (stdin)
+	ManifestDir   string
+	AllowInsecure bool // manifest dir permission checks off
+	DryRun        bool
+	// WaitTimeout > 0 asks to wait until the pods run (done by the caller
+	// through the API; Apply itself never waits).
+	WaitTimeout time.Duration
+}
+
+// Action is what apply did to one pod.
+type Action string
+
+// Apply actions, as printed.
+const (
+	Created    Action = "created"
+	Configured Action = "configured"
+	Unchanged  Action = "unchanged"
+)
+
+// ApplyResult is the outcome for one pod.
+type ApplyResult struct {
+	Pod    *corev1.Pod // the pod as decoded from the input (UID and hash set)
+	Action Action
+	File   string // the file in the manifest dir that holds it
+}
+
+// item is one pod from the inputs with the document that declared it.
+type item struct {
+	pod  *corev1.Pod
+	doc  []byte
+	from string // input name
+}
+
+// fileEdit is a pending write of one file in the manifest dir.
+type fileEdit struct {
+	path    string
+	content []byte            // new file (create)
+	replace map[string][]byte // full name → new document (existing file)
+}
+
+// Apply validates every input (all or nothing: on any error nothing is
+// written and the error lists every problem, one line each), then writes each
+// pod into the manifest dir: a new file "<name>.yaml" (default namespace) or
+// "<namespace>_<name>.yaml" (".json" for JSON input, kept as given), or the
+// file that already declares the pod, replacing just its document. It prints
+// "pod/NAME created|configured|unchanged" per pod. The manifest dir is
+// flocked from the scan to the last write, so concurrent runs serialize.
+func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, error) {
+	items, err := decodeInputs(opts.Files, s.In)
+	if err != nil {
+		return nil, err
+	}
+	if !opts.DryRun {
+		if err := ensureDir(opts.ManifestDir); err != nil {
+			return nil, err
+		}
+		unlock, err := lockDir(ctx, opts.ManifestDir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+	}
+	snap, err := scanDir(opts.ManifestDir, opts.AllowInsecure, s.ErrOut)
+	if err != nil {
+		return nil, err
+	}
+	taken, err := dirNames(opts.ManifestDir)
+	if err != nil {
+		return nil, err
+	}
+	results, edits := planApply(opts.ManifestDir, items, indexPods(snap), taken)
+	suffix, done := " (dry run)", map[string]bool{}
+	if !opts.DryRun {
+		suffix = ""
+		if err = ctx.Err(); err == nil {
+			err = applyEdits(edits, done)
+		}
+	}
+	for _, r := range results {
+		if opts.DryRun || r.Action == Unchanged || done[r.File] {
+			fmt.Fprintf(s.Out, "pod/%s %s%s\n", r.Pod.Name, r.Action, suffix)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// decodeInputs reads and validates every input and rejects duplicate pods
+// across them. It returns every problem found.
+func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
+	inputs, err := readInputs(files, stdin)
+	errs := []error{}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	var items []item
+	first := map[string]string{} // full name → display name of its input
+	for _, in := range inputs {
+		got, err := decodeInput(in)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for i, it := range got {
+			fn := manifest.FullName(it.pod)
+			if other, dup := first[fn]; dup {
+				errs = append(errs, dupError(in, i, len(got), it.pod, other))
+				continue
+			}
+			first[fn] = displayName(in.name)
+			items = append(items, it)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	if len(items) == 0 {
+		return nil, errors.New("no objects passed to apply")
+	}
+	return items, nil
+}
+
+func decodeInput(in input) ([]item, error) {
+	pods, err := manifest.Decode(in.name, in.data)
+	if err != nil {
+		return nil, err
+	}
+	docs, err := manifest.Docs(in.data)
+	if err != nil {
+		return nil, fileErr(in.name, "%v", err)
+	}
+	if len(docs) != len(pods) {
+		return nil, fileErr(in.name, "internal error: %d documents but %d pods", len(docs), len(pods))
+	}
+	items := make([]item, len(pods))
+	for i, p := range pods {
+		items[i] = item{pod: p, doc: docs[i], from: in.name}
+	}
+	return items, nil
+}
+
+func dupError(in input, i, n int, pod *corev1.Pod, other string) error {
+	fe := &manifest.FieldError{
+		File:   displayName(in.name),
+		Field:  "metadata.name",
+		Detail: fmt.Sprintf("Duplicate value: %q: pod %s is already defined in %s", pod.Name, manifest.FullName(pod), other),
+	}
+	if n > 1 {
+		fe.Doc = i + 1
+	}
+	return manifest.ErrorList{fe}
+}
+
+func displayName(name string) string {
+	if name == "-" {
+		return "<stdin>"
+	}
+	return filepath.Base(name)
+}
+
+// planApply decides, per pod, created/configured/unchanged and the file
+// edits, without touching the disk.
+func planApply(dir string, items []item, idx map[string]located, taken map[string]bool) ([]ApplyResult, []*fileEdit) {
+	var results []ApplyResult
+	var edits []*fileEdit
+	byPath := map[string]*fileEdit{}
+	for _, it := range items {
+		fn := manifest.FullName(it.pod)
+		loc, ok := idx[fn]
+		switch {
+		case ok && manifest.Hash(loc.pod) == manifest.Hash(it.pod):
+			results = append(results, ApplyResult{Pod: it.pod, Action: Unchanged, File: loc.file})
+		case ok:
+			e := byPath[loc.file]
+			if e == nil {
+				e = &fileEdit{path: loc.file, replace: map[string][]byte{}}
+				byPath[loc.file] = e
+				edits = append(edits, e)
+			}
+			e.replace[fn] = it.doc
+			results = append(results, ApplyResult{Pod: it.pod, Action: Configured, File: loc.file})
+		default:
+			ext := ".yaml"
+			if isJSON(it.doc) {
+				ext = ".json"
+			}
+			name := newFileName(it.pod, ext, taken)
+			taken[name] = true
+			path := filepath.Join(dir, name)
+			edits = append(edits, &fileEdit{path: path, content: withNewline(it.doc)})
+			results = append(results, ApplyResult{Pod: it.pod, Action: Created, File: path})
+		}
+	}
+	return results, edits
+}
+
+// applyEdits performs the planned writes, recording the paths written in
+// done; it stops at the first failure.
+func applyEdits(edits []*fileEdit, done map[string]bool) error {
+	for _, e := range edits {
+		content := e.content
+		if e.replace != nil {
+			var err error
+			if content, err = replaceDocs(e.path, e.replace); err != nil {
+				return err
+			}
+		}
+		if err := writeAtomic(e.path, content); err != nil {
+			return err
+		}
+		done[e.path] = true
+	}
+	return nil
+}
+
+// replaceDocs returns the content of path with the documents of the given
+// pods replaced (converted to JSON in a .json file).
+func replaceDocs(path string, replace map[string][]byte) ([]byte, error) {
+	docs, pods, err := fileDocs(path)
+	if err != nil {
+		return nil, fmt.Errorf("rewrite %s: %w", path, err)
+	}
+	done := 0
+	for i, p := range pods {
+		doc, ok := replace[manifest.FullName(p)]
+		if !ok {
+			continue
+		}
+		if isJSONFile(path) {
+			if doc, err = asJSON(doc); err != nil {
+				return nil, fmt.Errorf("rewrite %s: %w", path, err)
+			}
+		}
+		docs[i] = doc
+		done++
+	}
+	if done != len(replace) {
+		return nil, fmt.Errorf("rewrite %s: file changed meanwhile; retry", path)
+	}
+	return joinDocs(docs), nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

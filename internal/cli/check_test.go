@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/containerd/cgroups/v3"
+
+	"github.com/podhost/podhost/internal/config"
+)
+
+func TestCheckCgroups(t *testing.T) {
+	tests := []struct {
+		mode       cgroups.CGMode
+		configured string
+		systemd    bool
+		want       Status
+		detail     string
+	}{
+		{cgroups.Unified, "auto", true, StatusOK, "v2 (unified), driver systemd"},
+		{cgroups.Unified, "auto", false, StatusOK, "v2 (unified), driver cgroupfs"},
+		{cgroups.Unified, "cgroupfs", true, StatusOK, "driver cgroupfs"},
+		{cgroups.Unified, "systemd", false, StatusFail, "systemd is not running"},
+		{cgroups.Hybrid, "auto", true, StatusWarn, "hybrid (v1 + v2); supported through cgroupfs, v2 unified recommended, driver cgroupfs"},
+		{cgroups.Legacy, "auto", false, StatusWarn, "v1 (legacy)"},
+		{cgroups.Legacy, "systemd", true, StatusWarn, "needs cgroup v2"},
+		{cgroups.Unavailable, "auto", true, StatusFail, "no cgroup filesystem"},
+	}
+	for _, tt := range tests {
+		r := checkCgroups(tt.mode, tt.configured, tt.systemd)
+		if r.Status != tt.want || !strings.Contains(r.Detail, tt.detail) {
+			t.Errorf("checkCgroups(%v, %s, %v) = %s %q, want %s containing %q", tt.mode, tt.configured, tt.systemd, r.Status, r.Detail, tt.want, tt.detail)
+		}
+	}
+}
+
+func fakeProbes(containerdErr error) probes {
+	return probes{
+		containerdVersion: func(context.Context, string) (string, error) {
+			if containerdErr != nil {
+				return "", containerdErr
+			}
+			return "v2.2.1", nil
+		},
+		cgroupMode:    func() cgroups.CGMode { return cgroups.Unified },
+		systemdBooted: func() bool { return true },
+		lookPath:      func(string) (string, error) { return "/usr/sbin/runc", nil },
+	}
+}
+
+func checkHost(t *testing.T) *config.Config {
+	t.Helper()
+	root := t.TempDir()
+	cfg := config.Default()
+	cfg.ManifestDir = filepath.Join(root, "manifests")
+	cfg.StateDir = filepath.Join(root, "state")
+	cfg.CNIConfDir = filepath.Join(root, "net.d")
+	cfg.CNIBinDirs = []string{filepath.Join(root, "bin1"), filepath.Join(root, "bin2")}
+	for _, d := range []string{cfg.ManifestDir, cfg.CNIBinDirs[0], cfg.CNIBinDirs[1]} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range RequiredCNIPlugins {
+		if err := os.WriteFile(filepath.Join(cfg.CNIBinDirs[i%2], p), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+func statuses(rs []CheckResult) map[string]CheckResult {
+	m := map[string]CheckResult{}
+	for _, r := range rs {
+		m[r.Name] = r
+	}
+	return m
+}
+
+func TestRunChecks(t *testing.T) {
+	cfg := checkHost(t)
+	rs := statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)))
+	for name, r := range rs {
+		if r.Status != StatusOK {
+			t.Errorf("%s: %s %s", name, r.Status, r.Detail)
+		}
+	}
+	if !strings.Contains(rs["state-dir"].Detail, "will be created") {
+		t.Errorf("state-dir: %q", rs["state-dir"].Detail)
+	}
+	if !strings.Contains(rs["cni-config"].Detail, "will write its default") {
+		t.Errorf("cni-config: %q", rs["cni-config"].Detail)
+	}
+
+	// Break things.
+	if err := os.Remove(filepath.Join(cfg.CNIBinDirs[1], "host-local")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg.ManifestDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(cfg.CNIConfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.CNIConfDir, "10-mine.conflist"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := fakeProbes(errors.New("connection refused"))
+	p.lookPath = func(string) (string, error) { return "", errors.New("not found") }
+	rs = statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, p))
+	want := map[string]Status{
+		"containerd": StatusFail, "cni-plugins": StatusFail, "manifest-dir": StatusFail,
+		"runc": StatusFail, "cni-config": StatusOK, "cgroups": StatusOK, "state-dir": StatusOK,
+	}
+	for name, st := range want {
+		if rs[name].Status != st {
+			t.Errorf("%s = %s %q, want %s", name, rs[name].Status, rs[name].Detail, st)
+		}
+	}
+	if !strings.Contains(rs["cni-plugins"].Detail, "missing host-local") || !strings.Contains(rs["cni-config"].Detail, "10-mine.conflist") {
+		t.Errorf("details: %q / %q", rs["cni-plugins"].Detail, rs["cni-config"].Detail)
+	}
+	cfg.AllowInsecureManifests = true
+	rs = statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, p))
+	if rs["manifest-dir"].Status != StatusWarn {
+		t.Errorf("manifest-dir with allowInsecure = %s", rs["manifest-dir"].Status)
+	}
+}
+
+func TestCheckPrintsAndFails(t *testing.T) {
+	cfg := checkHost(t)
+	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
+	var out bytes.Buffer
+	err := Check(context.Background(), CheckOptions{Config: cfg}, IOStreams{Out: &out, ErrOut: &out})
+	if err == nil || !strings.Contains(err.Error(), "checks failed") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
+		t.Errorf("out:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "\n"); n != 7 {
+		t.Errorf("%d lines, want 7:\n%s", n, out.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := Version(VersionOptions{}, IOStreams{Out: &out}); err != nil || !strings.HasPrefix(out.String(), "podhost dev (commit ") {
+		t.Errorf("text = %q, %v", out.String(), err)
+	}
+	out.Reset()
+	if err := Version(VersionOptions{Output: "json"}, IOStreams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]string
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v["version"] != "dev" || !strings.HasPrefix(v["goVersion"], "go") {
+		t.Errorf("json = %q, %v", out.String(), err)
+	}
+	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
+		t.Error("yaml output: want error")
+	}
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/podhost/podhost/internal/manifest"
+)
+
+// DeleteOptions are the inputs of Delete: either Names (in Namespace) or
+// Files (whose pods are deleted).
+type DeleteOptions struct {
+	Names          []string // pod names; "pod/NAME" is accepted too
+	Namespace      string   // default "default"
+	Files          []string // -f: files, dirs or "-"
+	ManifestDir    string
+	AllowInsecure  bool
+	IgnoreNotFound bool
+}
+
+// target is one pod to delete.
+type target struct{ namespace, name string }
+
+func (t target) fullName() string { return t.namespace + "/" + t.name }
+
+// Delete removes each pod's document from the manifest dir, whatever file
+// holds it: the whole file when it declares only that pod, else the file is
+// rewritten atomically without that document. It prints `pod "NAME" deleted`
+// per pod; missing pods are an error (`pods "NAME" not found`) unless
+// IgnoreNotFound. Found pods are deleted even when others are missing.
+func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
+	targets, err := deleteTargets(opts, s)
+	if err != nil {
+		return err
+	}
+	unlock, err := lockDir(ctx, opts.ManifestDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	snap, err := scanDir(opts.ManifestDir, opts.AllowInsecure, s.ErrOut)
+	if err != nil {
+		return err
+	}
+	idx := indexPods(snap)
+	var errs []error
+	byFile := map[string][]target{}
+	for _, t := range targets {
+		loc, ok := idx[t.fullName()]
+		if !ok {
+			if !opts.IgnoreNotFound {
+				errs = append(errs, fmt.Errorf("pods %q not found", t.name))
+			}
+			continue
+		}
+		byFile[loc.file] = append(byFile[loc.file], t)
+	}
+	for _, file := range sortedKeys(byFile) {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := removeDocs(file, byFile[file]); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, t := range byFile[file] {
+			fmt.Fprintf(s.Out, "pod %q deleted\n", t.name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// deleteTargets resolves names or files into pods to delete (deduplicated,
+// in order).
+func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
+	switch {
+	case len(opts.Names) > 0 && len(opts.Files) > 0:
+		return nil, errors.New("specify pod names or -f, not both")
+	case len(opts.Names) == 0 && len(opts.Files) == 0:
+		return nil, errors.New("must specify a pod NAME or -f FILE")
+	}
+	var out []target
+	seen := map[target]bool{}
+	add := func(t target) {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	if len(opts.Files) > 0 {
+		items, err := decodeInputs(opts.Files, s.In)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			add(target{it.pod.Namespace, it.pod.Name})
+		}
+		return out, nil
+	}
+	ns := opts.Namespace
+	if ns == "" {
+		ns = "default"
+	}
+	for _, n := range opts.Names {
+		for _, prefix := range []string{"pod/", "pods/", "po/"} {
+			n = strings.TrimPrefix(n, prefix)
+		}
+		if n == "" || strings.ContainsAny(n, "/") {
+			return nil, fmt.Errorf("invalid pod name %q", n)
+		}
+		add(target{ns, n})
+	}
+	return out, nil
+}
+
+// removeDocs deletes the documents of the targets from file: removes the
+// file when nothing is left, else rewrites it atomically.
+func removeDocs(file string, targets []target) error {
+	docs, pods, err := fileDocs(file)
+	if err != nil {
+		return fmt.Errorf("delete from %s: %w", file, err)
+	}
+	drop := map[string]bool{}
+	for _, t := range targets {
+		drop[t.fullName()] = true
+	}
+	var keep [][]byte
+	for i, p := range pods {
+		if !drop[manifest.FullName(p)] {
+			keep = append(keep, docs[i])
+		}
+	}
+	if len(keep) == len(docs) {
+		return fmt.Errorf("delete from %s: file changed meanwhile; retry", file)
+	}
+	if len(keep) == 0 {
+		return removeFile(file)
+	}
+	return writeAtomic(file, joinDocs(keep))
+}
