@@ -1,0 +1,38 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/podhost/podhost/internal/cli"
+)
+
+func newApplyCmd(g *globalOptions) *cobra.Command {
+	var opts cli.ApplyOptions
+	cmd := &cobra.Command{
+		Use:   "apply -f FILE|DIR|-",
+		Short: "Validate manifests and write them into the manifest directory",
+		Long: "Validate every input first (nothing is written if any is invalid), then\n" +
+			"write each pod atomically into the manifest directory: into the file that\n" +
+			"already declares it, else a new <name>.yaml (or <namespace>_<name>.yaml;\n" +
+			".json for JSON input). Works with the daemon down.",
+		Example: "  podhost apply -f web.yaml\n  podhost apply -f ./pods/ --dry-run\n  cat web.yaml | podhost apply -f -",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return err
+			}
+			opts.ManifestDir = cfg.ManifestDir
+			opts.AllowInsecure = cfg.AllowInsecureManifests
+			_, err = cli.Apply(cmd.Context(), opts, g.streams)
+			return err
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringArrayVarP(&opts.Files, "filename", "f", nil, "manifest file, directory (its *.yaml, *.yml, *.json) or - for stdin (repeatable)")
+	fs.BoolVar(&opts.DryRun, "dry-run", false, "print what would be done, write nothing")
+	fs.DurationVar(&opts.WaitTimeout, "wait", 0, "wait until the pods are running and ready (--wait alone: "+cli.DefaultWaitTimeout.String()+")")
+	fs.Lookup("wait").NoOptDefVal = cli.DefaultWaitTimeout.String()
+	_ = cmd.MarkFlagRequired("filename")
+	return cmd
+}

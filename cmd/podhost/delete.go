@@ -1,0 +1,41 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/podhost/podhost/internal/cli"
+)
+
+func newDeleteCmd(g *globalOptions) *cobra.Command {
+	var opts cli.DeleteOptions
+	cmd := &cobra.Command{
+		Use:   "delete NAME... | -f FILE|DIR|-",
+		Short: "Remove pods from the manifest directory",
+		Long: "Remove each pod's document from the manifest directory, whatever file\n" +
+			"holds it (a multi-document file is rewritten without it). Works with the\n" +
+			"daemon down; the daemon stops the pod.",
+		Example: "  podhost delete web\n  podhost delete web -n infra\n  podhost delete -f web.yaml",
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return cli.PodNames(cfg.ManifestDir, cfg.AllowInsecureManifests, opts.Namespace), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Names = args
+			opts.ManifestDir = cfg.ManifestDir
+			opts.AllowInsecure = cfg.AllowInsecureManifests
+			return cli.Delete(cmd.Context(), opts, g.streams)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "pod namespace")
+	fs.StringArrayVarP(&opts.Files, "filename", "f", nil, "delete the pods declared in a file, directory or - (repeatable)")
+	fs.BoolVar(&opts.IgnoreNotFound, "ignore-not-found", false, "treat a missing pod as deleted")
+	return cmd
+}

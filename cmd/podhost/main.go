@@ -1,0 +1,111 @@
+// Command podhost runs Kubernetes Pod manifests on one machine through
+// containerd, and is its own CLI.
+//
+// This package is thin: each command is a newXxxCmd(*globalOptions) in its
+// own file that parses flags into an options struct and calls one function
+// (internal/cli, or the daemon). Commands are registered in the commands
+// list below.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/config"
+)
+
+// commands are podhost's subcommands, in help order.
+var commands = []func(*globalOptions) *cobra.Command{
+	newApplyCmd,
+	newDeleteCmd,
+	newCheckCmd,
+	newVersionCmd,
+}
+
+// globalOptions carries the global flags and the streams to every command.
+type globalOptions struct {
+	streams    cli.IOStreams
+	configPath string         // --config; "" = the default path, may be missing
+	flags      *config.Config // values of config-backed flags (global and daemon)
+}
+
+// config loads the config file and merges the flags the user set on cmd
+// (its own and the inherited global ones): defaults < file < flags.
+func (g *globalOptions) config(cmd *cobra.Command) (*config.Config, error) {
+	return config.Resolve(g.configPath, g.flags, cmd.Flags())
+}
+
+func newRootCmd(g *globalOptions) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "podhost",
+		Short: "Run Kubernetes Pod manifests on this machine with containerd",
+		Long: "podhost runs the Kubernetes Pod manifests in its manifest directory\n" +
+			"(" + config.DefaultManifestDir + ") through containerd, without a cluster.",
+		// Errors are printed by run, as "Error: ..." on stderr; flag errors
+		// add a pointer to --help instead of dumping the usage.
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &usageError{err: err, command: cmd.CommandPath()}
+	})
+	root.SetIn(g.streams.In)
+	root.SetOut(g.streams.Out)
+	root.SetErr(g.streams.ErrOut)
+	g.flags.BindGlobalFlags(root.PersistentFlags(), &g.configPath)
+	for _, newCmd := range commands {
+		root.AddCommand(newCmd(g))
+	}
+	return root
+}
+
+// run executes podhost with args and returns the exit code.
+func run(ctx context.Context, args []string, streams cli.IOStreams) int {
+	g := &globalOptions{streams: streams, flags: config.Default()}
+	root := newRootCmd(g)
+	root.SetArgs(args)
+	if err := root.ExecuteContext(ctx); err != nil {
+		printError(streams.ErrOut, err)
+		return 1
+	}
+	return 0
+}
+
+// usageError is a command-line usage mistake (bad flag).
+type usageError struct {
+	err     error
+	command string
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// printError prints every line of err as "Error: <line>".
+func printError(w io.Writer, err error) {
+	if errors.Is(err, context.Canceled) {
+		fmt.Fprintln(w, "Error: interrupted")
+		return
+	}
+	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
+		fmt.Fprintf(w, "Error: %s\n", line)
+	}
+	if ue := (*usageError)(nil); errors.As(err, &ue) {
+		fmt.Fprintf(w, "See '%s --help' for usage.\n", ue.command)
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	stop()
+	os.Exit(code)
+}
