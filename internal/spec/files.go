@@ -28,8 +28,16 @@ func Hostname(pod *corev1.Pod) string {
 	return name
 }
 
-// HostnameFile is the content of the pod's /etc/hostname.
-func HostnameFile(pod *corev1.Pod) []byte { return []byte(Hostname(pod) + "\n") }
+// HostnameFile is the content of the pod's /etc/hostname: Hostname(pod), or
+// hostHostname (the host's) for a hostNetwork pod, which shares the host's
+// UTS namespace.
+func HostnameFile(pod *corev1.Pod, hostHostname string) []byte {
+	name := Hostname(pod)
+	if pod.Spec.HostNetwork {
+		name = hostHostname
+	}
+	return []byte(name + "\n")
+}
 
 const hostsHeader = "# Kubernetes-managed hosts file (podhost).\n"
 

@@ -29,6 +29,14 @@ func TestHosts(t *testing.T) {
 	}
 }
 
+func TestHostnameFile(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Name = "web"
+	eq(t, "pod", string(HostnameFile(pod, "node1")), "web\n")
+	pod.Spec.HostNetwork = true
+	eq(t, "hostNetwork", string(HostnameFile(pod, "node1")), "node1\n")
+}
+
 func TestHostNetworkHosts(t *testing.T) {
 	host := []byte("127.0.0.1 localhost\n192.168.1.2 node1\n")
 	got := string(HostNetworkHosts(host, []corev1.HostAlias{{IP: "1.2.3.4", Hostnames: []string{"x"}}}))
