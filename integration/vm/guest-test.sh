@@ -28,7 +28,7 @@ ok() { n=$((n + 1)) && tap "ok $n - $*"; }
 notok() { n=$((n + 1)) && failed=$((failed + 1)) && tap "not ok $n - $*"; }
 diag() { tap "# $*"; }
 figure() { tap "FIGURE $1=$2"; }
-logcmd() { echo "+ $*" >>"$LOG" && "$@" >>"$LOG" 2>&1; }
+logcmd() { echo "+ [$(uptime_s)] $*" >>"$LOG" && "$@" >>"$LOG" 2>&1; }
 # check DESC CMD...: runs CMD (output to the log), ok when it exits 0
 check() {
 	local d=$1
