@@ -2,6 +2,8 @@ package source
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -43,5 +45,23 @@ func BenchmarkRelist1000(b *testing.B) {
 			b.Fatalf("scan: %d pods, %v", len(snap.Pods), err)
 		}
 		_ = snap.key()
+	}
+}
+
+// BenchmarkFloorRead1000 is the floor for the two above: list the dir and
+// read the 1000 files, nothing else. Compare ratios, not absolute times.
+func BenchmarkFloorRead1000(b *testing.B) {
+	dir := benchDir(b, 1000)
+	b.ReportAllocs()
+	for b.Loop() {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, e := range entries {
+			if _, err := os.ReadFile(filepath.Join(dir, e.Name())); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }
