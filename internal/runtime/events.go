@@ -57,20 +57,19 @@ func (r *Runtime) eventFilters() []string {
 func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 	defer close(out)
 	delay := resubscribeMin
-	for attempt := 0; ctx.Err() == nil; attempt++ {
+	for attempt := 0; ctx.Err() == nil && !r.closed.Load(); attempt++ {
 		sctx, cancel := context.WithCancel(ctx)
 		ch, errs := r.client.Subscribe(sctx, r.eventFilters()...)
-		ok := true
-		if attempt > 0 {
-			ok = r.resubscribed(sctx, errs, out)
-		}
 		var err error
-		if ok {
+		if attempt > 0 {
+			err = r.resubscribed(sctx, errs, out)
+		}
+		if err == nil {
 			err = r.pump(sctx, ch, errs, out)
 			delay = resubscribeMin
 		}
 		cancel()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || r.closed.Load() {
 			return
 		}
 		r.log().Warn("containerd event stream broken, resubscribing", "err", err, "in", delay)
@@ -85,21 +84,23 @@ func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 
 // resubscribed checks that a new subscription is up and containerd serves,
 // then asks consumers to relist.
-func (r *Runtime) resubscribed(ctx context.Context, errs <-chan error, out chan<- Event) bool {
+func (r *Runtime) resubscribed(ctx context.Context, errs <-chan error, out chan<- Event) error {
 	select {
 	case err := <-errs:
-		r.log().Debug("resubscribe failed", "err", err)
-		return false
+		return fmt.Errorf("subscribe: %w", err)
 	default:
 	}
 	hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	serving, err := r.client.IsServing(hctx)
 	cancel()
 	if err != nil || !serving {
-		return false
+		return fmt.Errorf("containerd not serving yet: %v", err)
 	}
 	r.log().Info("containerd event stream re-established; relisting")
-	return send(ctx, out, Event{Type: EventRelist, Time: time.Now()})
+	if !send(ctx, out, Event{Type: EventRelist, Time: time.Now()}) {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // pump forwards events until the stream fails or ctx is done.

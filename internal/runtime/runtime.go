@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
@@ -81,6 +82,7 @@ type Runtime struct {
 
 	client *client.Client
 	ns     string
+	closed atomic.Bool // event loops stop once the client is closed
 
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
@@ -140,8 +142,12 @@ func (r *Runtime) waitServing(ctx context.Context, address string) error {
 	}
 }
 
-// Close closes the client. Containers keep running.
-func (r *Runtime) Close() error { return r.client.Close() }
+// Close closes the client and ends Events subscriptions. Containers keep
+// running.
+func (r *Runtime) Close() error {
+	r.closed.Store(true)
+	return r.client.Close()
+}
 
 // Namespace returns the containerd namespace in use.
 func (r *Runtime) Namespace() string { return r.ns }
