@@ -1,0 +1,95 @@
+package state
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The DB methods below each run one transaction; see the Tx methods of the
+// same name for semantics. Combine several in one DB.Update when they must
+// commit together.
+
+func (db *DB) PutWorker(r WorkerRecord) error {
+	return db.Update(func(tx *Tx) error { return tx.PutWorker(r) })
+}
+
+func (db *DB) DeleteWorker(uid types.UID) error {
+	return db.Update(func(tx *Tx) error { return tx.DeleteWorker(uid) })
+}
+
+func (db *DB) ListWorkers() ([]WorkerRecord, error) {
+	return view(db, (*Tx).ListWorkers)
+}
+
+func (db *DB) PutAllocation(a Allocation) error {
+	return db.Update(func(tx *Tx) error { return tx.PutAllocation(a) })
+}
+
+func (db *DB) DeleteAllocation(uid types.UID) error {
+	return db.Update(func(tx *Tx) error { return tx.DeleteAllocation(uid) })
+}
+
+func (db *DB) ListAllocations() ([]Allocation, error) {
+	return view(db, (*Tx).ListAllocations)
+}
+
+func (db *DB) PutSandbox(s SandboxRecord) error {
+	return db.Update(func(tx *Tx) error { return tx.PutSandbox(s) })
+}
+
+func (db *DB) GetSandbox(id string) (SandboxRecord, error) {
+	return view(db, func(tx *Tx) (SandboxRecord, error) { return tx.GetSandbox(id) })
+}
+
+func (db *DB) DeleteSandbox(id string) error {
+	return db.Update(func(tx *Tx) error { return tx.DeleteSandbox(id) })
+}
+
+func (db *DB) ListSandboxes() ([]SandboxRecord, error) {
+	return view(db, (*Tx).ListSandboxes)
+}
+
+func (db *DB) PutStatus(uid types.UID, s corev1.PodStatus) error {
+	return db.Update(func(tx *Tx) error { return tx.PutStatus(uid, s) })
+}
+
+func (db *DB) GetStatus(uid types.UID) (corev1.PodStatus, error) {
+	return view(db, func(tx *Tx) (corev1.PodStatus, error) { return tx.GetStatus(uid) })
+}
+
+func (db *DB) DeleteStatus(uid types.UID) error {
+	return db.Update(func(tx *Tx) error { return tx.DeleteStatus(uid) })
+}
+
+func (db *DB) ListStatuses() (map[types.UID]corev1.PodStatus, error) {
+	return view(db, (*Tx).ListStatuses)
+}
+
+func (db *DB) AddEvent(uid types.UID, e Event) error {
+	return db.Update(func(tx *Tx) error { return tx.AddEvent(uid, e) })
+}
+
+func (db *DB) Events(uid types.UID) ([]Event, error) {
+	return view(db, func(tx *Tx) ([]Event, error) { return tx.Events(uid) })
+}
+
+func (db *DB) DeleteEvents(uid types.UID) error {
+	return db.Update(func(tx *Tx) error { return tx.DeleteEvents(uid) })
+}
+
+// PurgePod deletes a pod's worker, allocation, status and events in one
+// transaction (sandbox records are left to sandbox teardown).
+func (db *DB) PurgePod(uid types.UID) error {
+	return db.Update(func(tx *Tx) error { return tx.PurgePod(uid) })
+}
+
+// view runs fn in a read-only transaction and returns its result.
+func view[T any](db *DB, fn func(*Tx) (T, error)) (T, error) {
+	var out T
+	err := db.View(func(tx *Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
+}

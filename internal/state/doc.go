@@ -1,0 +1,37 @@
+// Package state is podhost's bbolt store: what containerd cannot tell us
+// (DESIGN decision 4). It holds worker phases, resource allocation
+// checkpoints, sandbox records (namespace paths, CNI results), the boot id,
+// the last computed pod statuses and recent pod events.
+//
+// # Schema (SchemaVersion = 1)
+//
+// Every value is JSON. Keys are plain strings unless noted.
+//
+//	meta/
+//	  schemaVersion       number: the schema version the file was migrated to
+//	  bootID              string: kernel boot id recorded by the daemon (absent = never set)
+//	workers/<pod uid>     WorkerRecord   (podworkers phase + grace period + last pod)
+//	allocations/<pod uid> Allocation     (admitted requests and host ports)
+//	sandboxes/<id>        SandboxRecord  (pinned namespaces, CNI result, cgroup)
+//	statuses/<pod uid>    corev1.PodStatus (last computed status)
+//	events/<pod uid>/     one sub-bucket per pod:
+//	  <8-byte big-endian sequence>  Event
+//	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
+//
+// # Versions and migrations
+//
+// The `migrations` slice lists one step per version, in order; migration N
+// turns a version N-1 file into version N. Open runs every step newer than
+// the file's version inside one transaction and records the new version, so
+// a crash mid-migration leaves the old version intact. v1 creates the buckets
+// above (an empty or new file has version 0). A file whose version is newer
+// than SchemaVersion is refused (ErrSchemaTooNew): an older podhost must not
+// write a layout it does not understand.
+//
+// # Concurrency and atomicity
+//
+// Every method is one bbolt transaction. Use DB.Update for several changes
+// that must commit together (PurgePod is one). bbolt holds an exclusive file
+// lock while the DB is open; a second podhost on the same file fails after
+// one second with ErrLocked. Crash safety is bbolt's (fsync per commit).
+package state

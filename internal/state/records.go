@@ -1,0 +1,193 @@
+package state
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Worker phases (podworkers), as stored in WorkerRecord.Phase.
+const (
+	PhaseSyncing     = "syncing"
+	PhaseTerminating = "terminating"
+	PhaseTerminated  = "terminated"
+)
+
+// Sandbox states, as stored in SandboxRecord.State.
+const (
+	SandboxCreating = "Creating"
+	SandboxReady    = "Ready"
+	SandboxRemoving = "Removing"
+)
+
+// WorkerRecord is the persisted phase of one pod worker, so a restarted
+// daemon knows which pods were terminating and with which grace period.
+type WorkerRecord struct {
+	UID         types.UID `json:"uid"`
+	FullName    string    `json:"fullName"`
+	Phase       string    `json:"phase"` // PhaseSyncing | PhaseTerminating | PhaseTerminated
+	GracePeriod int64     `json:"gracePeriod,omitempty"`
+	Pod         []byte    `json:"pod,omitempty"` // JSON of the last desired *corev1.Pod
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// HostPort is one host port an admitted pod holds.
+type HostPort struct {
+	HostIP   string `json:"hostIP,omitempty"`
+	Protocol string `json:"protocol"`
+	Port     int32  `json:"port"`
+}
+
+// Allocation is the admission checkpoint of one pod: what it was granted.
+type Allocation struct {
+	UID       types.UID           `json:"uid"`
+	FullName  string              `json:"fullName"`
+	Requests  corev1.ResourceList `json:"requests,omitempty"`
+	HostPorts []HostPort          `json:"hostPorts,omitempty"`
+}
+
+// PortMapping is one CNI portmap entry of a sandbox.
+type PortMapping struct {
+	HostPort      int32  `json:"hostPort"`
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// SandboxRecord is written (State Creating) before any namespace is pinned
+// or CNI is called, so teardown works after crashes and reboots.
+type SandboxRecord struct {
+	ID        string        `json:"id"`
+	PodUID    types.UID     `json:"podUID"`
+	FullName  string        `json:"fullName"`
+	State     string        `json:"state"` // SandboxCreating | SandboxReady | SandboxRemoving
+	NetNS     string        `json:"netNS,omitempty"`
+	IPC       string        `json:"ipc,omitempty"`
+	UTS       string        `json:"uts,omitempty"`
+	Dir       string        `json:"dir,omitempty"`
+	CNIResult []byte        `json:"cniResult,omitempty"`
+	IPs       []string      `json:"ips,omitempty"`
+	Ports     []PortMapping `json:"ports,omitempty"`
+	Cgroup    string        `json:"cgroup,omitempty"`
+	BootID    string        `json:"bootID,omitempty"`
+	CreatedAt time.Time     `json:"createdAt"`
+}
+
+func requireKey(kind, key string) error {
+	if key == "" {
+		return fmt.Errorf("%s: empty key", kind)
+	}
+	return nil
+}
+
+// PutWorker stores r under r.UID.
+func (t *Tx) PutWorker(r WorkerRecord) error {
+	if err := requireKey("worker", string(r.UID)); err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketWorkers, []byte(r.UID), r)
+}
+
+// DeleteWorker removes the worker record; absent is fine.
+func (t *Tx) DeleteWorker(uid types.UID) error {
+	return deleteKey(t.tx, bucketWorkers, []byte(uid))
+}
+
+// ListWorkers returns every worker record, ordered by UID.
+func (t *Tx) ListWorkers() ([]WorkerRecord, error) {
+	return listJSON[WorkerRecord](t.tx, bucketWorkers)
+}
+
+// PutAllocation stores a under a.UID.
+func (t *Tx) PutAllocation(a Allocation) error {
+	if err := requireKey("allocation", string(a.UID)); err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketAllocations, []byte(a.UID), a)
+}
+
+// DeleteAllocation removes the allocation; absent is fine.
+func (t *Tx) DeleteAllocation(uid types.UID) error {
+	return deleteKey(t.tx, bucketAllocations, []byte(uid))
+}
+
+// ListAllocations returns every allocation, ordered by UID.
+func (t *Tx) ListAllocations() ([]Allocation, error) {
+	return listJSON[Allocation](t.tx, bucketAllocations)
+}
+
+// PutSandbox stores s under s.ID.
+func (t *Tx) PutSandbox(s SandboxRecord) error {
+	if err := requireKey("sandbox", s.ID); err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketSandboxes, []byte(s.ID), s)
+}
+
+// GetSandbox returns the sandbox record; ErrNotFound when absent.
+func (t *Tx) GetSandbox(id string) (SandboxRecord, error) {
+	var s SandboxRecord
+	ok, err := getJSON(t.tx, bucketSandboxes, []byte(id), &s)
+	if err == nil && !ok {
+		err = fmt.Errorf("sandbox %q: %w", id, ErrNotFound)
+	}
+	return s, err
+}
+
+// DeleteSandbox removes the sandbox record; absent is fine.
+func (t *Tx) DeleteSandbox(id string) error {
+	return deleteKey(t.tx, bucketSandboxes, []byte(id))
+}
+
+// ListSandboxes returns every sandbox record, ordered by ID.
+func (t *Tx) ListSandboxes() ([]SandboxRecord, error) {
+	return listJSON[SandboxRecord](t.tx, bucketSandboxes)
+}
+
+// PutStatus stores the last computed status of a pod.
+func (t *Tx) PutStatus(uid types.UID, s corev1.PodStatus) error {
+	if err := requireKey("status", string(uid)); err != nil {
+		return err
+	}
+	return putJSON(t.tx, bucketStatuses, []byte(uid), s)
+}
+
+// GetStatus returns the stored status; ErrNotFound when absent.
+func (t *Tx) GetStatus(uid types.UID) (corev1.PodStatus, error) {
+	var s corev1.PodStatus
+	ok, err := getJSON(t.tx, bucketStatuses, []byte(uid), &s)
+	if err == nil && !ok {
+		err = fmt.Errorf("status of pod %q: %w", uid, ErrNotFound)
+	}
+	return s, err
+}
+
+// DeleteStatus removes the stored status; absent is fine.
+func (t *Tx) DeleteStatus(uid types.UID) error {
+	return deleteKey(t.tx, bucketStatuses, []byte(uid))
+}
+
+// ListStatuses returns every stored status by pod UID.
+func (t *Tx) ListStatuses() (map[types.UID]corev1.PodStatus, error) {
+	out := map[types.UID]corev1.PodStatus{}
+	err := t.tx.Bucket(bucketStatuses).ForEach(func(k, _ []byte) error {
+		s, err := t.GetStatus(types.UID(k))
+		out[types.UID(k)] = s
+		return err
+	})
+	return out, err
+}
+
+// PurgePod deletes everything stored under a pod UID: worker, allocation,
+// status and events. Sandbox records are keyed by sandbox id and are not
+// touched: they go only after their teardown (CNI DEL) succeeded.
+func (t *Tx) PurgePod(uid types.UID) error {
+	for _, del := range []func(types.UID) error{t.DeleteWorker, t.DeleteAllocation, t.DeleteStatus, t.DeleteEvents} {
+		if err := del(uid); err != nil {
+			return err
+		}
+	}
+	return nil
+}
