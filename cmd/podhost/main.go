@@ -27,6 +27,10 @@ import (
 var commands = []func(*globalOptions) *cobra.Command{
 	newApplyCmd,
 	newDeleteCmd,
+	newGetCmd,
+	newDescribeCmd,
+	newLogsCmd,
+	newImagesCmd,
 	newCheckCmd,
 	newVersionCmd,
 }

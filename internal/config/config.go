@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,12 +44,18 @@ const (
 	DefaultRelistPeriod      = 20 * time.Second
 	DefaultLogMaxSize        = 10 << 20 // bytes
 	DefaultLogMaxFiles       = 5
+	DefaultCgroupParent      = "podhost"
+	DefaultRegistryHostsDir  = "/etc/containerd/certs.d"
 	// MaxFileSize bounds the config file read.
 	MaxFileSize = 1 << 20
 )
 
 // DefaultCNIBinDirs are searched, in order, for CNI plugin binaries.
 var DefaultCNIBinDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
+
+// DefaultAuthFiles are the docker config.json files read for registry
+// credentials, in order.
+var DefaultAuthFiles = []string{"/root/.docker/config.json", "/etc/podhost/auth.json"}
 
 // Cgroup drivers.
 const (
@@ -76,6 +83,19 @@ type Config struct {
 	AllowInsecureManifests bool
 	LogMaxSize             int64 // bytes per container log file before rotation
 	LogMaxFiles            int   // rotated files kept per container
+	// CgroupParent is the top-level pod cgroup: a cgroupfs directory
+	// (/<parent>/burstable/pod<uid>) or the systemd slice prefix
+	// (<parent>.slice). Default "podhost".
+	CgroupParent string
+	// Snapshotter is containerd's snapshotter for pod rootfs ("" = overlayfs).
+	Snapshotter string
+	// AuthFiles are docker config.json files with registry credentials,
+	// searched in order ("" entries ignored). Default: /root/.docker/config.json
+	// and /etc/podhost/auth.json.
+	AuthFiles []string
+	// RegistryHostsDir is containerd's certs.d-style registry host config
+	// dir (<dir>/<host>/hosts.toml). Default /etc/containerd/certs.d.
+	RegistryHostsDir string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -96,6 +116,10 @@ type file struct {
 	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
 	LogMaxFiles            *int               `json:"logMaxFiles"`
+	CgroupParent           *string            `json:"cgroupParent"`
+	Snapshotter            *string            `json:"snapshotter"`
+	AuthFiles              []string           `json:"authFiles"`
+	RegistryHostsDir       *string            `json:"registryHostsDir"`
 }
 
 // Default returns the built-in defaults.
@@ -116,6 +140,9 @@ func Default() *Config {
 		SystemReserved:    corev1.ResourceList{},
 		LogMaxSize:        DefaultLogMaxSize,
 		LogMaxFiles:       DefaultLogMaxFiles,
+		CgroupParent:      DefaultCgroupParent,
+		AuthFiles:         slices.Clone(DefaultAuthFiles),
+		RegistryHostsDir:  DefaultRegistryHostsDir,
 	}
 }
 
@@ -189,6 +216,12 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.Namespace, f.Namespace)
 	setString(&c.CNIConfDir, f.CNIConfDir)
 	setString(&c.CgroupDriver, f.CgroupDriver)
+	setString(&c.CgroupParent, f.CgroupParent)
+	setString(&c.Snapshotter, f.Snapshotter)
+	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
+	if f.AuthFiles != nil {
+		c.AuthFiles = f.AuthFiles
+	}
 	if f.CNIBinDirs != nil {
 		c.CNIBinDirs = f.CNIBinDirs
 	}
@@ -264,6 +297,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.CgroupParent == "" || strings.HasPrefix(c.CgroupParent, "/") || strings.Contains(c.CgroupParent, "..") {
+		errs = append(errs, fmt.Errorf("cgroupParent: must be a relative cgroup name without \"..\", got %q", c.CgroupParent))
 	}
 	switch c.CgroupDriver {
 	case CgroupDriverAuto, CgroupDriverSystemd, CgroupDriverCgroupfs:

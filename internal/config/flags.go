@@ -59,6 +59,13 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ResyncPeriod, FlagResyncPeriod, c.ResyncPeriod, "periodic pod resync interval")
 }
 
+// BindContainerdFlags registers --containerd-address and --namespace only
+// (for commands that talk to containerd directly, like `images`).
+func (c *Config) BindContainerdFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.ContainerdAddress, FlagContainerdAddress, c.ContainerdAddress, "containerd socket address")
+	fs.StringVar(&c.Namespace, FlagNamespace, c.Namespace, "containerd namespace")
+}
+
 // MergeFlags copies into c every field whose flag was set by the user
 // (pflag Changed) in fs, taking the value from flags (the config the flags
 // were bound to). Flags not registered in fs are ignored.

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/podhost/podhost/internal/cli"
+)
+
+func newGetCmd(g *globalOptions) *cobra.Command {
+	var opts cli.GetOptions
+	cmd := &cobra.Command{
+		Use:     "get pods [NAME]",
+		Short:   "List pods and their status",
+		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide",
+		Args:    cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Socket = cfg.Socket
+			if err := cli.CheckResource(args[0]); err != nil {
+				return err
+			}
+			if len(args) == 2 {
+				opts.Name = args[1]
+			}
+			return cli.Get(cmd.Context(), opts, g.streams)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml or name")
+	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
+	return cmd
+}
+
+func newDescribeCmd(g *globalOptions) *cobra.Command {
+	var opts cli.GetOptions
+	cmd := &cobra.Command{
+		Use:   "describe pod NAME",
+		Short: "Show a pod's details: containers, states, conditions and events",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return err
+			}
+			if err := cli.CheckResource(args[0]); err != nil {
+				return err
+			}
+			opts.Socket, opts.Name = cfg.Socket, args[1]
+			return cli.Describe(cmd.Context(), opts, g.streams)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	return cmd
+}
+
+func newLogsCmd(g *globalOptions) *cobra.Command {
+	var opts cli.LogsOptions
+	cmd := &cobra.Command{
+		Use:     "logs NAME",
+		Short:   "Print a container's logs",
+		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := g.config(cmd)
+			if err != nil {
+				return err
+			}
+			opts.Socket, opts.Name = cfg.Socket, args[0]
+			return cli.Logs(cmd.Context(), opts, g.streams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	f.StringVarP(&opts.Container, "container", "c", "", "container name (required when the pod has several)")
+	f.BoolVarP(&opts.Follow, "follow", "f", false, "keep streaming new output")
+	f.BoolVarP(&opts.Previous, "previous", "p", false, "the previous (terminated) instance of the container")
+	f.IntVar(&opts.Tail, "tail", -1, "lines from the end to show (-1: all)")
+	f.BoolVar(&opts.Timestamps, "timestamps", false, "prefix each line with its RFC3339Nano timestamp")
+	return cmd
+}
