@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Installs what podhost's tests need, and nothing twice.
-#   - Debian packages: runc, CNI plugins, busybox-static, iproute2, iptables, ...
+#   - Debian packages: runc, CNI plugins (/usr/lib/cni), busybox-static (the
+#     test image is built from /bin/busybox), iproute2, iptables, ...
 #   - containerd 2.x (containerd, containerd-shim-runc-v2, ctr) built with
-#     `go install` into a cache dir that survives between runs.
-# Prints the cache bin dir on stdout's last line.
+#     `go install` into a cache dir that survives between runs
+#     ($PODHOST_CACHE_DIR, default /var/cache/podhost-test).
+# Idempotent and silent when everything is in place. Safe to run
+# concurrently (flock). Prints the containerd bin dir as the last stdout line.
 set -euo pipefail
 
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.2.1}
@@ -11,11 +14,20 @@ CACHE_DIR=${PODHOST_CACHE_DIR:-/var/cache/podhost-test}
 BIN_DIR="$CACHE_DIR/containerd-$CONTAINERD_VERSION/bin"
 
 log() { echo "deps: $*" >&2; }
+die() { echo "deps: $*" >&2; exit 1; }
+
+[[ $(id -u) == 0 ]] || die "must run as root (installs packages, builds into $CACHE_DIR)"
+command -v go >/dev/null || die "go is not in PATH"
+
+mkdir -p "$CACHE_DIR"
+exec 9>"$CACHE_DIR/.deps.lock"
+flock 9
 
 apt_pkgs=(runc containernetworking-plugins busybox-static iproute2 iptables ca-certificates)
 need=()
 for p in "${apt_pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || true
+	[[ $status == "install ok installed" ]] || need+=("$p")
 done
 if ((${#need[@]})); then
 	log "installing Debian packages: ${need[*]}"
@@ -24,12 +36,31 @@ if ((${#need[@]})); then
 	apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
 fi
 
-if [[ ! -x "$BIN_DIR/containerd" || ! -x "$BIN_DIR/containerd-shim-runc-v2" || ! -x "$BIN_DIR/ctr" ]]; then
+# A cached build counts only if all three binaries run and report the
+# wanted version (an interrupted build never passes). Outputs are captured
+# first: `cmd | grep -q` can fail under pipefail when grep exits early.
+have_containerd() {
+	local want=${CONTAINERD_VERSION#v} out
+	out=$("$BIN_DIR/containerd" --version 2>/dev/null) && [[ $out == *" $want"* ]] || return 1
+	out=$("$BIN_DIR/ctr" --version 2>/dev/null) && [[ $out == *" $want"* ]] || return 1
+	out=$("$BIN_DIR/containerd-shim-runc-v2" -v 2>/dev/null) && [[ $out == *"Version:"*" $want"* ]] || return 1
+}
+
+if ! have_containerd; then
 	log "building containerd $CONTAINERD_VERSION into $BIN_DIR (first run only, a few minutes)"
-	mkdir -p "$BIN_DIR"
-	GOBIN="$BIN_DIR" GOFLAGS=-mod=mod CGO_ENABLED=1 go install -tags "no_btrfs no_devmapper no_zfs" \
+	tmp="$CACHE_DIR/containerd-$CONTAINERD_VERSION/bin.tmp.$$"
+	rm -rf "$tmp"
+	mkdir -p "$tmp"
+	trap 'rm -rf "$tmp"' EXIT
+	# Static, no cgo: needs no C toolchain. `pkg@version` ignores the
+	# current module, so podhost's go.mod is untouched.
+	GOBIN="$tmp" GOFLAGS=-mod=mod CGO_ENABLED=0 go install -tags "no_btrfs no_devmapper no_zfs" \
 		"github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
 		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
 		"github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION" >&2
+	rm -rf "$BIN_DIR"
+	mv "$tmp" "$BIN_DIR"
+	trap - EXIT
+	have_containerd || die "containerd $CONTAINERD_VERSION in $BIN_DIR does not run"
 fi
 echo "$BIN_DIR"
