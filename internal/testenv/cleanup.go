@@ -1,0 +1,686 @@
+//go:build integration
+
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/containernetworking/cni/libcni"
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+)
+
+// meta is what cleanup needs to know about an Env. Setup writes it to
+// <Dir>/env.json so that a later run can reap an Env whose test process died
+// without running Close (go test -timeout, a panic in a test goroutine,
+// SIGKILL).
+type meta struct {
+	OwnerPID        int      `json:"ownerPID"`
+	OwnerStart      uint64   `json:"ownerStart"`
+	Dir             string   `json:"dir"`
+	BinDir          string   `json:"binDir"`
+	Address         string   `json:"address"`
+	ConfigPath      string   `json:"configPath"`
+	State           string   `json:"state"`
+	Namespace       string   `json:"namespace"`
+	CgroupPrefix    string   `json:"cgroupPrefix"`
+	CNINetwork      string   `json:"cniNetwork"`
+	CNIBridge       string   `json:"cniBridge"`
+	CNICacheDir     string   `json:"cniCacheDir"`
+	CNIBinDirs      []string `json:"cniBinDirs"`
+	ContainerdPID   int      `json:"containerdPID"`
+	ContainerdStart uint64   `json:"containerdStart"`
+}
+
+const metaFile = "env.json"
+
+// runcRoot is where containerd-shim-runc-v2 tells runc to keep its state by
+// default: /run/containerd/runc/<namespace>/<id>, whatever containerd's own
+// root and state are. That is why every Env gets a namespace of its own.
+const runcRoot = "/run/containerd/runc"
+
+// shimSocketDir is where shims put their sockets (pkg/shim.SocketAddress),
+// again whatever containerd's state dir is.
+const shimSocketDir = "/run/containerd/s"
+
+var (
+	// prefixRE is the only shape of cgroup prefix cleanup will ever remove.
+	prefixRE = regexp.MustCompile(`^/` + regexp.QuoteMeta(NamePrefix) + `[0-9]+-[0-9]+$`)
+	bridgeRE = regexp.MustCompile(`^phit[0-9]+-[0-9]+$`)
+)
+
+func writeMeta(m *meta) error {
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(m.Dir, metaFile+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(m.Dir, metaFile))
+}
+
+// procStart returns the start time (clock ticks since boot) of pid, or 0 if
+// it does not exist. (pid, start) identifies a process across PID reuse.
+func procStart(pid int) uint64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// comm may contain spaces and parens: fields start after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); starttime is field 22.
+	if len(f) < 20 {
+		return 0
+	}
+	v, _ := strconv.ParseUint(f[19], 10, 64)
+	return v
+}
+
+func alive(pid int, start uint64) bool {
+	return pid > 0 && start != 0 && procStart(pid) == start
+}
+
+func procCmdline(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// Reap cleans up what Envs of dead test processes left behind under base
+// (default: the directory Setup puts Envs in). Envs whose owner still runs
+// are left alone. Setup calls it; so does `make test-integration` after the
+// test run (go run ./internal/testenv/cmd/reap), which covers test binaries
+// killed by -timeout or by a panic in a test goroutine.
+func Reap(ctx context.Context, base string) error {
+	if base == "" {
+		base = baseDir()
+	}
+	entries, err := filepath.Glob(filepath.Join(base, NamePrefix+"*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, dir := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, metaFile))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				// Setup died before writing env.json: nothing was started yet,
+				// but be careful anyway and only remove it if nothing is mounted.
+				if st, err := os.Stat(dir); err == nil && st.IsDir() && time.Since(st.ModTime()) > time.Hour {
+					errs = append(errs, removeDir(dir))
+				}
+				continue
+			}
+			errs = append(errs, err)
+			continue
+		}
+		var m meta
+		if err := json.Unmarshal(b, &m); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", dir, err))
+			continue
+		}
+		if m.Dir != dir || alive(m.OwnerPID, m.OwnerStart) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "testenv: reaping %s (test process %d is gone)\n", dir, m.OwnerPID)
+		errs = append(errs, cleanup(ctx, &m))
+	}
+	return errors.Join(errs...)
+}
+
+// cleanup removes everything an Env may have left: processes, mounts,
+// cgroups, CNI attachments, the bridge, runc state and the Env's directory.
+// It works from meta alone, without containerd, and is idempotent.
+func cleanup(ctx context.Context, m *meta) error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+
+	// containerd, if still running (reaper path: Close stopped its own).
+	if alive(m.ContainerdPID, m.ContainerdStart) && cmdlineHas(m.ContainerdPID, m.ConfigPath) {
+		add(killAndWait(ctx, []int{m.ContainerdPID}))
+	}
+
+	// runc containers: runc delete --force kills every process in the
+	// container's cgroup and removes the cgroup and runc's state.
+	bundles, _ := filepath.Glob(filepath.Join(m.State, "io.containerd.runtime.v2.task", "*", "*"))
+	runcRoots := map[string]bool{}
+	if m.Namespace != "" {
+		runcRoots[filepath.Join(runcRoot, m.Namespace)] = true
+	}
+	for _, b := range bundles {
+		ns, id := filepath.Base(filepath.Dir(b)), filepath.Base(b)
+		root := filepath.Join(runcRoot, ns)
+		runcRoots[root] = true
+		if _, err := os.Stat(filepath.Join(root, id)); err == nil {
+			add(runcDelete(ctx, m.BinDir, root, id))
+		}
+	}
+	for root := range runcRoots {
+		os.Remove(root) // only if empty: another containerd may use it
+	}
+
+	// Shims: found by the private containerd address on their command
+	// line, which no other process on the machine can carry.
+	shims := findShims(m.Address)
+	add(killAndWait(ctx, shims))
+	for _, b := range bundles {
+		removeShimSocket(b)
+	}
+
+	// CNI: DEL every attachment cached in our private cache dir, and those
+	// of our (unique) network in libcni's default cache dir, which go-cni
+	// always uses, so IPAM leases, veths and iptables rules (ipMasq, portmap)
+	// go away.
+	add(cniDelAll(ctx, m.CNICacheDir, m.CNIBinDirs, ""))
+	if m.CNINetwork != "" {
+		add(cniDelAll(ctx, defaultCNICacheDir, m.CNIBinDirs, m.CNINetwork))
+		// The bridge plugin only removes its ipMasq rules when the netns
+		// still exists at DEL time; portmap rules leak when DEL never ran.
+		// Both carry the network name in a comment.
+		add(iptablesCleanup(ctx, m.CNINetwork))
+	}
+
+	add(unmountUnder(m.Dir))
+	add(removeCgroups(ctx, m.CgroupPrefix))
+	if bridgeRE.MatchString(m.CNIBridge) {
+		if _, err := os.Stat("/sys/class/net/" + m.CNIBridge); err == nil {
+			if out, err := exec.CommandContext(ctx, "ip", "link", "del", m.CNIBridge).CombinedOutput(); err != nil {
+				add(fmt.Errorf("ip link del %s: %v: %s", m.CNIBridge, err, out))
+			}
+		}
+	}
+	add(removeDir(m.Dir))
+	return errors.Join(errs...)
+}
+
+func cmdlineHas(pid int, arg string) bool {
+	for _, a := range procCmdline(pid) {
+		if a == arg {
+			return true
+		}
+	}
+	return false
+}
+
+// findShims returns the PIDs of containerd shims connected to address.
+func findShims(address string) []int {
+	if address == "" {
+		return nil
+	}
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		args := procCmdline(pid)
+		if len(args) == 0 || !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-address" && args[i+1] == address {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// killAndWait SIGKILLs pids and waits (on pidfds, no polling) until they
+// are gone.
+func killAndWait(ctx context.Context, pids []int) error {
+	var errs []error
+	for _, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		if err != nil {
+			if errors.Is(err, unix.ESRCH) {
+				continue
+			}
+			errs = append(errs, fmt.Errorf("pidfd_open %d: %w", pid, err))
+			continue
+		}
+		if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill %d: %w", pid, err))
+		}
+		if err := waitPidfd(ctx, fd); err != nil {
+			errs = append(errs, fmt.Errorf("wait for %d: %w", pid, err))
+		}
+		unix.Close(fd)
+	}
+	return errors.Join(errs...)
+}
+
+// waitPidfd blocks until the process behind fd exits (the pidfd becomes
+// readable) or ctx is done.
+func waitPidfd(ctx context.Context, fd int) error {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(30 * time.Second)
+	}
+	for {
+		ms := int(time.Until(deadline).Milliseconds())
+		if ms <= 0 {
+			return context.DeadlineExceeded
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, min(ms, 1000))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+func runcDelete(ctx context.Context, binDir, root, id string) error {
+	runc, err := exec.LookPath("runc")
+	if err != nil {
+		if p := filepath.Join(binDir, "runc"); fileExists(p) {
+			runc = p
+		} else {
+			return fmt.Errorf("runc delete %s: %w", id, err)
+		}
+	}
+	out, err := exec.CommandContext(ctx, runc, "--root", root, "delete", "--force", id).CombinedOutput()
+	if err != nil && !bytes.Contains(out, []byte("does not exist")) {
+		return fmt.Errorf("runc --root %s delete --force %s: %v: %s", root, id, err, bytes.TrimSpace(out))
+	}
+	// runc delete removes its state dir; make sure, it is ours.
+	os.RemoveAll(filepath.Join(root, id))
+	return nil
+}
+
+// removeShimSocket removes the shim socket named in a bundle's
+// bootstrap.json, which a SIGKILLed shim leaves in /run/containerd/s.
+func removeShimSocket(bundle string) {
+	b, err := os.ReadFile(filepath.Join(bundle, "bootstrap.json"))
+	if err != nil {
+		return
+	}
+	var p struct {
+		Address string `json:"address"`
+	}
+	if json.Unmarshal(b, &p) != nil {
+		return
+	}
+	sock := strings.TrimPrefix(p.Address, "unix://")
+	if filepath.Dir(sock) == shimSocketDir {
+		os.Remove(sock)
+	}
+}
+
+// defaultCNICacheDir is libcni's cache dir when none is configured.
+const defaultCNICacheDir = "/var/lib/cni"
+
+// cniDelAll runs CNI DEL for every attachment libcni cached under cacheDir
+// (only those of network onlyNet, and go-cni's loopback attachments of the
+// same containers, if onlyNet is set), with the cached config and runtime
+// args (netns path as cached, or none if it is gone).
+func cniDelAll(ctx context.Context, cacheDir string, binDirs []string, onlyNet string) error {
+	if cacheDir == "" {
+		return nil
+	}
+	files, _ := filepath.Glob(filepath.Join(cacheDir, "results", "*"))
+	if len(files) == 0 {
+		return nil
+	}
+	cni := libcni.NewCNIConfigWithCacheDir(binDirs, cacheDir, nil)
+	type entry struct {
+		file        string
+		ContainerID string `json:"containerId"`
+		IfName      string `json:"ifName"`
+		NetworkName string `json:"networkName"`
+	}
+	var entries []entry
+	ours := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		c := entry{file: f}
+		if err := json.Unmarshal(b, &c); err != nil || c.ContainerID == "" || c.NetworkName == "" {
+			continue
+		}
+		if onlyNet == "" || c.NetworkName == onlyNet {
+			ours[c.ContainerID] = true
+		}
+		entries = append(entries, c)
+	}
+	var errs []error
+	for _, c := range entries {
+		f := c.file
+		if !ours[c.ContainerID] || (onlyNet != "" && c.NetworkName != onlyNet && c.NetworkName != "cni-loopback") {
+			continue
+		}
+		rt := &libcni.RuntimeConf{ContainerID: c.ContainerID, IfName: c.IfName}
+		confBytes, cachedRT, err := cni.GetNetworkListCachedConfig(&libcni.NetworkConfigList{Name: c.NetworkName}, rt)
+		if err != nil || confBytes == nil || cachedRT == nil {
+			errs = append(errs, fmt.Errorf("cni cache %s: no cached config: %v", f, err))
+			continue
+		}
+		list, err := libcni.ConfListFromBytes(confBytes)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cni cache %s: %w", f, err))
+			continue
+		}
+		if cachedRT.NetNS != "" && !fileExists(cachedRT.NetNS) {
+			cachedRT.NetNS = ""
+		}
+		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = cni.DelNetworkList(dctx, list, cachedRT)
+		cancel()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("cni DEL %s/%s: %w", c.NetworkName, c.ContainerID, err))
+		}
+		os.Remove(f) // libcni removes it on success; never retry forever
+	}
+	return errors.Join(errs...)
+}
+
+// unmountUnder lazily unmounts every mount point at or below dir, deepest
+// first (mount namespaces bind-mounted by the sandbox, container rootfs
+// mounts made by the shim, anything a test mounted there).
+func unmountUnder(dir string) error {
+	if dir == "" || dir == "/" {
+		return nil
+	}
+	var errs []error
+	// A mount point can be mounted over several times: repeat until no
+	// mount under dir is left (bounded).
+	for round := 0; round < 8; round++ {
+		mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+		if err != nil {
+			return err
+		}
+		if len(mounts) == 0 {
+			return nil
+		}
+		sort.Slice(mounts, func(i, j int) bool {
+			return len(mounts[i].Mountpoint) > len(mounts[j].Mountpoint)
+		})
+		errs = errs[:0]
+		for _, mnt := range mounts {
+			if err := unix.Unmount(mnt.Mountpoint, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+				errs = append(errs, fmt.Errorf("unmount %s: %w", mnt.Mountpoint, err))
+			}
+		}
+	}
+	return errors.Join(append(errs, fmt.Errorf("mounts left under %s", dir))...)
+}
+
+// removeDir removes dir, but never while anything is mounted below it: a
+// bind mount of a host path must not be followed by RemoveAll.
+func removeDir(dir string) error {
+	if dir == "" || dir == "/" || !strings.Contains(filepath.Base(dir), NamePrefix) {
+		return fmt.Errorf("refusing to remove %q", dir)
+	}
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		return err
+	}
+	if len(mounts) > 0 {
+		return fmt.Errorf("not removing %s: %d mounts left below it (first: %s)", dir, len(mounts), mounts[0].Mountpoint)
+	}
+	return os.RemoveAll(dir)
+}
+
+// cgroupMounts returns the mount points of every cgroup v1 hierarchy and
+// of the cgroup2 mount, from /proc/self/mountinfo.
+func cgroupMounts() ([]string, error) {
+	mounts, err := mountinfo.GetMounts(func(i *mountinfo.Info) (skip, stop bool) {
+		return i.FSType != "cgroup" && i.FSType != "cgroup2", false
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, m := range mounts {
+		if !seen[m.Mountpoint] {
+			seen[m.Mountpoint] = true
+			out = append(out, m.Mountpoint)
+		}
+	}
+	return out, nil
+}
+
+// removeCgroups removes prefix (e.g. /podhost-it-1234-1) and everything
+// below it in every cgroup hierarchy: thaw, kill what still runs there,
+// rmdir deepest first. Only prefixes of the shape Setup makes are accepted;
+// host cgroups (and /sys/fs/cgroup/memory/process_api) are never touched.
+func removeCgroups(ctx context.Context, prefix string) error {
+	if !prefixRE.MatchString(prefix) {
+		return fmt.Errorf("refusing to remove cgroup prefix %q", prefix)
+	}
+	mounts, err := cgroupMounts()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, mnt := range mounts {
+		root := filepath.Join(mnt, prefix)
+		if strings.Contains(root, "process_api") || filepath.Dir(root) != filepath.Clean(mnt) {
+			continue
+		}
+		if _, err := os.Stat(root); err != nil {
+			continue
+		}
+		if err := removeCgroupTree(ctx, root); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func removeCgroupTree(ctx context.Context, root string) error {
+	var dirs []string
+	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	// Thaw top-down (a frozen cgroup does not die), then kill.
+	for _, d := range dirs {
+		if fileExists(filepath.Join(d, "freezer.state")) {
+			_ = os.WriteFile(filepath.Join(d, "freezer.state"), []byte("THAWED"), 0)
+		}
+		if fileExists(filepath.Join(d, "cgroup.freeze")) {
+			_ = os.WriteFile(filepath.Join(d, "cgroup.freeze"), []byte("0"), 0)
+		}
+	}
+	var pids []int
+	for _, d := range dirs {
+		b, _ := os.ReadFile(filepath.Join(d, "cgroup.procs"))
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid != os.Getpid() {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	var errs []error
+	if len(pids) > 0 {
+		if err := killAndWait(ctx, pids); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	sort.Slice(dirs, func(i, j int) bool { return len(dirs[i]) > len(dirs[j]) })
+	for _, d := range dirs {
+		if err := rmdirCgroup(ctx, d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rmdirCgroup removes one (empty) cgroup. A cgroup whose last task just
+// died can be EBUSY for a moment while the kernel finishes the exit: retry
+// briefly.
+func rmdirCgroup(ctx context.Context, d string) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := unix.Rmdir(d)
+		if err == nil || errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) || ctx.Err() != nil {
+			return fmt.Errorf("rmdir %s: %w", d, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// iptablesCleanup deletes the iptables rules (IPv4 and IPv6; nat, filter,
+// mangle) whose comment names CNI network net -- CNI's bridge (ipMasq) and
+// portmap plugins tag every rule with `name: "<net>"` -- and the CNI-*
+// chains that held only such rules.
+func iptablesCleanup(ctx context.Context, net string) error {
+	marker := `\"` + net + `\"`
+	var errs []error
+	for _, bin := range []string{"iptables", "ip6tables"} {
+		if _, err := exec.LookPath(bin + "-save"); err != nil {
+			continue
+		}
+		for _, table := range []string{"nat", "filter", "mangle"} {
+			out, err := exec.CommandContext(ctx, bin+"-save", "-t", table).Output()
+			if err != nil {
+				continue // table not available
+			}
+			script := iptablesDeleteScript(table, string(out), marker)
+			if script == "" {
+				continue
+			}
+			cmd := exec.CommandContext(ctx, bin+"-restore", "--noflush", "-w", "5")
+			cmd.Stdin = strings.NewReader(script)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs = append(errs, fmt.Errorf("%s-restore: %v: %s\n%s", bin, err, bytes.TrimSpace(out), script))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// iptablesDeleteScript turns iptables-save output of one table into an
+// iptables-restore --noflush script that deletes the rules containing marker
+// and the per-attachment CNI chains they lead to (CNI-<hash>, CNI-DN-<hash>,
+// ...; never the shared CNI-HOSTPORT-* chains, never a chain some other
+// rule still jumps to).
+func iptablesDeleteScript(table, save, marker string) string {
+	type rule struct {
+		chain, target, line string
+		ours                bool
+	}
+	var rules []rule
+	total, ours := map[string]int{}, map[string]int{}
+	for _, l := range strings.Split(save, "\n") {
+		if !strings.HasPrefix(l, "-A ") {
+			continue
+		}
+		f := strings.Fields(l)
+		if len(f) < 2 {
+			continue
+		}
+		r := rule{chain: f[1], line: l, ours: strings.Contains(l, marker)}
+		for i := 2; i+1 < len(f); i++ {
+			if f[i] == "-j" || f[i] == "-g" {
+				r.target = f[i+1]
+			}
+		}
+		rules = append(rules, r)
+		total[r.chain]++
+		if r.ours {
+			ours[r.chain]++
+		}
+	}
+	perAttachment := func(c string) bool {
+		return strings.HasPrefix(c, "CNI-") && !strings.HasPrefix(c, "CNI-HOSTPORT-")
+	}
+	drop := map[string]bool{}
+	for c, n := range ours {
+		if perAttachment(c) && n == total[c] {
+			drop[c] = true
+		}
+	}
+	for _, r := range rules {
+		if r.ours && perAttachment(r.target) {
+			drop[r.target] = true
+		}
+	}
+	// Keep chains that a rule we do not delete still jumps to.
+	for changed := true; changed; {
+		changed = false
+		for _, r := range rules {
+			if drop[r.target] && !r.ours && !drop[r.chain] {
+				delete(drop, r.target)
+				changed = true
+			}
+		}
+	}
+	var b strings.Builder
+	for _, r := range rules {
+		if drop[r.chain] {
+			continue // flushed below
+		}
+		if r.ours || drop[r.target] {
+			b.WriteString("-D " + strings.TrimPrefix(r.line, "-A ") + "\n")
+		}
+	}
+	var chains []string
+	for c := range drop {
+		chains = append(chains, c)
+	}
+	sort.Strings(chains)
+	for _, c := range chains {
+		b.WriteString("-F " + c + "\n")
+	}
+	for _, c := range chains {
+		b.WriteString("-X " + c + "\n")
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "*" + table + "\n" + b.String() + "COMMIT\n"
+}
