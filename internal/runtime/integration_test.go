@@ -284,6 +284,17 @@ func testExec(t *testing.T, ctx context.Context, rt *runtime.Runtime, id string)
 	if err != nil || code != 0 {
 		t.Fatalf("exec true: %d %v", code, err)
 	}
+	var tty bytes.Buffer
+	code, err = rt.Exec(ctx, id, []string{"sh", "-c", "test -t 1 && echo tty"}, nil, &tty, nil, true)
+	if err != nil || code != 0 || tty.String() != "tty\r\n" {
+		t.Fatalf("exec with tty: %d %v %q", code, err, tty.String())
+	}
+	// A cancelled exec is killed and reports ctx's error.
+	cctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if _, err := rt.Exec(cctx, id, []string{"sleep", "100"}, nil, nil, nil, false); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("cancelled exec: %v", err)
+	}
 }
 
 func waitEvent(t *testing.T, events <-chan runtime.Event, id, typ string) runtime.Event {
@@ -338,11 +349,16 @@ func TestStopSignalHonoured(t *testing.T) {
 	img := importImage(t, ctx, rt)
 	img.Config.StopSignal = "SIGUSR1" // as if the image said STOPSIGNAL SIGUSR1
 	id, uid, logPath := newContainer(t, ctx, rt, img, []string{"sh", "-c",
-		`trap "echo bye; exit 0" USR1; echo ready; while true; do sleep 0.1; done`})
+		`trap "echo bye; exit 0" USR1; echo ready; while true; do sleep 0.1; done`},
+		oci.WithUser("nobody")) // resolved from the image's /etc/passwd: the rootfs must be there
 	if err := rt.StartContainer(ctx, id); err != nil {
 		t.Fatal(err)
 	}
 	waitFile(t, logPath, func(s string) bool { return strings.Contains(s, "F ready\n") })
+	var out bytes.Buffer
+	if code, err := rt.Exec(ctx, id, []string{"id", "-u"}, nil, &out, &out, false); err != nil || code != 0 || out.String() != "65534\n" {
+		t.Fatalf("exec id -u: %d %v %q", code, err, out.String())
+	}
 	start := time.Now()
 	if err := rt.StopContainer(ctx, id, 20*time.Second); err != nil {
 		t.Fatal(err)
