@@ -58,14 +58,22 @@ if [[ ${1:-} == stop ]]; then
 fi
 
 bin_dir=$(scripts/deps.sh | tail -n1)
-ctr=("$bin_dir/ctr")
+# ctr: quiet (containerd's deprecation warnings) unless it fails.
+ctr() {
+	local err rc=0
+	err=$(mktemp)
+	"$bin_dir/ctr" "$@" 2>"$err" || rc=$?
+	((rc == 0)) || cat "$err" >&2
+	rm -f "$err"
+	return $rc
+}
 [[ -x bin/podhost ]] || $GO build -o bin/podhost ./cmd/podhost
 
 mkdir -p _output
 $GO run -tags integration ./internal/testenv/cmd/mkimage -o _output/busybox.tar 2>/dev/null
 image_ref=podhost.test/busybox:1
 
-if [[ -S $SYSTEM_SOCK ]] && "${ctr[@]}" --address "$SYSTEM_SOCK" version >/dev/null 2>&1; then
+if [[ -S $SYSTEM_SOCK ]] && ctr --address "$SYSTEM_SOCK" version >/dev/null 2>&1; then
 	address=$SYSTEM_SOCK
 	log "using the system containerd at $address"
 else
@@ -95,18 +103,18 @@ else
 		echo $! >"$CD_PIDFILE"
 		# containerd answers within a second; give it 30.
 		for _ in $(seq 300); do
-			"${ctr[@]}" --address "$CD_SOCK" version >/dev/null 2>&1 && break
+			ctr --address "$CD_SOCK" version >/dev/null 2>&1 && break
 			dev_containerd_pid >/dev/null || die "dev containerd exited; see $DEV_DIR/containerd.log"
 			sleep 0.1
 		done
-		"${ctr[@]}" --address "$CD_SOCK" version >/dev/null || die "dev containerd does not answer; see $DEV_DIR/containerd.log"
+		ctr --address "$CD_SOCK" version >/dev/null || die "dev containerd does not answer; see $DEV_DIR/containerd.log"
 	fi
 fi
 
-images=$("${ctr[@]}" --address "$address" --namespace "$NAMESPACE" images ls -q)
+images=$(ctr --address "$address" --namespace "$NAMESPACE" images ls -q)
 if ! grep -qxF "$image_ref" <<<"$images"; then
 	log "importing $image_ref into containerd namespace $NAMESPACE"
-	"${ctr[@]}" --address "$address" --namespace "$NAMESPACE" images import _output/busybox.tar >/dev/null
+	ctr --address "$address" --namespace "$NAMESPACE" images import _output/busybox.tar >/dev/null
 fi
 
 config="$DEV_DIR/config.yaml"
