@@ -21,6 +21,7 @@ import (
 
 	"github.com/podhost/podhost/internal/cli"
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/logs"
 )
 
 // commands are podhost's subcommands, in help order.
@@ -108,6 +109,11 @@ func printError(w io.Writer, err error) {
 }
 
 func main() {
+	// The containerd shim runs this binary as the container log driver with
+	// an empty environment: handle that before cobra or any config loading.
+	if len(os.Args) > 1 && os.Args[1] == logs.DriverCommand {
+		logs.RunDriver() // never returns
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
