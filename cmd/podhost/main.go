@@ -26,6 +26,7 @@ import (
 
 // commands are podhost's subcommands, in help order.
 var commands = []func(*globalOptions) *cobra.Command{
+	newDaemonCmd,
 	newApplyCmd,
 	newDeleteCmd,
 	newGetCmd,

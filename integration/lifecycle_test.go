@@ -1,0 +1,349 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func sleeper(name string, grace int, extra string) string {
+	return podManifest(name, fmt.Sprintf(`  terminationGracePeriodSeconds: %d
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", "trap 'echo got TERM; exit 0' TERM; while true; do sleep 0.1; done"]
+%s`, grace, env.ImageRef, extra))
+}
+
+// TestEditReplacesPodAndDeleteLeavesNothing: editing a manifest terminates
+// the old pod (with its grace period) before the new one starts; deleting it
+// leaves no container, task, snapshot, netns mount, cgroup or IP lease —
+// checked directly, not through podhost.
+func TestEditReplacesPodAndDeleteLeavesNothing(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	baseSnaps := snapshotCount(t)
+	d.writeManifest("app.yaml", sleeper("app", 5, ""))
+	old := d.waitRunning("app")
+	oldIDs := podContainers(t, string(old.UID))
+
+	d.writeManifest("app.yaml", sleeper("app", 5, "    env: [{name: VERSION, value: \"2\"}]\n"))
+	nw := d.waitPod("app", 60*time.Second, "new UID running", func(p *corev1.Pod) bool {
+		return p.UID != old.UID && allRunning(p)
+	})
+	// The old pod's containers are gone, and its container exited (TERM
+	// handled) before the new one started.
+	for id := range oldIDs {
+		if _, err := env.Client().LoadContainer(env.Context(context.Background()), id); err == nil {
+			t.Fatalf("old container %s still exists", id)
+		}
+	}
+	oldLog := readLog(t, d, old, "main", 0)
+	if !strings.Contains(oldLog, "got TERM") {
+		t.Fatalf("old container was not stopped gracefully; log:\n%s", oldLog)
+	}
+	newStart := nw.Status.ContainerStatuses[0].State.Running.StartedAt.Time
+	if fi, err := os.Stat(logPath(d, old, "main", 0)); err == nil && fi.ModTime().After(newStart.Add(500*time.Millisecond)) {
+		t.Fatalf("old container logged at %v, after the new one started at %v", fi.ModTime(), newStart)
+	}
+
+	d.removeManifest("app.yaml")
+	if err := waitFor(30*time.Second, func() (bool, error) { n, err := countContainers(); return n == 0, err }); err != nil {
+		t.Fatalf("containers left after delete: %v", err)
+	}
+	assertNothingLeft(t, d, baseSnaps)
+}
+
+// assertNothingLeft checks the host directly for leftovers of pod uid.
+func assertNothingLeft(t *testing.T, d *podhostd, baseSnaps int) {
+	t.Helper()
+	if err := waitFor(10*time.Second, func() (bool, error) { return snapshotCount(t) == baseSnaps, nil }); err != nil {
+		t.Fatalf("snapshots left: %d, want %d", snapshotCount(t), baseSnaps)
+	}
+	ctx := env.Context(context.Background())
+	if tasks, err := env.Client().TaskService().List(ctx, nil); err != nil || len(tasks.Tasks) != 0 {
+		t.Fatalf("tasks left: %v %v", tasks, err)
+	}
+	mi, _ := os.ReadFile("/proc/self/mountinfo")
+	runDir := filepath.Join(env.RunDir, filepath.Base(d.dir))
+	if strings.Contains(string(mi), runDir) {
+		t.Fatalf("mounts left under %s:\n%s", runDir, grepLines(string(mi), runDir))
+	}
+	for _, ctrl := range []string{"memory", "cpu", "pids"} {
+		root := filepath.Join("/sys/fs/cgroup", ctrl, d.cgroupRoot)
+		_ = filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+			if err == nil && fi.IsDir() && strings.Contains(p, "pod") {
+				t.Errorf("cgroup left: %s", p)
+			}
+			return nil
+		})
+	}
+	leases := leaseFiles(t)
+	if len(leases) != 0 {
+		t.Fatalf("IP leases left: %v", leases)
+	}
+}
+
+// leaseFiles lists host-local IPAM lease files (named by IP) of the suite's
+// CNI network.
+func leaseFiles(t *testing.T) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.Walk(env.Dir, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && strings.Contains(p, "/networks/") && strings.Count(fi.Name(), ".") == 3 {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func logPath(d *podhostd, p *corev1.Pod, container string, restart int) string {
+	return filepath.Join(d.logDir, fmt.Sprintf("%s_%s_%s", p.Namespace, p.Name, p.UID), container, fmt.Sprintf("%d.log", restart))
+}
+
+func readLog(t *testing.T, d *podhostd, p *corev1.Pod, container string, restart int) string {
+	t.Helper()
+	b, _ := os.ReadFile(logPath(d, p, container, restart))
+	return string(b)
+}
+
+func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	for i := range p.Status.InitContainerStatuses {
+		if p.Status.InitContainerStatuses[i].Name == name {
+			return &p.Status.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+// TestRestartPolicies: Always restarts a container that exits 0, OnFailure
+// restarts only failures, Never restarts nothing; terminal phases match k8s.
+func TestRestartPolicies(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	mk := func(name, policy, script string) {
+		d.writeManifest(name+".yaml", podManifest(name, fmt.Sprintf(`  restartPolicy: %s
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", %q]
+`, policy, env.ImageRef, script)))
+	}
+	mk("always", "Always", "exit 0")
+	mk("onfailure-ok", "OnFailure", "exit 0")
+	mk("onfailure-fail", "OnFailure", "exit 3")
+	mk("never-fail", "Never", "exit 2")
+	mk("never-ok", "Never", "echo done")
+
+	d.waitPod("always", 60*time.Second, "restarted", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.RestartCount >= 1 && p.Status.Phase == corev1.PodRunning
+	})
+	d.waitPod("onfailure-ok", 30*time.Second, "Succeeded", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return p.Status.Phase == corev1.PodSucceeded && cs != nil && cs.RestartCount == 0 &&
+			cs.State.Terminated != nil && cs.State.Terminated.Reason == "Completed"
+	})
+	d.waitPod("onfailure-fail", 60*time.Second, "restarted after failure", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.RestartCount >= 1 && p.Status.Phase != corev1.PodFailed
+	})
+	d.waitPod("never-fail", 30*time.Second, "Failed", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return p.Status.Phase == corev1.PodFailed && cs != nil && cs.RestartCount == 0 &&
+			cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 2 && cs.State.Terminated.Reason == "Error"
+	})
+	p := d.waitPod("never-ok", 30*time.Second, "Succeeded", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
+	if !strings.Contains(readLog(t, d, p, "main", 0), "done") {
+		t.Fatalf("never-ok log lacks output")
+	}
+}
+
+// TestCrashLoopBackOff: a container that keeps failing shows
+// CrashLoopBackOff and waits longer between each restart.
+func TestCrashLoopBackOff(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("crash.yaml", podManifest("crash", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", "exit 1"]
+`, env.ImageRef)))
+	var restartAt []time.Time
+	seen := int32(-1)
+	err := waitFor(75*time.Second, func() (bool, error) {
+		p := d.pod("crash")
+		if p == nil {
+			return false, nil
+		}
+		if cs := containerStatus(p, "main"); cs != nil && cs.RestartCount != seen {
+			seen = cs.RestartCount
+			restartAt = append(restartAt, time.Now())
+		}
+		return seen >= 3, nil
+	})
+	if err != nil {
+		t.Fatalf("restart count stuck at %d: %v", seen, err)
+	}
+	p := d.waitPod("crash", 30*time.Second, "CrashLoopBackOff", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+	})
+	n := len(restartAt)
+	gap1, gap2 := restartAt[n-2].Sub(restartAt[n-3]), restartAt[n-1].Sub(restartAt[n-2])
+	t.Logf("restart gaps: %v then %v", gap1, gap2)
+	if gap2 < gap1+3*time.Second {
+		t.Fatalf("back-off does not grow: %v then %v (%s)", gap1, gap2, statusSummary(p))
+	}
+}
+
+// TestImagePullErrors: an unreachable registry gives ErrImagePull then
+// ImagePullBackOff; pull policy Never with a missing image gives
+// ErrImageNeverPull.
+func TestImagePullErrors(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("badimg.yaml", podManifest("badimg", `  containers:
+  - name: main
+    image: 127.0.0.1:1/nope/missing:1
+`))
+	d.writeManifest("never.yaml", podManifest("never", `  containers:
+  - name: main
+    image: podhost.test/not-there:1
+    imagePullPolicy: Never
+`))
+	reasons := map[string]bool{}
+	d.waitPod("badimg", 60*time.Second, "ErrImagePull then ImagePullBackOff", func(p *corev1.Pod) bool {
+		if cs := containerStatus(p, "main"); cs != nil && cs.State.Waiting != nil {
+			reasons[cs.State.Waiting.Reason] = true
+		}
+		return reasons["ErrImagePull"] && reasons["ImagePullBackOff"]
+	})
+	d.waitPod("never", 30*time.Second, "ErrImageNeverPull", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "ErrImageNeverPull"
+	})
+}
+
+// TestOOMKilled: a container over its memory limit is OOMKilled.
+func TestOOMKilled(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("oom.yaml", podManifest("oom", fmt.Sprintf(`  restartPolicy: Never
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived"]
+    resources:
+      limits: {memory: 16Mi}
+`, env.ImageRef)))
+	d.waitPod("oom", 60*time.Second, "OOMKilled", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.State.Terminated != nil && cs.State.Terminated.Reason == "OOMKilled"
+	})
+}
+
+// TestInitContainersRunInOrder: init containers run one by one to success
+// and block the app container until they are done.
+func TestInitContainersRunInOrder(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("init.yaml", podManifest("init", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  volumes:
+  - name: shared
+    emptyDir: {}
+  initContainers:
+  - name: first
+    image: %[1]s
+    command: ["sh", "-c", "sleep 1; echo first >> /shared/order"]
+    volumeMounts: [{name: shared, mountPath: /shared}]
+  - name: second
+    image: %[1]s
+    command: ["sh", "-c", "test -f /shared/order && echo second >> /shared/order"]
+    volumeMounts: [{name: shared, mountPath: /shared}]
+  containers:
+  - name: app
+    image: %[1]s
+    command: ["sh", "-c", "echo app >> /shared/order; cat /shared/order; exec sleep 3600"]
+    volumeMounts: [{name: shared, mountPath: /shared}]
+`, env.ImageRef)))
+	sawInit := false
+	p := d.waitPod("init", 60*time.Second, "running after init", func(p *corev1.Pod) bool {
+		if cs := containerStatus(p, "app"); cs != nil && cs.State.Waiting != nil && p.Status.Phase == corev1.PodPending {
+			sawInit = true
+		}
+		return allRunning(p)
+	})
+	if !sawInit {
+		t.Log("pod was never seen initializing (init containers were fast)")
+	}
+	if err := waitFor(10*time.Second, func() (bool, error) {
+		return strings.Contains(readLog(t, d, p, "app", 0), "first\nsecond\napp"), nil
+	}); err != nil {
+		t.Fatalf("order wrong; app log:\n%s", readLog(t, d, p, "app", 0))
+	}
+	for _, name := range []string{"first", "second"} {
+		cs := containerStatus(p, name)
+		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.Reason != "Completed" {
+			t.Fatalf("init %s status: %s", name, statusSummary(p))
+		}
+	}
+}
+
+// TestAdoptionAfterSIGKILL: podhost killed with SIGKILL while 10 pods run,
+// then started again: the same containers keep running, restart counts are
+// unchanged, and the status is right within a second of readiness.
+func TestAdoptionAfterSIGKILL(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	for i := 0; i < 10; i++ {
+		d.writeManifest(fmt.Sprintf("p%d.yaml", i), sleeper(fmt.Sprintf("p%d", i), 1, ""))
+	}
+	before := map[string]string{}
+	for i := 0; i < 10; i++ {
+		p := d.waitRunning(fmt.Sprintf("p%d", i))
+		before[p.Name] = p.Status.ContainerStatuses[0].ContainerID
+	}
+	d.kill(syscall.SIGKILL)
+	d.startNoWait()
+	start := time.Now()
+	d.waitReady(30 * time.Second)
+	for name, id := range before {
+		p := d.waitPod(name, time.Second, "adopted", allRunning)
+		cs := p.Status.ContainerStatuses[0]
+		if cs.ContainerID != id || cs.RestartCount != 0 {
+			t.Fatalf("%s: container %s restarts %d, want %s with 0", name, cs.ContainerID, cs.RestartCount, id)
+		}
+	}
+	t.Logf("10 pods adopted, status correct %v after restart", time.Since(start))
+	if n, _ := countContainers(); n != 10 {
+		t.Fatalf("%d containers after adoption, want 10", n)
+	}
+}

@@ -1,0 +1,145 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/logs"
+	"github.com/podhost/podhost/internal/manager"
+)
+
+// backend adapts the manager to the API server.
+type backend struct {
+	mgr    *manager.Manager
+	logDir string
+}
+
+func (b *backend) Ready() bool {
+	select {
+	case <-b.mgr.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+func (b *backend) Pods() []*corev1.Pod {
+	entries := b.mgr.Pods()
+	out := make([]*corev1.Pod, 0, len(entries))
+	for _, e := range entries {
+		p := e.Pod
+		p.APIVersion, p.Kind = "v1", "Pod"
+		if len(e.Warnings) > 0 {
+			if p.Annotations == nil {
+				p.Annotations = map[string]string{}
+			}
+			p.Annotations[api.AnnotationWarnings] = strings.Join(e.Warnings, "; ")
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func (b *backend) find(namespace, name string) (*corev1.Pod, error) {
+	for _, p := range b.Pods() {
+		if p.Namespace == namespace && p.Name == name {
+			return p, nil
+		}
+	}
+	return nil, fmt.Errorf("pods %q: %w", name, api.ErrNotFound)
+}
+
+func (b *backend) Events(namespace, name string) ([]api.Event, error) {
+	p, err := b.find(namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	evs, err := b.mgr.Events(p.UID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Event, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message})
+	}
+	return out, nil
+}
+
+func (b *backend) FileErrors() []api.FileError {
+	var out []api.FileError
+	for _, fe := range b.mgr.FileErrors() {
+		out = append(out, api.FileError{File: fe.File, Error: fe.Err.Error(), Kept: fe.Kept})
+	}
+	return out
+}
+
+// Logs streams a container's CRI log file (the current attempt, or the
+// previous one with Previous), flushing as it goes so `logs -f` is live.
+func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
+	p, err := b.find(req.Namespace, req.Name)
+	if err != nil {
+		return err
+	}
+	name, restarts, err := pickContainer(p, req.Container)
+	if err != nil {
+		return err
+	}
+	if req.Previous {
+		if restarts == 0 {
+			return fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, p.Name, api.ErrNotFound)
+		}
+		restarts--
+	}
+	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, restarts)
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps}
+	return logs.Read(ctx, path, opts, fw, fw)
+}
+
+// pickContainer resolves the container name (the only one when the pod has
+// one and none was given) and its restart count.
+func pickContainer(p *corev1.Pod, name string) (string, int, error) {
+	all := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
+	if name == "" {
+		if len(p.Spec.Containers) != 1 {
+			var names []string
+			for _, c := range p.Spec.Containers {
+				names = append(names, c.Name)
+			}
+			return "", 0, fmt.Errorf("a container name must be specified for pod %s, choose one of: [%s]", p.Name, strings.Join(names, " "))
+		}
+		name = p.Spec.Containers[0].Name
+	}
+	found := false
+	for _, c := range all {
+		found = found || c.Name == name
+	}
+	if !found {
+		return "", 0, fmt.Errorf("container %s is not valid for pod %s: %w", name, p.Name, api.ErrNotFound)
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if cs.Name == name {
+			return name, int(cs.RestartCount), nil
+		}
+	}
+	return name, 0, nil
+}
+
+type flushWriter struct {
+	w  io.Writer
+	rc *http.ResponseController
+}
+
+func (f *flushWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	_ = f.rc.Flush()
+	return n, err
+}

@@ -1,0 +1,117 @@
+package daemon
+
+import (
+	"bufio"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/podhost/podhost/internal/spec"
+)
+
+// bootID is the kernel's boot id: it changes with every boot, which tells
+// podhost that every sandbox it recorded is gone.
+func bootID() (string, error) {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// hostLimits reads what this host lets podhost grant containers: without
+// CAP_SYS_RESOURCE an oom_score_adj below our own, or an rlimit above the
+// current hard limit, makes runc fail ("can't get final child's PID from
+// pipe"); containerd calls the first restrict_oom_score_adj.
+func hostLimits() spec.HostLimits {
+	l := spec.HostLimits{MinOOMScoreAdj: -1000, RlimitHard: map[string]uint64{}}
+	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
+		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && !hasCapSysResource() {
+			l.MinOOMScoreAdj = v
+		}
+	}
+	for name, res := range map[string]int{
+		"RLIMIT_NOFILE": unix.RLIMIT_NOFILE, "RLIMIT_NPROC": unix.RLIMIT_NPROC,
+		"RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_MEMLOCK": unix.RLIMIT_MEMLOCK,
+		"RLIMIT_STACK": unix.RLIMIT_STACK,
+	} {
+		var r unix.Rlimit
+		if unix.Getrlimit(res, &r) == nil {
+			l.RlimitHard[name] = r.Max
+		}
+	}
+	return l
+}
+
+// hasCapSysResource reports whether our effective capability set holds
+// CAP_SYS_RESOURCE (bit 24).
+func hasCapSysResource() bool {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_RESOURCE) != 0
+		}
+	}
+	return false
+}
+
+// hostIP picks the first IPv4 address of the interface carrying the default
+// route (from /proc/net/route), else the first global unicast IPv4 address.
+func hostIP() string {
+	var candidates []net.Addr
+	if iface := defaultRouteIface(); iface != "" {
+		if ifc, err := net.InterfaceByName(iface); err == nil {
+			candidates, _ = ifc.Addrs()
+		}
+	}
+	all, _ := net.InterfaceAddrs()
+	candidates = append(candidates, all...)
+	for _, a := range candidates {
+		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
+			return n.IP.String()
+		}
+	}
+	return "127.0.0.1"
+}
+
+func defaultRouteIface() string {
+	f, err := os.Open("/proc/net/route")
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) > 2 && fields[1] == "00000000" {
+			return fields[0]
+		}
+	}
+	return ""
+}
+
+// memoryCapacity is MemTotal in bytes.
+func memoryCapacity() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb * 1024
+		}
+	}
+	return 0
+}

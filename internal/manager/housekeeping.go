@@ -1,0 +1,82 @@
+package manager
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// housekeeping is the HandlePodCleanups analog: purge finished workers of
+// pods nobody wants, terminate runtime pods nobody wants (our labels, no
+// desired pod, no worker), and tear down sandbox records nobody owns.
+func (m *Manager) housekeeping(ctx context.Context) {
+	desired := m.desiredList()
+	known := m.workers.SyncKnownPods(desired)
+	rpods, err := m.rt.ListPods(ctx)
+	if err != nil {
+		m.log.Warn("housekeeping: list runtime pods", "err", err)
+		return
+	}
+	inRuntime := map[types.UID]bool{}
+	for _, rp := range rpods {
+		inRuntime[rp.UID] = true
+		if m.IsDesired(rp.UID) {
+			continue
+		}
+		if _, ok := known[rp.UID]; ok {
+			continue
+		}
+		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "uid", string(rp.UID))
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, RunningPod: rp})
+	}
+	recs, err := m.store.ListSandboxes()
+	if err != nil {
+		m.log.Warn("housekeeping: list sandboxes", "err", err)
+		return
+	}
+	sandboxOf := map[types.UID]bool{}
+	for _, r := range recs {
+		sandboxOf[r.PodUID] = true
+	}
+	active := func(uid types.UID) bool {
+		_, hasWorker := known[uid]
+		return m.IsDesired(uid) || hasWorker || inRuntime[uid] || sandboxOf[uid]
+	}
+	if err := m.cleaner.CleanupLeaks(ctx, active); err != nil {
+		m.log.Warn("housekeeping: leaks", "err", err)
+	}
+	for _, rec := range staleSandboxes(recs, m.IsDesired, known, inRuntime) {
+		m.log.Info("removing leaked sandbox", "sandbox", rec.ID, "pod", rec.FullName)
+		if err := m.cleaner.CleanupSandboxRecord(ctx, rec); err != nil {
+			m.log.Warn("remove leaked sandbox", "sandbox", rec.ID, "err", err)
+		}
+	}
+}
+
+// staleSandboxes picks the records nobody will clean up otherwise: those of
+// pods that are neither desired, nor known to a worker, nor in the runtime;
+// and superseded records (not the newest) of desired pods.
+func staleSandboxes(recs []state.SandboxRecord, desired func(types.UID) bool, known map[types.UID]podworkers.WorkerState, inRuntime map[types.UID]bool) []state.SandboxRecord {
+	newest := map[types.UID]state.SandboxRecord{}
+	for _, r := range recs {
+		if cur, ok := newest[r.PodUID]; !ok || r.CreatedAt.After(cur.CreatedAt) {
+			newest[r.PodUID] = r
+		}
+	}
+	var out []state.SandboxRecord
+	for _, r := range recs {
+		_, hasWorker := known[r.PodUID]
+		switch {
+		case desired(r.PodUID):
+			if newest[r.PodUID].ID != r.ID {
+				out = append(out, r)
+			}
+		case !hasWorker && !inRuntime[r.PodUID]:
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,150 @@
+package manager
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/admission"
+	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/pleg"
+	"github.com/podhost/podhost/internal/podconfig"
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/source"
+	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
+)
+
+// Run is the sync loop. It returns when ctx is done.
+func (m *Manager) Run(ctx context.Context, snaps <-chan source.Snapshot, events <-chan pleg.PodEvent, prevAdmitted map[types.UID]bool, housekeeping time.Duration) {
+	tick := time.NewTicker(housekeeping)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case snap := <-snaps:
+			m.cfgMu.Lock()
+			updates := m.cfg.Apply(snap)
+			m.cfgMu.Unlock()
+			m.handleUpdates(updates, prevAdmitted)
+			m.mu.Lock()
+			m.started = true
+			m.checkReadyLocked()
+			m.mu.Unlock()
+		case ev := <-events:
+			if m.IsDesired(ev.UID) {
+				m.workers.Wake(ev.UID)
+			}
+		case <-tick.C:
+			m.housekeeping(ctx)
+		}
+	}
+}
+
+// handleUpdates applies one batch: removals first (so a replaced pod's ports
+// and resources are free for its successor), then pods admitted before a
+// restart (their allocation checkpoint wins over newcomers), then the rest.
+func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
+	for _, u := range updates {
+		if u.Op == podconfig.REMOVE {
+			m.removePod(u.Pod)
+		}
+	}
+	sort.SliceStable(updates, func(i, j int) bool {
+		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
+	})
+	for _, u := range updates {
+		switch u.Op {
+		case podconfig.ADD:
+			m.addPod(u.Pod, prevAdmitted[u.Pod.UID])
+		case podconfig.UPDATE:
+			m.mu.Lock()
+			_, ok := m.desired[u.Pod.UID]
+			if ok {
+				m.desired[u.Pod.UID] = u.Pod
+			}
+			m.mu.Unlock()
+			if ok {
+				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: u.Pod})
+			}
+		}
+	}
+}
+
+func (m *Manager) addPod(pod *corev1.Pod, wasAdmitted bool) {
+	log := m.log.With("pod", manifest.FullName(pod), "uid", string(pod.UID))
+	if !wasAdmitted {
+		if res := admission.Admit(pod, m.allocatable, m.admittedPods()); !res.Admit {
+			log.Warn("pod rejected", "reason", res.Reason, "message", res.Message)
+			m.mu.Lock()
+			m.rejected[pod.UID] = pod
+			m.mu.Unlock()
+			m.Event(pod.UID, corev1.EventTypeWarning, res.Reason, res.Message)
+			m.SetStatus(pod, status.Compute(pod, status.Inputs{Rejected: &status.Reason{Reason: res.Reason, Message: res.Message}, Now: time.Now()}))
+			return
+		}
+	}
+	if err := m.store.PutAllocation(allocationFor(pod)); err != nil {
+		log.Error("checkpoint allocation", "err", err)
+	}
+	m.mu.Lock()
+	m.desired[pod.UID] = pod
+	if st, err := m.store.GetStatus(pod.UID); err == nil && st.Phase != "" {
+		m.statuses[pod.UID] = st // last known status until the first sync
+	}
+	m.mu.Unlock()
+	log.Info("pod added")
+	m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: pod})
+}
+
+func (m *Manager) removePod(pod *corev1.Pod) {
+	m.mu.Lock()
+	_, wasDesired := m.desired[pod.UID]
+	delete(m.desired, pod.UID)
+	delete(m.rejected, pod.UID)
+	delete(m.statuses, pod.UID)
+	delete(m.synced, pod.UID)
+	m.mu.Unlock()
+	if err := m.store.DeleteAllocation(pod.UID); err != nil {
+		m.log.Warn("delete allocation", "uid", string(pod.UID), "err", err)
+	}
+	m.log.Info("pod removed", "pod", manifest.FullName(pod), "uid", string(pod.UID))
+	if wasDesired {
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: pod})
+		return
+	}
+	_ = m.store.PurgePod(pod.UID)
+}
+
+func (m *Manager) admittedPods() []*corev1.Pod {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]*corev1.Pod, 0, len(m.desired))
+	for _, p := range m.desired {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (m *Manager) desiredList() []*corev1.Pod { return m.admittedPods() }
+
+func allocationFor(pod *corev1.Pod) state.Allocation {
+	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{}}
+	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for name, q := range c.Resources.Requests {
+			cur := a.Requests[name]
+			cur.Add(q)
+			a.Requests[name] = cur
+		}
+		for _, p := range c.Ports {
+			if p.HostPort != 0 {
+				a.HostPorts = append(a.HostPorts, state.HostPort{HostIP: p.HostIP, Protocol: string(p.Protocol), Port: p.HostPort})
+			}
+		}
+	}
+	return a
+}

@@ -1,0 +1,186 @@
+package manager
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podconfig"
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/state"
+)
+
+type fakeWorkers struct {
+	mu      sync.Mutex
+	updates []podworkers.UpdatePodOptions
+	known   map[types.UID]podworkers.WorkerState
+	woken   []types.UID
+}
+
+func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.updates = append(f.updates, o)
+}
+
+func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {
+	return f.known
+}
+func (f *fakeWorkers) Wake(uid types.UID) bool { f.woken = append(f.woken, uid); return true }
+func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
+
+type fakeRuntime struct{ pods []*podstate.Pod }
+
+func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) { return f.pods, nil }
+
+type fakeStore struct {
+	mu        sync.Mutex
+	statuses  map[types.UID]corev1.PodStatus
+	allocs    map[types.UID]state.Allocation
+	sandboxes []state.SandboxRecord
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{statuses: map[types.UID]corev1.PodStatus{}, allocs: map[types.UID]state.Allocation{}}
+}
+func (f *fakeStore) PutStatus(uid types.UID, st corev1.PodStatus) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.statuses[uid] = st
+	return nil
+}
+func (f *fakeStore) GetStatus(uid types.UID) (corev1.PodStatus, error) { return f.statuses[uid], nil }
+func (f *fakeStore) AddEvent(types.UID, state.Event) error                { return nil }
+func (f *fakeStore) Events(types.UID) ([]state.Event, error)              { return nil, nil }
+func (f *fakeStore) PutAllocation(a state.Allocation) error {
+	f.allocs[a.UID] = a
+	return nil
+}
+func (f *fakeStore) DeleteAllocation(uid types.UID) error {
+	delete(f.allocs, uid)
+	return nil
+}
+func (f *fakeStore) ListSandboxes() ([]state.SandboxRecord, error) { return f.sandboxes, nil }
+func (f *fakeStore) PurgePod(types.UID) error                     { return nil }
+
+type fakeCleaner struct{ cleaned []string }
+
+func (f *fakeCleaner) CleanupSandboxRecord(_ context.Context, r state.SandboxRecord) error {
+	f.cleaned = append(f.cleaned, r.ID)
+	return nil
+}
+func (f *fakeCleaner) CleanupLeaks(context.Context, func(types.UID) bool) error { return nil }
+
+func hostPortPod(name, uid string, port int32) *corev1.Pod {
+	p := &corev1.Pod{}
+	p.Name, p.Namespace, p.UID = name, "default", types.UID(uid)
+	p.Spec.Containers = []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{ContainerPort: 80, HostPort: port, Protocol: corev1.ProtocolTCP}}}}
+	return p
+}
+
+func newTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, *fakeCleaner) {
+	w := &fakeWorkers{known: map[types.UID]podworkers.WorkerState{}}
+	st, rt, cl := newFakeStore(), &fakeRuntime{}, &fakeCleaner{}
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("110")}
+	m := New(rt, st, cl, Options{Allocatable: alloc})
+	m.SetWorkers(w)
+	return m, w, st, rt, cl
+}
+
+// A replaced pod (REMOVE old + ADD new with the same host port, in one
+// batch) must not be rejected for a host-port conflict with itself.
+func TestReplacementFreesHostPortFirst(t *testing.T) {
+	m, w, _, _, _ := newTestManager()
+	old := hostPortPod("web", "u1", 8080)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: old}}, nil)
+	nw := hostPortPod("web", "u2", 8080)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: nw}, {Op: podconfig.REMOVE, Pod: old}}, nil)
+	if !m.IsDesired("u2") || m.IsDesired("u1") {
+		t.Fatalf("desired: u1=%v u2=%v", m.IsDesired("u1"), m.IsDesired("u2"))
+	}
+	var types []podworkers.UpdateType
+	for _, u := range w.updates {
+		types = append(types, u.Type)
+	}
+	want := []podworkers.UpdateType{podworkers.SyncPodCreate, podworkers.SyncPodKill, podworkers.SyncPodCreate}
+	if len(types) != 3 || types[1] != want[1] || types[2] != want[2] {
+		t.Fatalf("updates %v, want %v", types, want)
+	}
+}
+
+func TestHostPortConflictRejects(t *testing.T) {
+	m, w, st, _, _ := newTestManager()
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
+	if len(w.updates) != 1 {
+		t.Fatalf("rejected pod reached the workers: %d updates", len(w.updates))
+	}
+	if got := st.statuses["u2"]; got.Phase != corev1.PodFailed || got.Reason != "HostPortConflict" {
+		t.Fatalf("status %+v", got)
+	}
+	pods := m.Pods()
+	if len(pods) != 2 || pods[1].Pod.Status.Reason != "HostPortConflict" {
+		t.Fatalf("Pods() = %+v", pods)
+	}
+	// Previously admitted pods are admitted again after a restart, whatever
+	// the order the snapshot lists them in.
+	m2, w2, _, _, _ := newTestManager()
+	m2.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}, {Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}},
+		map[types.UID]bool{"u1": true})
+	if !m2.IsDesired("u1") || m2.IsDesired("u2") || len(w2.updates) != 1 {
+		t.Fatalf("previously admitted pod not preferred: u1=%v u2=%v", m2.IsDesired("u1"), m2.IsDesired("u2"))
+	}
+}
+
+func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
+	m, w, st, rt, cl := newTestManager()
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}}, nil)
+	rt.pods = []*podstate.Pod{{UID: "u1"}, {UID: "orphan"}, {UID: "terminating"}}
+	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
+	now := time.Now()
+	st.sandboxes = []state.SandboxRecord{
+		{ID: "old-of-u1", PodUID: "u1", CreatedAt: now.Add(-time.Hour)},
+		{ID: "cur-of-u1", PodUID: "u1", CreatedAt: now},
+		{ID: "leaked", PodUID: "gone", CreatedAt: now},
+		{ID: "orphan-sb", PodUID: "orphan", CreatedAt: now},
+	}
+	w.updates = nil
+	m.housekeeping(context.Background())
+	if len(w.updates) != 1 || w.updates[0].RunningPod == nil || w.updates[0].RunningPod.UID != "orphan" || w.updates[0].Type != podworkers.SyncPodKill {
+		t.Fatalf("orphan updates: %+v", w.updates)
+	}
+	got := map[string]bool{}
+	for _, id := range cl.cleaned {
+		got[id] = true
+	}
+	if len(cl.cleaned) != 2 || !got["old-of-u1"] || !got["leaked"] {
+		t.Fatalf("cleaned %v, want old-of-u1 and leaked", cl.cleaned)
+	}
+}
+
+func TestReadyAfterFirstSyncOfEveryPod(t *testing.T) {
+	m, _, _, _, _ := newTestManager()
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}, {Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 0)}}, nil)
+	m.mu.Lock()
+	m.started = true
+	m.checkReadyLocked()
+	m.mu.Unlock()
+	m.markSynced("u1")
+	select {
+	case <-m.Ready():
+		t.Fatal("ready before every pod synced")
+	default:
+	}
+	m.markSynced("u2")
+	select {
+	case <-m.Ready():
+	default:
+		t.Fatal("not ready after every pod synced")
+	}
+}

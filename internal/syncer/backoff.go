@@ -1,0 +1,89 @@
+package syncer
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Crash-loop and image-pull back-off, as the kubelet does it: 10 s doubling
+// to 5 min per container, forgotten once a container has run cleanly for
+// 10 min (or after twice the max delay without failures).
+const (
+	backoffBase  = 10 * time.Second
+	backoffMax   = 5 * time.Minute
+	backoffReset = 10 * time.Minute
+)
+
+type backoffEntry struct {
+	delay time.Duration
+	last  time.Time // when the back-off window started
+}
+
+type backoff struct {
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]*backoffEntry
+}
+
+func newBackoff(now func() time.Time) *backoff {
+	return &backoff{now: now, m: map[string]*backoffEntry{}}
+}
+
+func backoffKey(uid types.UID, container, kind string) string {
+	return string(uid) + "/" + container + "/" + kind
+}
+
+// inBackoff reports whether key is still waiting, and how long is left.
+func (b *backoff) inBackoff(key string, since time.Time) (bool, time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.m[key]
+	if !ok {
+		return false, 0
+	}
+	if !since.IsZero() && since.After(e.last) {
+		// Measure from the event that triggered this window (e.g. exit time).
+		e.last = since
+	}
+	left := e.last.Add(e.delay).Sub(b.now())
+	return left > 0, left
+}
+
+// next records a failure at time at and returns the new delay.
+func (b *backoff) next(key string, at time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.m[key]
+	switch {
+	case !ok || at.Sub(e.last) > 2*backoffMax:
+		e = &backoffEntry{delay: backoffBase}
+		b.m[key] = e
+	default:
+		e.delay *= 2
+		if e.delay > backoffMax {
+			e.delay = backoffMax
+		}
+	}
+	e.last = at
+	return e.delay
+}
+
+func (b *backoff) reset(key string) {
+	b.mu.Lock()
+	delete(b.m, key)
+	b.mu.Unlock()
+}
+
+// forgetPod drops every entry of a pod.
+func (b *backoff) forgetPod(uid types.UID) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	prefix := string(uid) + "/"
+	for k := range b.m {
+		if len(k) > len(prefix) && k[:len(prefix)] == prefix {
+			delete(b.m, k)
+		}
+	}
+}

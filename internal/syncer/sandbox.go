@@ -1,0 +1,130 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/network"
+	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// cleanupTimeout bounds rollbacks and teardown, which run under a fresh
+// context so a cancelled sync still cleans up after itself.
+const cleanupTimeout = 30 * time.Second
+
+// recreateSandbox tears down the pod's old sandbox (if any) and makes a new
+// one. Intent is recorded before anything is allocated (state Creating), and
+// each step registers its rollback before the next risky call.
+func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state.SandboxRecord, pc cgroups.PodCgroup) (rec state.SandboxRecord, err error) {
+	if old.ID != "" {
+		if err := s.teardownSandbox(ctx, old); err != nil {
+			return old, fmt.Errorf("tear down old sandbox %s: %w", old.ID, err)
+		}
+	}
+	rec = state.SandboxRecord{
+		ID: newID(), PodUID: pod.UID, FullName: pod.Namespace + "/" + pod.Name,
+		State: state.SandboxCreating, Cgroup: pc.Name, BootID: s.cfg.BootID, CreatedAt: s.now(),
+	}
+	if !pod.Spec.HostNetwork {
+		rec.Ports = toStatePorts(network.PortMappings(pod))
+	}
+	if err := s.store.PutSandbox(rec); err != nil {
+		return rec, fmt.Errorf("record sandbox: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			if terr := s.teardownSandbox(ctx, rec); terr != nil {
+				s.podLog(pod).Error("roll back sandbox", "sandbox", rec.ID, "err", terr)
+			}
+		}
+	}()
+	paths, err := s.sb.Create(ctx, rec.ID, pod)
+	if err != nil {
+		return rec, fmt.Errorf("create sandbox namespaces: %w", err)
+	}
+	rec.Dir, rec.NetNS, rec.IPC, rec.UTS = paths.Dir, paths.NetNS, paths.IPC, paths.UTS
+	if err := s.store.PutSandbox(rec); err != nil {
+		return rec, fmt.Errorf("record sandbox: %w", err)
+	}
+	if !pod.Spec.HostNetwork {
+		res, err := s.net.Setup(ctx, rec.ID, paths.NetNS, fromStatePorts(rec.Ports))
+		if err != nil {
+			return rec, fmt.Errorf("set up pod network: %w", err)
+		}
+		rec.IPs, rec.CNIResult = res.IPs, res.Raw
+	}
+	if err := s.sb.WriteHosts(paths, pod, rec.IPs); err != nil {
+		return rec, fmt.Errorf("write hosts: %w", err)
+	}
+	rec.State = state.SandboxReady
+	if err := s.store.PutSandbox(rec); err != nil {
+		return rec, fmt.Errorf("record sandbox: %w", err)
+	}
+	s.podLog(pod).Info("sandbox ready", "sandbox", rec.ID, "ips", rec.IPs)
+	return rec, nil
+}
+
+// teardownSandbox releases the network (CNI DEL with the recorded ports; an
+// empty netns path when the namespace is gone, e.g. after a reboot), removes
+// the pinned namespaces and files, and deletes the record. Idempotent.
+func (s *Syncer) teardownSandbox(ctx context.Context, rec state.SandboxRecord) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if rec.State != state.SandboxRemoving {
+		rec.State = state.SandboxRemoving
+		if err := s.store.PutSandbox(rec); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	if rec.NetNS != "" || len(rec.IPs) > 0 || len(rec.CNIResult) > 0 {
+		netns := rec.NetNS
+		if !pathExists(netns) {
+			netns = ""
+		}
+		if err := s.net.Teardown(ctx, rec.ID, netns, fromStatePorts(rec.Ports)); err != nil {
+			errs = append(errs, fmt.Errorf("network teardown: %w", err))
+		}
+	}
+	if rec.Dir != "" || rec.NetNS != "" {
+		paths := sandbox.Paths{Dir: rec.Dir, NetNS: rec.NetNS, IPC: rec.IPC, UTS: rec.UTS}
+		if err := s.sb.Remove(ctx, paths); err != nil {
+			errs = append(errs, fmt.Errorf("remove namespaces: %w", err))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return s.store.DeleteSandbox(rec.ID)
+}
+
+func toStatePorts(in []network.PortMapping) []state.PortMapping {
+	out := make([]state.PortMapping, 0, len(in))
+	for _, p := range in {
+		out = append(out, state.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: p.Protocol, HostIP: p.HostIP})
+	}
+	return out
+}
+
+func fromStatePorts(in []state.PortMapping) []network.PortMapping {
+	out := make([]network.PortMapping, 0, len(in))
+	for _, p := range in {
+		out = append(out, network.PortMapping{HostPort: p.HostPort, ContainerPort: p.ContainerPort, Protocol: p.Protocol, HostIP: p.HostIP})
+	}
+	return out
+}
+
+func pathExists(p string) bool {
+	if p == "" {
+		return false
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}

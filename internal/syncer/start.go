@@ -1,0 +1,179 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/logs"
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/spec"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// errBackoff marks a container waiting out a back-off: not a sync failure
+// (the syncer wakes the worker itself when the back-off expires).
+var errBackoff = errors.New("back-off")
+
+// LabelGracePeriod records the pod's termination grace period on each
+// container so orphans (no manifest any more) still stop gracefully.
+const LabelGracePeriod = "podhost.io/termination-grace-period"
+
+type startInput struct {
+	pod     *corev1.Pod
+	running *podstate.Pod
+	sandbox state.SandboxRecord
+	cgroup  cgroups.PodCgroup
+	volumes map[string]string
+}
+
+// startContainer creates and starts the next attempt of container c, unless
+// it is in crash-loop or image-pull back-off. Failures are recorded as the
+// container's waiting reason (what `get pods` shows) and returned.
+func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Container, init bool) error {
+	pod := in.pod
+	prev := in.running.Find(c.Name)
+	restarts, attempt := 0, 0
+	if prev != nil {
+		attempt = prev.Attempt + 1
+		restarts = prev.RestartCount
+		if prev.State == podstate.StateExited {
+			restarts++
+			if s.inCrashLoop(pod, c.Name, prev) {
+				return nil
+			}
+		} else if err := s.rt.RemoveContainer(ctx, prev.ID); err != nil { // created, never started
+			return fmt.Errorf("remove stale container %s: %w", prev.ID, err)
+		}
+	}
+	img, err := s.ensureImage(ctx, pod, c)
+	if err != nil {
+		return err
+	}
+	id := newID()
+	opts, err := spec.Build(s.specPod(in), spec.Container{
+		Container: c, ID: id, Image: img.Config, CgroupsPath: s.cg.ContainerPath(in.cgroup, id),
+		QOS: qos.PodQOS(pod), MemoryCapacity: s.cfg.MemoryCapacity,
+	})
+	if err != nil {
+		return s.failStart(pod, c.Name, "CreateContainerConfigError", err)
+	}
+	cfg := runtime.ContainerConfig{
+		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: s.cg.Driver() == cgroups.DriverSystemd,
+		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
+		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
+	}
+	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
+		return s.failStart(pod, c.Name, "CreateContainerError", err)
+	}
+	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
+	if err := s.rt.StartContainer(ctx, id); err != nil {
+		_ = s.rt.RemoveContainer(context.WithoutCancel(ctx), id)
+		return s.failStart(pod, c.Name, "RunContainerError", err)
+	}
+	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+	s.clearWaiting(pod.UID, c.Name)
+	s.pruneOld(ctx, in.running, c.Name, prev)
+	return nil
+}
+
+// inCrashLoop applies crash-loop back-off to a container that exited. Like
+// the kubelet, the first restart is immediate and opens a 10 s window; each
+// restart inside a window waits it out and doubles the next one (to 5 min).
+// A run of 10 min or more starts over.
+func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Container) bool {
+	key := backoffKey(pod.UID, name, "crash")
+	if !prev.StartedAt.IsZero() && prev.FinishedAt.Sub(prev.StartedAt) >= backoffReset {
+		s.backoff.reset(key)
+	}
+	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
+			left.Round(time.Second), name, pod.Name, pod.Namespace, pod.UID)
+		s.setWaiting(pod.UID, name, "CrashLoopBackOff", msg)
+		s.obs.Event(pod.UID, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container "+name)
+		s.wakeAfter(pod.UID, left)
+		return true
+	}
+	s.backoff.next(key, s.now())
+	return false
+}
+
+// ensureImage resolves the container's image per pull policy, with
+// ImagePullBackOff between failed pulls.
+func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (runtime.Image, error) {
+	key := backoffKey(pod.UID, c.Name, "pull")
+	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
+		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
+		s.wakeAfter(pod.UID, left)
+		return runtime.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
+	}
+	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
+	switch {
+	case err == nil:
+		s.backoff.reset(key)
+		return img, nil
+	case errors.Is(err, runtime.ErrImageNeverPull):
+		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
+		return img, s.failStart(pod, c.Name, "ErrImageNeverPull", errors.New(msg))
+	default:
+		d := s.backoff.next(key, s.now())
+		s.wakeAfter(pod.UID, d)
+		return img, s.failStart(pod, c.Name, "ErrImagePull", err)
+	}
+}
+
+func (s *Syncer) failStart(pod *corev1.Pod, name, reason string, err error) error {
+	s.setWaiting(pod.UID, name, reason, err.Error())
+	s.obs.Event(pod.UID, corev1.EventTypeWarning, "Failed", fmt.Sprintf("%s: %v", reason, err))
+	return fmt.Errorf("container %s: %s: %w", name, reason, err)
+}
+
+func (s *Syncer) specPod(in startInput) spec.Pod {
+	vols := make(map[string]spec.Volume, len(in.volumes))
+	for name, p := range in.volumes {
+		vols[name] = spec.Volume{HostPath: p}
+	}
+	sb := in.sandbox
+	return spec.Pod{
+		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS,
+		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
+		Volumes: vols, Host: s.cfg.HostLimits, SandboxID: sb.ID, PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
+	}
+}
+
+func (s *Syncer) labels(pod *corev1.Pod, sandboxID, name string, init bool, restarts, attempt int) map[string]string {
+	l := map[string]string{
+		podstate.LabelPodUID:        string(pod.UID),
+		podstate.LabelPodName:       pod.Name,
+		podstate.LabelPodNamespace:  pod.Namespace,
+		podstate.LabelContainerName: name,
+		podstate.LabelSandboxID:     sandboxID,
+		podstate.LabelSpecHash:      pod.Annotations[podstate.AnnotationConfigHash],
+		podstate.LabelRestartCount:  strconv.Itoa(restarts),
+		podstate.LabelAttempt:       strconv.Itoa(attempt),
+		LabelGracePeriod:            strconv.FormatInt(int64(gracePeriod(pod, nil)/time.Second), 10),
+	}
+	if init {
+		l[podstate.LabelInit] = "true"
+	}
+	return l
+}
+
+// pruneOld removes dead instances of a container older than the previous
+// one (kept for lastState and `logs --previous`).
+func (s *Syncer) pruneOld(ctx context.Context, running *podstate.Pod, name string, prev *podstate.Container) {
+	for _, c := range running.Containers {
+		if c.Name == name && c != prev && c.State != podstate.StateRunning {
+			if err := s.rt.RemoveContainer(ctx, c.ID); err != nil {
+				s.log.Warn("remove old container", "id", c.ID, "err", err)
+			}
+		}
+	}
+}

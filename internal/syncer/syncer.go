@@ -1,0 +1,175 @@
+// Package syncer implements the pod lifecycle the pod workers drive:
+// SyncPod, SyncTerminatingPod, SyncTerminatingRuntimePod and SyncTerminatedPod
+// (the kubelet's semantics). Each sync observes the runtime, plans with the
+// pure computePodActions, then executes the plan through narrow interfaces
+// over the runtime, sandbox, network, cgroups, volumes and state packages.
+package syncer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/network"
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/spec"
+	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
+)
+
+// Runtime is the part of the containerd adapter the syncer uses.
+type Runtime interface {
+	EnsureImage(ctx context.Context, ref string, policy corev1.PullPolicy) (runtime.Image, error)
+	CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) error
+	StartContainer(ctx context.Context, id string) error
+	StopContainer(ctx context.Context, id string, grace time.Duration) error
+	RemoveContainer(ctx context.Context, id string) error
+	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+}
+
+// Sandboxes pins and removes a pod's namespaces and per-pod files.
+type Sandboxes interface {
+	Create(ctx context.Context, id string, pod *corev1.Pod) (sandbox.Paths, error)
+	WriteHosts(p sandbox.Paths, pod *corev1.Pod, ips []string) error
+	Remove(ctx context.Context, p sandbox.Paths) error
+}
+
+// Network attaches and detaches a pod's network namespace.
+type Network interface {
+	Setup(ctx context.Context, id, netnsPath string, ports []network.PortMapping) (*network.Result, error)
+	Teardown(ctx context.Context, id, netnsPath string, ports []network.PortMapping) error
+}
+
+// Cgroups manages pod cgroups.
+type Cgroups interface {
+	Driver() string
+	EnsurePod(ctx context.Context, uid types.UID, qos corev1.PodQOSClass, r cgroups.Resources) (cgroups.PodCgroup, error)
+	ContainerPath(pc cgroups.PodCgroup, containerID string) string
+	RemovePod(ctx context.Context, pc cgroups.PodCgroup) error
+	ListPods(ctx context.Context) ([]cgroups.PodCgroup, error)
+}
+
+// Volumes prepares and removes pod volumes.
+type Volumes interface {
+	Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	Cleanup(ctx context.Context, uid types.UID) error
+	ListPods() ([]types.UID, error)
+}
+
+// Store is the persistent state the syncer reads and writes.
+type Store interface {
+	PutSandbox(state.SandboxRecord) error
+	DeleteSandbox(id string) error
+	ListSandboxes() ([]state.SandboxRecord, error)
+}
+
+// Observer receives what the syncer learns: statuses and events.
+type Observer interface {
+	SetStatus(pod *corev1.Pod, st corev1.PodStatus)
+	Event(uid types.UID, typ, reason, message string)
+	// IsDesired reports whether a pod with this UID is still wanted (its
+	// manifest is present): terminated pods that are still desired keep their
+	// exited containers so status and logs stay available.
+	IsDesired(uid types.UID) bool
+}
+
+// Waker asks the pod worker of uid to sync again (crash-loop back-off expiry).
+type Waker interface {
+	Wake(uid types.UID) bool
+}
+
+// Config holds host facts and paths.
+type Config struct {
+	LogDir         string
+	BootID         string
+	HostIP         string
+	MemoryCapacity int64
+	HostLimits     spec.HostLimits
+}
+
+// Syncer executes pod lifecycles. It is safe for concurrent use by one
+// worker per pod UID.
+type Syncer struct {
+	cfg     Config
+	rt      Runtime
+	sb      Sandboxes
+	net     Network
+	cg      Cgroups
+	vol     Volumes
+	store   Store
+	obs     Observer
+	waker   Waker
+	log     *slog.Logger
+	now     func() time.Time
+	backoff *backoff
+
+	mu      sync.Mutex
+	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
+}
+
+// Deps are the syncer's collaborators.
+type Deps struct {
+	Runtime   Runtime
+	Sandboxes Sandboxes
+	Network   Network
+	Cgroups   Cgroups
+	Volumes   Volumes
+	Store     Store
+	Observer  Observer
+	Waker     Waker
+	Logger    *slog.Logger
+	Now       func() time.Time
+}
+
+// New returns a Syncer.
+func New(cfg Config, d Deps) *Syncer {
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	return &Syncer{
+		cfg: cfg, rt: d.Runtime, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
+		vol: d.Volumes, store: d.Store, obs: d.Observer, waker: d.Waker,
+		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now),
+		waiting: map[types.UID]map[string]status.Reason{},
+	}
+}
+
+// SetWaker sets the waker after construction (the pod workers need the
+// syncer first).
+func (s *Syncer) SetWaker(w Waker) { s.waker = w }
+
+func (s *Syncer) podLog(pod *corev1.Pod) *slog.Logger {
+	return s.log.With("pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID))
+}
+
+// runtimePod returns the runtime's view of one pod (never nil).
+func (s *Syncer) runtimePod(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
+	pods, err := s.rt.ListPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods {
+		if p.UID == uid {
+			return p, nil
+		}
+	}
+	return &podstate.Pod{UID: uid}, nil
+}
+
+func newID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,168 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
+)
+
+// SyncPod moves the pod towards its spec: pod cgroup, sandbox, init
+// containers one by one, then app containers, restarting exited ones per
+// restartPolicy with crash-loop back-off. It reports terminal=true once the
+// pod has Succeeded or Failed.
+func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *corev1.Pod, _ *podstate.Pod) (bool, error) {
+	log := s.podLog(pod)
+	running, err := s.runtimePod(ctx, pod.UID)
+	if err != nil {
+		return false, fmt.Errorf("list runtime pod: %w", err)
+	}
+	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), cgroups.PodResources(pod))
+	if err != nil {
+		return false, fmt.Errorf("pod cgroup: %w", err)
+	}
+	sb, ready := s.currentSandbox(pod.UID)
+	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready})
+	log.Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
+		"start", len(actions.Start), "kill", len(actions.Kill), "terminal", actions.Terminal)
+
+	if actions.KillPod {
+		if err := s.stopContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
+			return false, err
+		}
+	}
+	if actions.CreateSandbox {
+		if sb, err = s.recreateSandbox(ctx, pod, sb, pc); err != nil {
+			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedCreatePodSandBox", err.Error())
+			s.updateStatus(pod, running, sb)
+			return false, err
+		}
+	}
+	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
+		return false, err
+	}
+	errs := s.startAll(ctx, pod, running, sb, pc, actions)
+	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.StartInit != nil || len(actions.Start) > 0 {
+		if running, err = s.runtimePod(ctx, pod.UID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.updateStatus(pod, running, sb)
+	return actions.Terminal, errors.Join(errs...)
+}
+
+func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions) []error {
+	if a.StartInit == nil && len(a.Start) == 0 {
+		return nil
+	}
+	vols, err := s.vol.Prepare(ctx, pod)
+	if err != nil {
+		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
+		return []error{fmt.Errorf("volumes: %w", err)}
+	}
+	in := startInput{pod: pod, running: running, sandbox: sb, cgroup: pc, volumes: vols}
+	if a.StartInit != nil {
+		if err := s.startContainer(ctx, in, a.StartInit, true); err != nil && !errors.Is(err, errBackoff) {
+			return []error{err}
+		}
+		return nil
+	}
+	var errs []error
+	for _, c := range a.Start {
+		if err := s.startContainer(ctx, in, c, false); err != nil && !errors.Is(err, errBackoff) {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// currentSandbox returns the pod's newest sandbox record and whether it is
+// usable: Ready, made in this boot, and its pinned network namespace present.
+func (s *Syncer) currentSandbox(uid types.UID) (state.SandboxRecord, bool) {
+	recs, err := s.store.ListSandboxes()
+	if err != nil {
+		return state.SandboxRecord{}, false
+	}
+	var best state.SandboxRecord
+	for _, r := range recs {
+		if r.PodUID == uid && (best.ID == "" || r.CreatedAt.After(best.CreatedAt)) {
+			best = r
+		}
+	}
+	ready := best.ID != "" && best.State == state.SandboxReady && best.BootID == s.cfg.BootID &&
+		(best.NetNS == "" || sandbox.Exists(best.NetNS))
+	return best, ready
+}
+
+// updateStatus computes the API status from what was observed and hands it
+// to the observer.
+func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord) {
+	s.mu.Lock()
+	waiting := make(map[string]status.Reason, len(s.waiting[pod.UID]))
+	for k, v := range s.waiting[pod.UID] {
+		waiting[k] = v
+	}
+	s.mu.Unlock()
+	ips := sb.IPs
+	if pod.Spec.HostNetwork && s.cfg.HostIP != "" {
+		ips = []string{s.cfg.HostIP}
+	}
+	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
+		SandboxReady: sb.State == state.SandboxReady, Now: s.now()}
+	s.obs.SetStatus(pod, status.Compute(pod, in))
+}
+
+func (s *Syncer) setWaiting(uid types.UID, container, reason, message string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.waiting[uid]
+	if m == nil {
+		m = map[string]status.Reason{}
+		s.waiting[uid] = m
+	}
+	m[container] = status.Reason{Reason: reason, Message: message}
+}
+
+func (s *Syncer) clearWaiting(uid types.UID, container string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.waiting[uid], container)
+}
+
+func (s *Syncer) forget(uid types.UID) {
+	s.mu.Lock()
+	delete(s.waiting, uid)
+	s.mu.Unlock()
+	s.backoff.forgetPod(uid)
+}
+
+// wakeAfter asks the worker to sync again once d has passed.
+func (s *Syncer) wakeAfter(uid types.UID, d time.Duration) {
+	if s.waker == nil {
+		return
+	}
+	time.AfterFunc(d+50*time.Millisecond, func() { s.waker.Wake(uid) })
+}
+
+// gracePeriod is the pod's termination grace period, or the override.
+func gracePeriod(pod *corev1.Pod, override *int64) time.Duration {
+	g := int64(30)
+	if pod != nil && pod.Spec.TerminationGracePeriodSeconds != nil {
+		g = *pod.Spec.TerminationGracePeriodSeconds
+	}
+	if override != nil && *override < g {
+		g = *override
+	}
+	return time.Duration(g) * time.Second
+}

@@ -1,0 +1,198 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// SyncTerminatingPod stops every container of the pod in parallel, each with
+// the grace period (which the pod workers only ever shrink).
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *podstate.Pod, grace int64) error {
+	running, err := s.runtimePod(ctx, pod.UID)
+	if err != nil {
+		return err
+	}
+	if err := s.stopContainers(ctx, pod, running.Running(), time.Duration(grace)*time.Second); err != nil {
+		return err
+	}
+	if running, err = s.runtimePod(ctx, pod.UID); err != nil {
+		return err
+	}
+	sb, _ := s.currentSandbox(pod.UID)
+	s.updateStatus(pod, running, sb)
+	return nil
+}
+
+// SyncTerminatingRuntimePod stops and removes a pod the runtime has but
+// nobody wants any more (no manifest): podhost restarted after its manifest
+// was deleted, or its worker is long gone. Each container keeps the grace
+// period it was created with.
+func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *podstate.Pod) error {
+	if running == nil {
+		return nil
+	}
+	var grace time.Duration
+	for _, c := range running.Containers {
+		if g, err := strconv.Atoi(c.Labels[LabelGracePeriod]); err == nil && time.Duration(g)*time.Second > grace {
+			grace = time.Duration(g) * time.Second
+		}
+	}
+	if err := s.stopContainers(ctx, nil, running.Running(), grace); err != nil {
+		return err
+	}
+	return s.cleanupPod(ctx, running.UID, true)
+}
+
+// SyncTerminatedPod releases what a terminated pod still holds: network,
+// namespaces, cgroup. A pod that is still desired (it Succeeded or Failed
+// with its manifest present) keeps its exited containers for status and
+// logs; otherwise everything goes, containers and volumes included.
+func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
+	running, err := s.runtimePod(ctx, pod.UID)
+	if err != nil {
+		return err
+	}
+	if len(running.Running()) > 0 {
+		return fmt.Errorf("pod %s/%s still has running containers", pod.Namespace, pod.Name)
+	}
+	desired := s.obs.IsDesired(pod.UID)
+	if desired {
+		sb, _ := s.currentSandbox(pod.UID)
+		s.updateStatus(pod, running, sb)
+	}
+	return s.cleanupPod(ctx, pod.UID, !desired)
+}
+
+// cleanupPod tears down every sandbox of uid, its cgroup and (removeAll)
+// its containers and volumes. Idempotent; runs under a fresh context.
+func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	recs, err := s.store.ListSandboxes()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.PodUID != uid {
+			continue
+		}
+		if err := s.teardownSandbox(ctx, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if removeAll {
+		running, err := s.runtimePod(ctx, uid)
+		if err != nil {
+			return err
+		}
+		for _, c := range running.Containers {
+			if err := s.rt.RemoveContainer(ctx, c.ID); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if err := s.vol.Cleanup(ctx, uid); err != nil {
+			errs = append(errs, err)
+		}
+		s.forget(uid)
+	}
+	if err := s.removePodCgroups(ctx, uid); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// stopContainers stops containers in parallel, each with grace.
+func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*podstate.Container, grace time.Duration) error {
+	if len(cs) == 0 {
+		return nil
+	}
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, c := range cs {
+		wg.Add(1)
+		go func(c *podstate.Container) {
+			defer wg.Done()
+			if pod != nil {
+				s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name)
+			}
+			if err := s.rt.StopContainer(ctx, c.ID, grace); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("stop %s: %w", c.Name, err))
+				mu.Unlock()
+			}
+		}(c)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// CleanupSandboxRecord tears down a sandbox nobody owns any more (found by
+// housekeeping: a record left behind by a crash). Exported for the manager.
+func (s *Syncer) CleanupSandboxRecord(ctx context.Context, rec state.SandboxRecord) error {
+	return s.teardownSandbox(ctx, rec)
+}
+
+// removePodCgroups removes every cgroup of uid (whatever QoS class it was
+// made for), found by listing rather than from records, so nothing leaks
+// even when a record was lost.
+func (s *Syncer) removePodCgroups(ctx context.Context, uid types.UID) error {
+	pcs, err := s.cg.ListPods(ctx)
+	if err != nil {
+		return fmt.Errorf("list pod cgroups: %w", err)
+	}
+	var errs []error
+	for _, pc := range pcs {
+		if pc.UID == uid {
+			if err := s.cg.RemovePod(ctx, pc); err != nil {
+				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", pc.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CleanupLeaks removes pod cgroups and volume dirs of pods that are not
+// active (not desired, no worker, nothing in the runtime): what a crash
+// between two cleanup steps can leave behind.
+func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) error {
+	var errs []error
+	pcs, err := s.cg.ListPods(ctx)
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, pc := range pcs {
+		if pc.UID != "" && !active(pc.UID) {
+			s.log.Info("removing leaked pod cgroup", "cgroup", pc.Name, "uid", string(pc.UID))
+			if err := s.cg.RemovePod(ctx, pc); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	uids, err := s.vol.ListPods()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, uid := range uids {
+		if !active(uid) {
+			s.log.Info("removing leaked pod volumes", "uid", string(uid))
+			if err := s.vol.Cleanup(ctx, uid); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
