@@ -154,7 +154,7 @@ func TestSmokeCNI(t *testing.T) {
 		t.Fatalf("load CNI config from %s: %v", env.CNIConfDir, err)
 	}
 	id := uniqueID("smoke-cni")
-	ports := []gocni.PortMapping{{HostPort: 18080, ContainerPort: 8080, Protocol: "tcp", HostIP: "127.0.0.1"}}
+	ports := []gocni.PortMapping{{HostPort: 28081, ContainerPort: 8080, Protocol: "tcp"}}
 	res, err := cni.Setup(ctx, id, ns.GetPath(), gocni.WithCapabilityPortMap(ports))
 	if err != nil {
 		t.Fatalf("CNI ADD: %v", err)

@@ -125,6 +125,9 @@ func Reap(ctx context.Context, base string) error {
 	}
 	var errs []error
 	for _, dir := range entries {
+		if st, err := os.Lstat(dir); err != nil || !st.IsDir() {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join(dir, metaFile))
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
