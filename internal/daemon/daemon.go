@@ -12,6 +12,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/admission"
@@ -95,6 +97,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	workers := podworkers.New(mgr.WrapHandler(syn), podworkers.Options{Store: db, Logger: log, ResyncInterval: cfg.ResyncPeriod})
 	syn.SetWaker(workers)
 	mgr.SetWorkers(workers)
+	if err := restoreWorkers(db, workers, log); err != nil {
+		return fmt.Errorf("restore pod workers: %w", err)
+	}
 	return serve(ctx, cfg, log, db, rt, mgr)
 }
 
@@ -177,4 +182,33 @@ func notify(states ...string) {
 	for _, s := range states {
 		_, _ = sddaemon.SdNotify(false, s)
 	}
+}
+
+// restoreWorkers resumes terminations that a previous podhost had begun: a
+// worker recorded as terminating is seeded straight into terminating with
+// its grace period (before any desired pod is added, as the pod workers
+// require). Other records are dropped: workers rewrite them as they start.
+func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) error {
+	recs, err := db.ListWorkers()
+	if err != nil {
+		return err
+	}
+	for _, r := range recs {
+		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 {
+			if err := db.DeleteWorker(r.UID); err != nil {
+				return err
+			}
+			continue
+		}
+		var pod corev1.Pod
+		if err := json.Unmarshal(r.Pod, &pod); err != nil {
+			log.Warn("drop unreadable worker record", "uid", string(r.UID), "err", err)
+			_ = db.DeleteWorker(r.UID)
+			continue
+		}
+		grace := r.GracePeriod
+		log.Info("resuming pod termination", "pod", r.FullName, "uid", string(r.UID), "gracePeriod", grace)
+		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
+	}
+	return nil
 }

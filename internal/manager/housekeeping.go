@@ -15,6 +15,13 @@ import (
 func (m *Manager) housekeeping(ctx context.Context) {
 	desired := m.desiredList()
 	known := m.workers.SyncKnownPods(desired)
+	for _, p := range desired {
+		if _, ok := known[p.UID]; !ok {
+			// The worker was forgotten (a restart was requested while it
+			// terminated): start it again, as the kubelet's HandlePodCleanups does.
+			m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
+		}
+	}
 	rpods, err := m.rt.ListPods(ctx)
 	if err != nil {
 		m.log.Warn("housekeeping: list runtime pods", "err", err)

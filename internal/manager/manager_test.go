@@ -32,7 +32,7 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {
 	return f.known
 }
-func (f *fakeWorkers) Wake(uid types.UID) bool { f.woken = append(f.woken, uid); return true }
+func (f *fakeWorkers) Wake(uid types.UID) bool                  { f.woken = append(f.woken, uid); return true }
 func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
 
 type fakeRuntime struct{ pods []*podstate.Pod }
@@ -56,8 +56,8 @@ func (f *fakeStore) PutStatus(uid types.UID, st corev1.PodStatus) error {
 	return nil
 }
 func (f *fakeStore) GetStatus(uid types.UID) (corev1.PodStatus, error) { return f.statuses[uid], nil }
-func (f *fakeStore) AddEvent(types.UID, state.Event) error                { return nil }
-func (f *fakeStore) Events(types.UID) ([]state.Event, error)              { return nil, nil }
+func (f *fakeStore) AddEvent(types.UID, state.Event) error             { return nil }
+func (f *fakeStore) Events(types.UID) ([]state.Event, error)           { return nil, nil }
 func (f *fakeStore) PutAllocation(a state.Allocation) error {
 	f.allocs[a.UID] = a
 	return nil
@@ -67,7 +67,7 @@ func (f *fakeStore) DeleteAllocation(uid types.UID) error {
 	return nil
 }
 func (f *fakeStore) ListSandboxes() ([]state.SandboxRecord, error) { return f.sandboxes, nil }
-func (f *fakeStore) PurgePod(types.UID) error                     { return nil }
+func (f *fakeStore) PurgePod(types.UID) error                      { return nil }
 
 type fakeCleaner struct{ cleaned []string }
 
@@ -143,6 +143,7 @@ func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
 	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}}, nil)
 	rt.pods = []*podstate.Pod{{UID: "u1"}, {UID: "orphan"}, {UID: "terminating"}}
 	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
+	w.known["u1"] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
 	now := time.Now()
 	st.sandboxes = []state.SandboxRecord{
 		{ID: "old-of-u1", PodUID: "u1", CreatedAt: now.Add(-time.Hour)},

@@ -80,6 +80,12 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 func planNewSandbox(pod *corev1.Pod, running *podstate.Pod) podActions {
 	var a podActions
 	a.KillPod = len(running.Running()) > 0
+	if done, phase := terminalPhase(pod, running); done {
+		// Finished for good (e.g. Succeeded before a podhost restart): no
+		// new sandbox, nothing restarts.
+		a.Terminal, a.Phase = true, phase
+		return a
+	}
 	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && anyAppRan(pod, running) {
 		a.Terminal, a.Phase = terminalPhase(pod, running)
 		if !a.Terminal { // a container never ran to completion: it failed
