@@ -21,9 +21,13 @@ all: build
 build:
 	$(GO) build -o bin/podhost ./cmd/podhost
 
-test: test-unit test-integration
-# The VM suite (scripts/vm/) joins `make test` here once it is wired up:
-# test: test-vm
+# Both suites run even if the first fails; make test fails if either did.
+test:
+	@rc=0; $(MAKE) --no-print-directory test-unit || rc=1; \
+	$(MAKE) --no-print-directory test-integration || rc=1; \
+	exit $$rc
+# The VM suite (scripts/vm/) joins `make test` here once it is wired up
+# (add `$(MAKE) test-vm || rc=1;` above):
 # test-vm:
 # 	scripts/vm/run.sh
 
