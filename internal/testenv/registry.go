@@ -337,7 +337,8 @@ func (r *Registry) LogTail(n int) string {
 func (r *Registry) Ref(repoTag string) string { return r.Addr + "/" + repoTag }
 
 // WriteDockerConfig writes a docker config.json to path with credentials
-// for host ({"auths": {host: {"auth": base64(user:password)}}}).
+// for host ({"auths": {host: {"auth": base64(user:password)}}}), atomically
+// (temp file + rename: a daemon re-reading it never sees half a file).
 func WriteDockerConfig(path, host string, creds Credentials) error {
 	cfg := map[string]any{"auths": map[string]any{
 		host: map[string]string{"auth": base64.StdEncoding.EncodeToString([]byte(creds.User + ":" + creds.Password))},
@@ -346,7 +347,12 @@ func WriteDockerConfig(path, host string, creds Credentials) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+		return fmt.Errorf("testenv: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("testenv: %w", err)
 	}
 	return nil
