@@ -1,0 +1,211 @@
+// Package manifest turns manifest files into desired pods: it decodes YAML or
+// JSON (several documents per file) strictly into k8s.io/api core/v1 Pods,
+// applies the defaults the kubelet applies to static pods, validates
+// everything podhost will run (with field paths in every error), computes the
+// spec hash and the pod UID, and sets the podhost annotations.
+//
+// It is pure: apart from ReadFile it does no I/O beyond the bytes given.
+//
+// A file is all or nothing: if any document fails, Decode returns no pods
+// and an ErrorList with one line per problem, e.g.
+//
+//	web.yaml: spec.containers[0].image: Required value
+//	web.yaml: [doc 2] spec.volumes[2].configMap: Unsupported value: "configMap": not supported by podhost (supported: emptyDir, hostPath)
+package manifest
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"syscall"
+
+	corev1 "k8s.io/api/core/v1"
+	sigsjson "sigs.k8s.io/json"
+
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// MaxFileSize is the largest manifest file accepted, in bytes.
+const MaxFileSize = 1 << 20
+
+var podType = reflect.TypeFor[corev1.Pod]()
+
+// Decode parses every document in data (YAML or JSON, multi-document; empty
+// documents are skipped), strictly, then defaults, validates, hashes, and
+// sets the UID and the config-hash and config-source annotations of each
+// pod. file is used in errors (its base name) and in the config-source
+// annotation (as given). On any error it returns (nil, ErrorList). A file
+// with no documents yields no pods and no error.
+func Decode(file string, data []byte) ([]*corev1.Pod, error) {
+	if err := checkInput(data); err != nil {
+		return nil, fileError(file, "%s", err)
+	}
+	docs := splitDocs(data)
+	pods := make([]*corev1.Pod, 0, len(docs))
+	var all []*FieldError
+	seen := map[string]int{} // full name or UID -> doc number
+	for i, d := range docs {
+		pod, e := decodeDoc(file, d)
+		if pod != nil {
+			e = append(e, checkUnique(pod, i+1, seen)...)
+		}
+		if len(docs) > 1 {
+			for _, fe := range e {
+				fe.Doc = i + 1
+			}
+		}
+		all = append(all, e...)
+		pods = append(pods, pod)
+	}
+	if err := finish(file, all); err != nil {
+		return nil, err
+	}
+	return pods, nil
+}
+
+// checkUnique rejects a pod whose full name or UID an earlier document of
+// the same file already uses (pods are keyed by UID downstream).
+func checkUnique(pod *corev1.Pod, docNum int, seen map[string]int) errs {
+	var e errs
+	if first, dup := seen[FullName(pod)]; dup {
+		e.add("metadata.name", "Duplicate value: %q: also defined in document %d of this file", FullName(pod), first)
+		return e
+	}
+	seen[FullName(pod)] = docNum
+	if pod.UID == "" { // no metadata.uid and validation failed: none derived
+		return e
+	}
+	if first, dup := seen["uid:"+string(pod.UID)]; dup {
+		e.add("metadata.uid", "Duplicate value: %q: also used by document %d of this file", pod.UID, first)
+	} else {
+		seen["uid:"+string(pod.UID)] = docNum
+	}
+	return e
+}
+
+// decodeDoc decodes one document into a defaulted, validated pod. The pod
+// is returned (for duplicate detection) even when validation failed, but
+// not when it could not be decoded.
+func decodeDoc(file string, d doc) (*corev1.Pod, errs) {
+	v, e := parseDoc(d.raw, d.line)
+	if len(e) > 0 {
+		return nil, e
+	}
+	obj, ok := v.(map[string]any)
+	if !ok && v != nil {
+		e.add("", "document is %s, not a Pod object (a YAML mapping or JSON object)", kindOf(v))
+		return nil, e
+	}
+	if e = checkKind(obj); len(e) > 0 {
+		return nil, e
+	}
+	if checkSchema(obj, podType, nil, &e); len(e) > 0 {
+		return nil, e
+	}
+	canon, err := canonicalJSON(obj)
+	if err != nil {
+		e.add("", "%s", err)
+		return nil, e
+	}
+	pod := &corev1.Pod{}
+	strict, err := sigsjson.UnmarshalStrict(canon, pod, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil { // checkSchema should have caught it; this is a net
+		e.add("", "decode Pod: %s", err)
+		return nil, e
+	}
+	hash := hashCanonical(canon)
+	cleanServerFields(pod)
+	setDefaults(pod)
+	if e = validatePod(pod); len(e) > 0 {
+		return pod, e
+	}
+	if pod.UID == "" {
+		pod.UID = PodUID(pod.Namespace, pod.Name, hash)
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[podstate.AnnotationConfigHash] = hash
+	pod.Annotations[podstate.AnnotationConfigSource] = file
+	return pod, nil
+}
+
+// checkKind requires apiVersion v1 and kind Pod.
+func checkKind(obj map[string]any) errs {
+	var e errs
+	kind, _ := obj["kind"].(string)
+	switch {
+	case obj["kind"] == nil:
+		e.add("kind", "Required value: this must be a Pod (apiVersion: v1, kind: Pod)")
+	case kind == "":
+		e.add("kind", "Invalid value: %s: expected the string \"Pod\"", describe(obj["kind"]))
+	case kind != "Pod":
+		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod)", short(kind))
+	}
+	if len(e) > 0 {
+		return e
+	}
+	switch version, _ := obj["apiVersion"].(string); {
+	case obj["apiVersion"] == nil:
+		e.add("apiVersion", "Required value: must be \"v1\" for a Pod")
+	case version != "v1":
+		e.add("apiVersion", "Unsupported value: %s: supported values: \"v1\"", describe(obj["apiVersion"]))
+	}
+	return e
+}
+
+// cleanServerFields drops what a server sets and a desired pod must not
+// carry, so pasting `kubectl get pod -o yaml` output works: status and
+// managed fields. They still count in the spec hash (it covers the
+// document as written).
+func cleanServerFields(pod *corev1.Pod) {
+	pod.Status = corev1.PodStatus{}
+	pod.ManagedFields = nil
+}
+
+// ReadFile reads a manifest file and decodes it (see Decode). It refuses
+// files that are not regular or are larger than MaxFileSize before reading
+// them. I/O errors are returned wrapped; decoding errors are an ErrorList.
+func ReadFile(path string) ([]*corev1.Pod, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := checkFileInfo(path, st); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should path be swapped for a FIFO after Stat, opening it
+	// must not hang; the Fstat below then refuses it.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := checkFileInfo(path, st); err != nil {
+		return nil, err
+	}
+	// Read at most one byte more than allowed: the file may grow after Stat.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	return Decode(path, data)
+}
+
+func checkFileInfo(path string, st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return fileError(path, "not a regular file (mode %s)", st.Mode().Type())
+	}
+	if st.Size() > MaxFileSize {
+		return fileError(path, "file is %d bytes, more than the %d-byte limit for a manifest", st.Size(), MaxFileSize)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package manifest
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// fieldRefPaths are the downward-API fields an env var may reference.
+var fieldRefPaths = []string{
+	"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+	"spec.nodeName", "spec.serviceAccountName",
+	"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
+}
+
+var fieldRefSubscriptRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
+
+// envSources are the env valueFrom sources podhost resolves.
+var envSources = []string{"fieldRef", "resourceFieldRef"}
+
+func validateEnv(c *corev1.Container, ctx *podContext, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	for i := range c.Env {
+		ev := &c.Env[i]
+		ep := p.Child("env").Index(i)
+		if ev.Name == "" {
+			all = append(all, field.Required(ep.Child("name"), ""))
+		}
+		for _, msg := range validation.IsRelaxedEnvVarName(ev.Name) {
+			if ev.Name != "" {
+				all = append(all, field.Invalid(ep.Child("name"), ev.Name, msg))
+			}
+		}
+		if ev.ValueFrom != nil {
+			all = append(all, validateEnvSource(ev, ctx, ep.Child("valueFrom"))...)
+		}
+	}
+	for i := range c.EnvFrom {
+		all = append(all, forbidden(p.Child("envFrom").Index(i), "envFrom (ConfigMaps and Secrets) is"))
+	}
+	return all
+}
+
+func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	if ev.Value != "" {
+		all = append(all, field.Invalid(p, "", "may not be specified when `value` is not empty"))
+	}
+	sources := setFields(ev.ValueFrom)
+	switch len(sources) {
+	case 0:
+		return append(all, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`"))
+	case 1:
+	default:
+		all = append(all, field.Invalid(p, "", "may not have more than one field specified at a time"))
+	}
+	for _, s := range sources {
+		if !slices.Contains(envSources, s) {
+			all = append(all, unsupported(p.Child(s), s, "supported: "+quoteList(envSources)))
+		}
+	}
+	if ref := ev.ValueFrom.FieldRef; ref != nil {
+		fp := p.Child("fieldRef")
+		if ref.APIVersion != "v1" {
+			all = append(all, field.NotSupported(fp.Child("apiVersion"), ref.APIVersion, []string{"v1"}))
+		}
+		if !slices.Contains(fieldRefPaths, ref.FieldPath) && !fieldRefSubscriptRE.MatchString(ref.FieldPath) {
+			all = append(all, field.NotSupported(fp.Child("fieldPath"), ref.FieldPath, fieldRefPaths))
+		}
+	}
+	if ref := ev.ValueFrom.ResourceFieldRef; ref != nil {
+		rp := p.Child("resourceFieldRef")
+		if ref.ContainerName != "" && !ctx.containers.Has(ref.ContainerName) {
+			all = append(all, field.NotFound(rp.Child("containerName"), ref.ContainerName))
+		}
+		kind, name, _ := strings.Cut(ref.Resource, ".")
+		if (kind != "limits" && kind != "requests") || !supportedResource(corev1.ResourceName(name)) {
+			all = append(all, field.Invalid(rp.Child("resource"), ref.Resource,
+				"must be limits.<resource> or requests.<resource> for cpu, memory, ephemeral-storage or hugepages-<size>"))
+		}
+	}
+	return all
+}
+
+const resourceHint = "supported: cpu, memory, ephemeral-storage, hugepages-<size>"
+
+func supportedResource(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		return true
+	}
+	size, ok := strings.CutPrefix(string(name), corev1.ResourceHugePagesPrefix)
+	if !ok {
+		return false
+	}
+	q, err := resource.ParseQuantity(size)
+	return err == nil && q.Sign() > 0
+}
+
+func validateResources(r *corev1.ResourceRequirements, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	all = append(all, validateResourceList(r.Limits, nil, p.Child("limits"))...)
+	all = append(all, validateResourceList(r.Requests, r.Limits, p.Child("requests"))...)
+	for _, name := range sortedNames(r.Requests) {
+		req := r.Requests[name]
+		limit, hasLimit := r.Limits[name]
+		rp := p.Child("requests").Key(string(name))
+		switch {
+		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) && !hasLimit:
+			all = append(all, field.Forbidden(p.Child("limits").Key(string(name)), "hugepages require a limit"))
+		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) && req.Cmp(limit) != 0:
+			all = append(all, field.Invalid(rp, req.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
+		case hasLimit && req.Cmp(limit) > 0:
+			all = append(all, field.Invalid(rp, req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
+		}
+	}
+	if len(r.Claims) > 0 {
+		all = append(all, forbidden(p.Child("claims"), "resource claims are"))
+	}
+	return all
+}
+
+// validateResourceList checks names and signs. Entries equal to their
+// entry in skip were defaulted from it and are not reported twice.
+func validateResourceList(rl, skip corev1.ResourceList, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	for _, name := range sortedNames(rl) {
+		q := rl[name]
+		if s, ok := skip[name]; ok && s.Cmp(q) == 0 {
+			continue
+		}
+		np := p.Key(string(name))
+		if !supportedResource(name) {
+			all = append(all, unsupported(np, string(name), resourceHint))
+			continue
+		}
+		if q.Sign() < 0 {
+			all = append(all, field.Invalid(np, q.String(), "must be greater than or equal to 0"))
+		}
+	}
+	return all
+}
+
+func sortedNames(rl corev1.ResourceList) []corev1.ResourceName {
+	names := make([]corev1.ResourceName, 0, len(rl))
+	for n := range rl {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,193 @@
+package manifest
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+var (
+	uriSchemes = []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}
+	procMounts = []corev1.ProcMountType{corev1.DefaultProcMount, corev1.UnmaskedProcMount}
+)
+
+// validateProbes checks the probes and lifecycle hooks of a container. Init
+// containers may have neither (podhost has no restartable init containers).
+func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorList {
+	var all field.ErrorList
+	probes := []struct {
+		name           string
+		probe          *corev1.Probe
+		succeedOnlyOne bool
+	}{
+		{"livenessProbe", c.LivenessProbe, true},
+		{"readinessProbe", c.ReadinessProbe, false},
+		{"startupProbe", c.StartupProbe, true},
+	}
+	for _, pr := range probes {
+		if pr.probe == nil {
+			continue
+		}
+		if init {
+			all = append(all, field.Forbidden(p.Child(pr.name), "may not be set for init containers"))
+			continue
+		}
+		all = append(all, validateProbe(c, pr.probe, p.Child(pr.name), pr.succeedOnlyOne)...)
+	}
+	if c.Lifecycle == nil {
+		return all
+	}
+	if init {
+		return append(all, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
+	}
+	if h := c.Lifecycle.PostStart; h != nil {
+		all = append(all, validateLifecycleHandler(c, h, p.Child("lifecycle", "postStart"))...)
+	}
+	if h := c.Lifecycle.PreStop; h != nil {
+		all = append(all, validateLifecycleHandler(c, h, p.Child("lifecycle", "preStop"))...)
+	}
+	return all
+}
+
+func validateProbe(c *corev1.Container, pr *corev1.Probe, p *field.Path, succeedOnlyOnce bool) field.ErrorList {
+	all := validateHandler(c, &pr.ProbeHandler, p)
+	nonNegative := []struct {
+		name  string
+		value int32
+		min   int32
+	}{
+		{"initialDelaySeconds", pr.InitialDelaySeconds, 0},
+		{"timeoutSeconds", pr.TimeoutSeconds, 1},
+		{"periodSeconds", pr.PeriodSeconds, 1},
+		{"successThreshold", pr.SuccessThreshold, 1},
+		{"failureThreshold", pr.FailureThreshold, 1},
+	}
+	for _, f := range nonNegative {
+		if f.value < f.min {
+			msg := "must be greater than or equal to 0"
+			if f.min == 1 {
+				msg = "must be greater than or equal to 1"
+			}
+			all = append(all, field.Invalid(p.Child(f.name), f.value, msg))
+		}
+	}
+	if succeedOnlyOnce && pr.SuccessThreshold != 1 && pr.SuccessThreshold >= 1 {
+		all = append(all, field.Invalid(p.Child("successThreshold"), pr.SuccessThreshold, "must be 1"))
+	}
+	if g := pr.TerminationGracePeriodSeconds; g != nil && *g <= 0 {
+		all = append(all, field.Invalid(p.Child("terminationGracePeriodSeconds"), *g, "must be greater than 0"))
+	}
+	return all
+}
+
+// validateHandler checks that exactly one probe handler is set, and it.
+func validateHandler(c *corev1.Container, h *corev1.ProbeHandler, p *field.Path) field.ErrorList {
+	all := exactlyOneHandler(setFields(h), p)
+	if h.Exec != nil && len(h.Exec.Command) == 0 {
+		all = append(all, field.Required(p.Child("exec", "command"), ""))
+	}
+	if h.HTTPGet != nil {
+		all = append(all, validateHTTPGet(c, h.HTTPGet, p.Child("httpGet"))...)
+	}
+	if h.TCPSocket != nil {
+		all = append(all, validatePortRef(c, h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.GRPC != nil {
+		for _, msg := range validation.IsValidPortNum(int(h.GRPC.Port)) {
+			all = append(all, field.Invalid(p.Child("grpc", "port"), h.GRPC.Port, msg))
+		}
+	}
+	return all
+}
+
+func validateLifecycleHandler(c *corev1.Container, h *corev1.LifecycleHandler, p *field.Path) field.ErrorList {
+	all := exactlyOneHandler(setFields(h), p)
+	if h.Exec != nil && len(h.Exec.Command) == 0 {
+		all = append(all, field.Required(p.Child("exec", "command"), ""))
+	}
+	if h.HTTPGet != nil {
+		all = append(all, validateHTTPGet(c, h.HTTPGet, p.Child("httpGet"))...)
+	}
+	if h.TCPSocket != nil {
+		all = append(all, validatePortRef(c, h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+	}
+	if h.Sleep != nil && h.Sleep.Seconds < 0 {
+		all = append(all, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))
+	}
+	return all
+}
+
+func exactlyOneHandler(set []string, p *field.Path) field.ErrorList {
+	switch len(set) {
+	case 0:
+		return field.ErrorList{field.Required(p, "must specify a handler type")}
+	case 1:
+		return nil
+	default:
+		return field.ErrorList{field.Forbidden(p.Child(set[1]), "may not specify more than 1 handler type")}
+	}
+}
+
+func validateHTTPGet(c *corev1.Container, h *corev1.HTTPGetAction, p *field.Path) field.ErrorList {
+	all := validatePortRef(c, h.Port, p.Child("port"))
+	if !slices.Contains(uriSchemes, h.Scheme) {
+		all = append(all, field.NotSupported(p.Child("scheme"), h.Scheme, uriSchemes))
+	}
+	for i, hdr := range h.HTTPHeaders {
+		for _, msg := range validation.IsHTTPHeaderName(hdr.Name) {
+			all = append(all, field.Invalid(p.Child("httpHeaders").Index(i).Child("name"), hdr.Name, msg))
+		}
+	}
+	return all
+}
+
+// validatePortRef checks a probe's port: a number, or the name of one of
+// the container's ports (Kubernetes only checks the name's syntax; a name
+// that matches no port could never be probed, so podhost rejects it).
+func validatePortRef(c *corev1.Container, port intstr.IntOrString, p *field.Path) field.ErrorList {
+	if port.Type == intstr.Int {
+		var all field.ErrorList
+		for _, msg := range validation.IsValidPortNum(int(intOrStringPort(port))) {
+			all = append(all, field.Invalid(p, port.IntVal, msg))
+		}
+		return all
+	}
+	if msgs := validation.IsValidPortName(port.StrVal); len(msgs) > 0 {
+		var all field.ErrorList
+		for _, msg := range msgs {
+			all = append(all, field.Invalid(p, port.StrVal, msg))
+		}
+		return all
+	}
+	for _, cp := range c.Ports {
+		if cp.Name == port.StrVal {
+			return nil
+		}
+	}
+	return field.ErrorList{field.NotFound(p, port.StrVal)}
+}
+
+func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var all field.ErrorList
+	if sc.Privileged != nil && *sc.Privileged && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+		all = append(all, field.Invalid(p, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
+	}
+	if sc.ProcMount != nil && !slices.Contains(procMounts, *sc.ProcMount) {
+		all = append(all, field.NotSupported(p.Child("procMount"), *sc.ProcMount, procMounts))
+	}
+	for _, id := range []struct {
+		name  string
+		value *int64
+	}{{"runAsUser", sc.RunAsUser}, {"runAsGroup", sc.RunAsGroup}} {
+		if id.value != nil && (*id.value < 0 || *id.value > 1<<31-1) {
+			all = append(all, field.Invalid(p.Child(id.name), *id.value, validation.InclusiveRangeError(0, 1<<31-1)))
+		}
+	}
+	return all
+}

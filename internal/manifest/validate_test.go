@@ -1,0 +1,359 @@
+package manifest
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+const dnsSubdomainMsg = "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+const dnsLabelMsg = "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+
+func c0(p *corev1.Pod) *corev1.Container { return &p.Spec.Containers[0] }
+
+// TestValidateExact pins the complete error text of a representative set.
+func TestValidateExact(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*corev1.Pod)
+		want   string
+	}{
+		{"name with slash", func(p *corev1.Pod) { p.Name = "a/b" },
+			`web.yaml: metadata.name: Invalid value: "a/b": ` + dnsSubdomainMsg},
+		{"name dotdot", func(p *corev1.Pod) { p.Name = ".." },
+			`web.yaml: metadata.name: Invalid value: "..": ` + dnsSubdomainMsg},
+		{"name uppercase", func(p *corev1.Pod) { p.Name = "Web" },
+			`web.yaml: metadata.name: Invalid value: "Web": ` + dnsSubdomainMsg},
+		{"name too long for the log directory", func(p *corev1.Pod) { p.Name = strings.Repeat("a", 220) },
+			`web.yaml: metadata.name: Too long: may not be more than 210 bytes in this namespace: the pod log directory <namespace>_<name>_<uid> must fit in 255 bytes`},
+		{"name empty", func(p *corev1.Pod) { p.Name = "" },
+			`web.yaml: metadata.name: Required value: name is required`},
+		{"generateName", func(p *corev1.Pod) { p.Name = ""; p.GenerateName = "web-" },
+			`web.yaml: metadata.name: Required value: podhost needs a fixed name (generateName is not supported by podhost)`},
+		{"namespace with dot", func(p *corev1.Pod) { p.Namespace = "a.b" },
+			`web.yaml: metadata.namespace: Invalid value: "a.b": must not contain dots`},
+		{"namespace uppercase", func(p *corev1.Pod) { p.Namespace = "Prod" },
+			`web.yaml: metadata.namespace: Invalid value: "Prod": ` + dnsLabelMsg},
+		{"uid with slash", func(p *corev1.Pod) { p.UID = "../x" },
+			`web.yaml: metadata.uid: Invalid value: "../x": must be 1-64 letters, digits or '-', starting and ending with a letter or digit (usually a UUID)`},
+		{"no containers", func(p *corev1.Pod) { p.Spec.Containers = nil },
+			`web.yaml: spec.containers: Required value: a pod needs at least one container`},
+		{"image missing", func(p *corev1.Pod) { c0(p).Image = "" },
+			`web.yaml: spec.containers[0].image: Required value`},
+		{"image whitespace", func(p *corev1.Pod) { c0(p).Image = " nginx" },
+			`web.yaml: spec.containers[0].image: Invalid value: " nginx": must not have leading or trailing whitespace`},
+		{"image uppercase", func(p *corev1.Pod) { c0(p).Image = "Nginx" },
+			`web.yaml: spec.containers[0].image: Invalid value: "Nginx": invalid reference format: repository name (library/Nginx) must be lowercase`},
+		{"container name", func(p *corev1.Pod) { c0(p).Name = "Web_1" },
+			`web.yaml: spec.containers[0].name: Invalid value: "Web_1": ` + dnsLabelMsg},
+		{"duplicate container across init", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "web", Image: "busybox:1"}}
+		}, `web.yaml: spec.containers[0].name: Duplicate value: "web"`},
+		{"containerPort zero", func(p *corev1.Pod) { c0(p).Ports[0].ContainerPort = 0 },
+			`web.yaml: spec.containers[0].ports[0].containerPort: Required value`},
+		{"containerPort too big", func(p *corev1.Pod) { c0(p).Ports[0].ContainerPort = 70000 },
+			`web.yaml: spec.containers[0].ports[0].containerPort: Invalid value: 70000: must be between 1 and 65535, inclusive`},
+		{"hostPort negative", func(p *corev1.Pod) { c0(p).Ports[0].HostPort = -1 },
+			`web.yaml: spec.containers[0].ports[0].hostPort: Invalid value: -1: must be between 1 and 65535, inclusive`},
+		{"protocol", func(p *corev1.Pod) { c0(p).Ports[0].Protocol = "ICMP" },
+			`web.yaml: spec.containers[0].ports[0].protocol: Unsupported value: "ICMP": supported values: "TCP", "UDP", "SCTP"`},
+		{"duplicate port name", func(p *corev1.Pod) {
+			c0(p).Ports = append(c0(p).Ports, corev1.ContainerPort{Name: "http", ContainerPort: 81})
+		}, `web.yaml: spec.containers[0].ports[1].name: Duplicate value: "http"`},
+		{"duplicate host port", func(p *corev1.Pod) {
+			c0(p).Ports[0].HostPort = 8080
+			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "b", Image: "b:1",
+				Ports: []corev1.ContainerPort{{ContainerPort: 81, HostPort: 8080}}})
+		}, `web.yaml: spec.containers[1].ports[0].hostPort: Duplicate value: "8080/TCP"`},
+		{"hostNetwork port mismatch", func(p *corev1.Pod) {
+			p.Spec.HostNetwork = true
+			c0(p).Ports[0].HostPort = 8080
+		}, "web.yaml: spec.containers[0].ports[0].containerPort: Invalid value: 80: must match `hostPort` when `hostNetwork` is true"},
+		{"unsupported resource", func(p *corev1.Pod) {
+			c0(p).Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": q("1")}
+		}, `web.yaml: spec.containers[0].resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": not supported by podhost (supported: cpu, memory, ephemeral-storage, hugepages-<size>)`},
+		{"limit below request", func(p *corev1.Pod) {
+			c0(p).Resources.Requests = corev1.ResourceList{"memory": q("1Gi")}
+			c0(p).Resources.Limits = corev1.ResourceList{"memory": q("512Mi")}
+		}, `web.yaml: spec.containers[0].resources.requests[memory]: Invalid value: "1Gi": must be less than or equal to memory limit of 512Mi`},
+		{"negative quantity", func(p *corev1.Pod) {
+			c0(p).Resources.Requests = corev1.ResourceList{"cpu": q("-1")}
+		}, `web.yaml: spec.containers[0].resources.requests[cpu]: Invalid value: "-1": must be greater than or equal to 0`},
+		{"restartPolicy", func(p *corev1.Pod) { p.Spec.RestartPolicy = "Sometimes" },
+			`web.yaml: spec.restartPolicy: Unsupported value: "Sometimes": supported values: "Always", "OnFailure", "Never"`},
+		{"duplicate volume", func(p *corev1.Pod) { p.Spec.Volumes[1].Name = "data" },
+			`web.yaml: spec.volumes[1].name: Duplicate value: "data"`},
+		{"two volume sources", func(p *corev1.Pod) {
+			p.Spec.Volumes[0].EmptyDir = &corev1.EmptyDirVolumeSource{}
+		}, `web.yaml: spec.volumes[0]: Forbidden: may not specify more than 1 volume type`},
+		{"secret volume", func(p *corev1.Pod) {
+			p.Spec.Volumes[1] = corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
+		}, `web.yaml: spec.volumes[1].secret: Unsupported value: "secret": not supported by podhost (supported: emptyDir, hostPath)`},
+		{"hostPath relative", func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Path = "srv" },
+			`web.yaml: spec.volumes[0].hostPath.path: Invalid value: "srv": must be an absolute path`},
+		{"hostPath dotdot", func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Path = "/srv/../etc" },
+			`web.yaml: spec.volumes[0].hostPath.path: Invalid value: "/srv/../etc": must not contain '..'`},
+		{"hostPath type", func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Type = ptrTo(corev1.HostPathType("Dir")) },
+			`web.yaml: spec.volumes[0].hostPath.type: Unsupported value: "Dir": supported values: "", "DirectoryOrCreate", "Directory", "FileOrCreate", "File", "Socket", "CharDevice", "BlockDevice"`},
+		{"emptyDir medium", func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = "Disk" },
+			`web.yaml: spec.volumes[1].emptyDir.medium: Unsupported value: "Disk": supported values: "", "Memory"`},
+		{"emptyDir negative size", func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptrTo(q("-1Mi")) },
+			`web.yaml: spec.volumes[1].emptyDir.sizeLimit: Invalid value: "-1Mi": must be greater than or equal to 0`},
+		{"mount unknown volume", func(p *corev1.Pod) { c0(p).VolumeMounts[0].Name = "nope" },
+			`web.yaml: spec.containers[0].volumeMounts[0].name: Not found: "nope"`},
+		{"mount relative", func(p *corev1.Pod) { c0(p).VolumeMounts[0].MountPath = "data" },
+			`web.yaml: spec.containers[0].volumeMounts[0].mountPath: Invalid value: "data": must be an absolute path`},
+		{"mount duplicate path", func(p *corev1.Pod) {
+			c0(p).VolumeMounts = append(c0(p).VolumeMounts, corev1.VolumeMount{Name: "cache", MountPath: "/data"})
+		}, `web.yaml: spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/data": must be unique`},
+		{"env name", func(p *corev1.Pod) { c0(p).Env = []corev1.EnvVar{{Name: "A=B"}} },
+			`web.yaml: spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`},
+		{"env from secret", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
+		}, `web.yaml: spec.containers[0].env[0].valueFrom.secretKeyRef: Unsupported value: "secretKeyRef": not supported by podhost (supported: fieldRef, resourceFieldRef)`},
+		{"probe without handler", func(p *corev1.Pod) { c0(p).LivenessProbe = &corev1.Probe{} },
+			`web.yaml: spec.containers[0].livenessProbe: Required value: must specify a handler type`},
+		{"probe two handlers", func(p *corev1.Pod) {
+			c0(p).ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+				Exec:      &corev1.ExecAction{Command: []string{"true"}},
+				TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)},
+			}}
+		}, `web.yaml: spec.containers[0].readinessProbe.tcpSocket: Forbidden: may not specify more than 1 handler type`},
+		{"probe unknown named port", func(p *corev1.Pod) {
+			c0(p).ReadinessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{
+				HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("admin")}}}
+		}, `web.yaml: spec.containers[0].readinessProbe.httpGet.port: Not found: "admin"`},
+		{"ephemeral containers", func(p *corev1.Pod) {
+			p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "dbg", Image: "busybox"}}}
+		}, `web.yaml: spec.ephemeralContainers: Forbidden: ephemeral containers are not supported by podhost`},
+		{"grace period negative", func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptrTo(int64(-1)) },
+			`web.yaml: spec.terminationGracePeriodSeconds: Invalid value: -1: must be greater than or equal to 0`},
+		{"active deadline zero", func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(0)) },
+			`web.yaml: spec.activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodePod(t, tc.mutate)
+			if got := errString(err); got != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+			if err != nil {
+				assertOneLinePerError(t, err)
+			}
+		})
+	}
+}
+
+// TestValidateRules covers the remaining rules by field path and a
+// distinctive part of the message.
+func TestValidateRules(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(*corev1.Pod)
+		want   string // substring of the single error
+	}{
+		{"init container probe", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
+				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}
+		}, "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers"},
+		{"init container lifecycle", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
+				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}
+		}, "spec.initContainers[0].lifecycle: Forbidden"},
+		{"sidecar", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
+				RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways)}}
+		}, "spec.initContainers[0].restartPolicy: Forbidden: a container restartPolicy (sidecar containers) is not supported by podhost"},
+		{"init container invalid image", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+		}, "spec.initContainers[0].image: Required value"},
+		{"init host port dup", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1", Ports: []corev1.ContainerPort{
+				{ContainerPort: 1, HostPort: 9}, {ContainerPort: 2, HostPort: 9, HostIP: "127.0.0.1"}}}}
+		}, `spec.initContainers[0].ports[1].hostPort: Duplicate value: "127.0.0.1:9/TCP"`},
+		{"host ports differ by protocol", func(p *corev1.Pod) {
+			c0(p).Ports = []corev1.ContainerPort{{ContainerPort: 53, HostPort: 53}, {ContainerPort: 53, HostPort: 53, Protocol: "UDP"}}
+		}, ""},
+		{"host ports differ by ip", func(p *corev1.Pod) {
+			c0(p).Ports = []corev1.ContainerPort{{ContainerPort: 1, HostPort: 80, HostIP: "10.0.0.1"}, {ContainerPort: 2, HostPort: 80, HostIP: "10.0.0.2"}}
+		}, ""},
+		{"hostIP invalid", func(p *corev1.Pod) { c0(p).Ports[0].HostIP = "localhost" },
+			`spec.containers[0].ports[0].hostIP: Invalid value: "localhost": must be a valid IP address`},
+		{"port name invalid", func(p *corev1.Pod) { c0(p).Ports[0].Name = "http_port" },
+			`spec.containers[0].ports[0].name: Invalid value: "http_port"`},
+		{"hugepages without limit", func(p *corev1.Pod) {
+			c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("2Mi")}
+		}, "spec.containers[0].resources.limits[hugepages-2Mi]: Forbidden: hugepages require a limit"},
+		{"hugepages ok", func(p *corev1.Pod) {
+			c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
+		}, ""},
+		{"hugepages bad size", func(p *corev1.Pod) {
+			c0(p).Resources.Limits = corev1.ResourceList{"hugepages-big": q("4Mi")}
+		}, `resources.limits[hugepages-big]: Unsupported value: "hugepages-big"`},
+		{"resource claims", func(p *corev1.Pod) {
+			c0(p).Resources.Claims = []corev1.ResourceClaim{{Name: "gpu"}}
+		}, "spec.containers[0].resources.claims: Forbidden"},
+		{"pod resources", func(p *corev1.Pod) {
+			p.Spec.Resources = &corev1.ResourceRequirements{Limits: corev1.ResourceList{"cpu": q("1")}}
+		}, "spec.resources: Forbidden: pod-level resources are not supported by podhost"},
+		{"emptyDir hugepages", func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
+			`spec.volumes[1].emptyDir.medium: Unsupported value: "HugePages": not supported by podhost`},
+		{"volume name", func(p *corev1.Pod) { p.Spec.Volumes[1].Name = "Cache"; c0(p).VolumeMounts = nil },
+			`spec.volumes[1].name: Invalid value: "Cache"`},
+		{"nfs volume", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{NFS: &corev1.NFSVolumeSource{Server: "s", Path: "/"}}
+		}, `spec.volumes[1].nfs: Unsupported value: "nfs"`},
+		{"pvc volume", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}
+		}, `spec.volumes[1].persistentVolumeClaim: Unsupported value: "persistentVolumeClaim"`},
+		{"projected volume", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}
+		}, `spec.volumes[1].projected: Unsupported value: "projected"`},
+		{"subPath absolute", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "/x" },
+			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "/x": must be a relative path`},
+		{"subPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "a/../../x" },
+			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "a/../../x": must not contain '..'`},
+		{"subPathExpr", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPathExpr = "$(POD)" },
+			"spec.containers[0].volumeMounts[0].subPathExpr: Forbidden"},
+		{"mountPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].MountPath = "/a/../b" },
+			"mountPath: Invalid value: \"/a/../b\": must not contain '..'"},
+		{"bidirectional unprivileged", func(p *corev1.Pod) {
+			c0(p).VolumeMounts[0].MountPropagation = ptrTo(corev1.MountPropagationBidirectional)
+		}, "mountPropagation: Forbidden: Bidirectional mount propagation is available only to privileged containers"},
+		{"recursiveReadOnly without readOnly", func(p *corev1.Pod) {
+			c0(p).VolumeMounts[0].RecursiveReadOnly = ptrTo(corev1.RecursiveReadOnlyEnabled)
+		}, "recursiveReadOnly: Forbidden: may only be specified when readOnly is true"},
+		{"volumeDevices", func(p *corev1.Pod) {
+			c0(p).VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}
+		}, "spec.containers[0].volumeDevices: Forbidden"},
+		{"envFrom", func(p *corev1.Pod) {
+			c0(p).EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
+		}, "spec.containers[0].envFrom[0]: Forbidden: envFrom (ConfigMaps and Secrets) is not supported by podhost"},
+		{"env value and valueFrom", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", Value: "x", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
+		}, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty"},
+		{"env fieldRef path", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.hostname"}}}}
+		}, `spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "spec.hostname"`},
+		{"env fieldRef label ok", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}}}}
+		}, ""},
+		{"env resourceFieldRef", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.gpu"}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Invalid value: "limits.gpu"`},
+		{"env resourceFieldRef container", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "x", Resource: "limits.cpu"}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.containerName: Not found: "x"`},
+		{"env empty valueFrom", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{}}}
+		}, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`"},
+		{"liveness successThreshold", func(p *corev1.Pod) {
+			c0(p).LivenessProbe = &corev1.Probe{SuccessThreshold: 2, ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9000}}}
+		}, "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1"},
+		{"probe negative delay", func(p *corev1.Pod) {
+			c0(p).StartupProbe = &corev1.Probe{InitialDelaySeconds: -1, ProbeHandler: corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+		}, "spec.containers[0].startupProbe.initialDelaySeconds: Invalid value: -1: must be greater than or equal to 0"},
+		{"probe exec empty", func(p *corev1.Pod) {
+			c0(p).LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{}}}
+		}, "spec.containers[0].livenessProbe.exec.command: Required value"},
+		{"probe grpc port", func(p *corev1.Pod) {
+			c0(p).LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 0}}}
+		}, "spec.containers[0].livenessProbe.grpc.port: Invalid value: 0"},
+		{"probe http scheme", func(p *corev1.Pod) {
+			c0(p).LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromInt32(80), Scheme: "FTP"}}}
+		}, `spec.containers[0].livenessProbe.httpGet.scheme: Unsupported value: "FTP"`},
+		{"probe named port ok", func(p *corev1.Pod) {
+			c0(p).LivenessProbe = &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Port: intstr.FromString("http")}}}
+		}, ""},
+		{"preStop two handlers", func(p *corev1.Pod) {
+			c0(p).Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{
+				Exec: &corev1.ExecAction{Command: []string{"x"}}, Sleep: &corev1.SleepAction{Seconds: 3}}}
+		}, "spec.containers[0].lifecycle.preStop.sleep: Forbidden: may not specify more than 1 handler type"},
+		{"preStop sleep negative", func(p *corev1.Pod) {
+			c0(p).Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: -3}}}
+		}, "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: -3"},
+		{"pullPolicy", func(p *corev1.Pod) { c0(p).ImagePullPolicy = "Sometimes" },
+			`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes"`},
+		{"workingDir relative", func(p *corev1.Pod) { c0(p).WorkingDir = "app" },
+			`spec.containers[0].workingDir: Invalid value: "app": must be an absolute path`},
+		{"privileged no escalation", func(p *corev1.Pod) {
+			c0(p).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true), AllowPrivilegeEscalation: ptrTo(false)}
+		}, "spec.containers[0].securityContext: Invalid value: \"\": cannot set `allowPrivilegeEscalation` to false and `privileged` to true"},
+		{"runAsUser negative", func(p *corev1.Pod) {
+			c0(p).SecurityContext = &corev1.SecurityContext{RunAsUser: ptrTo(int64(-1))}
+		}, "spec.containers[0].securityContext.runAsUser: Invalid value: -1"},
+		{"dnsPolicy", func(p *corev1.Pod) { p.Spec.DNSPolicy = "Cluster" },
+			`spec.dnsPolicy: Unsupported value: "Cluster"`},
+		{"dnsPolicy None needs nameservers", func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSNone },
+			"spec.dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when dnsPolicy is None"},
+		{"dnsConfig nameserver", func(p *corev1.Pod) {
+			p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"dns.example"}}
+		}, `spec.dnsConfig.nameservers[0]: Invalid value: "dns.example": must be a valid IP address`},
+		{"hostAliases ip", func(p *corev1.Pod) {
+			p.Spec.HostAliases = []corev1.HostAlias{{IP: "x", Hostnames: []string{"a"}}}
+		}, `spec.hostAliases[0].ip: Invalid value: "x": must be a valid IP address`},
+		{"hostname", func(p *corev1.Pod) { p.Spec.Hostname = "a.b" },
+			`spec.hostname: Invalid value: "a.b"`},
+		{"shareProcessNamespace", func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptrTo(true) },
+			"spec.shareProcessNamespace: Forbidden: a pod-shared PID namespace is not supported by podhost"},
+		{"runtimeClassName", func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptrTo("gvisor") },
+			`spec.runtimeClassName: Unsupported value: "gvisor": not supported by podhost (podhost always uses runc)`},
+		{"hostUsers false", func(p *corev1.Pod) { p.Spec.HostUsers = ptrTo(false) },
+			"spec.hostUsers: Forbidden"},
+		{"os windows", func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: "windows"} },
+			`spec.os.name: Unsupported value: "windows": supported values: "linux"`},
+		{"cluster-only fields are ignored", func(p *corev1.Pod) {
+			p.Labels = map[string]string{"app": "web"}
+			p.Annotations = map[string]string{"a": "b"}
+			p.Spec.NodeName = "node-1"
+			p.Spec.NodeSelector = map[string]string{"disk": "ssd"}
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "k", Operator: "Exists"}}
+			p.Spec.Affinity = &corev1.Affinity{}
+			p.Spec.ServiceAccountName = "sa"
+			p.Spec.PriorityClassName = "high"
+			p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
+			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}}
+		}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodePod(t, tc.mutate)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want %q", tc.want)
+			}
+			assertOneLinePerError(t, err)
+			if n := len(err.(ErrorList)); n != 1 {
+				t.Errorf("got %d errors, want 1:\n%v", n, err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got  %v\nwant substring %s", err, tc.want)
+			}
+			if !strings.HasPrefix(err.Error(), "web.yaml: ") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestValidateReportsAllErrors(t *testing.T) {
+	_, err := decodePod(t, func(p *corev1.Pod) {
+		p.Name = "A"
+		c0(p).Image = ""
+		p.Spec.RestartPolicy = "x"
+	})
+	want := "web.yaml: metadata.name: Invalid value: \"A\": " + dnsSubdomainMsg + "\n" +
+		"web.yaml: spec.containers[0].image: Required value\n" +
+		"web.yaml: spec.restartPolicy: Unsupported value: \"x\": supported values: \"Always\", \"OnFailure\", \"Never\""
+	if got := errString(err); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
