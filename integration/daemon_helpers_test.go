@@ -26,7 +26,7 @@ import (
 // podhostd is one podhost daemon under test, with private dirs, talking to
 // the suite's private containerd.
 type podhostd struct {
-	t           *testing.T
+	t           testing.TB
 	dir         string
 	manifestDir string
 	stateDir    string
@@ -43,7 +43,7 @@ type podhostd struct {
 // newPodhostd prepares dirs and config; start() runs it. The test's cleanup
 // removes every manifest, waits for podhost to tear every pod down, and
 // stops the daemon.
-func newPodhostd(t *testing.T) *podhostd {
+func newPodhostd(t testing.TB) *podhostd {
 	t.Helper()
 	testenv.RequirePodhost(t, env)
 	importTestImage(t)
@@ -306,7 +306,7 @@ var importOnce sync.Once
 
 // importTestImage imports the test image into the suite's namespace with
 // `podhost images import`, once.
-func importTestImage(t *testing.T) {
+func importTestImage(t testing.TB) {
 	t.Helper()
 	var err error
 	var out []byte
@@ -317,5 +317,25 @@ func importTestImage(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatalf("podhost images import: %v\n%s", err, out)
+	}
+}
+
+// waitAllRunning waits until n pods are listed and all are Running.
+func (d *podhostd) waitAllRunning(n int, timeout time.Duration) {
+	d.t.Helper()
+	err := waitFor(timeout, func() (bool, error) {
+		l, err := d.client.ListPods(context.Background())
+		if err != nil || len(l.Items) != n {
+			return false, nil
+		}
+		for i := range l.Items {
+			if !allRunning(&l.Items[i]) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		d.t.Fatalf("%d pods not all running after %v: %v\n%s", n, timeout, err, d.logs())
 	}
 }

@@ -18,14 +18,22 @@ import (
 	"github.com/podhost/podhost/internal/status"
 )
 
+// statusFlushPeriod is how often changed statuses are persisted.
+const statusFlushPeriod = time.Second
+
 // Run is the sync loop. It returns when ctx is done.
 func (m *Manager) Run(ctx context.Context, snaps <-chan source.Snapshot, events <-chan pleg.PodEvent, prevAdmitted map[types.UID]bool, housekeeping time.Duration) {
 	tick := time.NewTicker(housekeeping)
 	defer tick.Stop()
+	flush := time.NewTicker(statusFlushPeriod)
+	defer flush.Stop()
 	for {
 		select {
 		case <-ctx.Done():
+			m.flushStatuses()
 			return
+		case <-flush.C:
+			m.flushStatuses()
 		case snap := <-snaps:
 			m.cfgMu.Lock()
 			updates := m.cfg.Apply(snap)
@@ -57,10 +65,15 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 	sort.SliceStable(updates, func(i, j int) bool {
 		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
 	})
+	var added []*corev1.Pod
+	for _, u := range updates {
+		if u.Op == podconfig.ADD && m.admit(u.Pod, prevAdmitted[u.Pod.UID]) {
+			added = append(added, u.Pod)
+		}
+	}
+	m.startPods(added)
 	for _, u := range updates {
 		switch u.Op {
-		case podconfig.ADD:
-			m.addPod(u.Pod, prevAdmitted[u.Pod.UID])
 		case podconfig.UPDATE:
 			m.mu.Lock()
 			_, ok := m.desired[u.Pod.UID]
@@ -75,21 +88,19 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 	}
 }
 
-func (m *Manager) addPod(pod *corev1.Pod, wasAdmitted bool) {
-	log := m.log.With("pod", manifest.FullName(pod), "uid", string(pod.UID))
+// admit runs admission (skipped for pods admitted before a restart) and
+// makes an admitted pod desired; a rejected one is Failed with the reason.
+func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
 		if res := admission.Admit(pod, m.allocatable, m.admittedPods()); !res.Admit {
-			log.Warn("pod rejected", "reason", res.Reason, "message", res.Message)
+			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "uid", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod
 			m.mu.Unlock()
 			m.Event(pod.UID, corev1.EventTypeWarning, res.Reason, res.Message)
 			m.SetStatus(pod, status.Compute(pod, status.Inputs{Rejected: &status.Reason{Reason: res.Reason, Message: res.Message}, Now: time.Now()}))
-			return
+			return false
 		}
-	}
-	if err := m.store.PutAllocation(allocationFor(pod)); err != nil {
-		log.Error("checkpoint allocation", "err", err)
 	}
 	m.mu.Lock()
 	m.desired[pod.UID] = pod
@@ -97,8 +108,26 @@ func (m *Manager) addPod(pod *corev1.Pod, wasAdmitted bool) {
 		m.statuses[pod.UID] = st // last known status until the first sync
 	}
 	m.mu.Unlock()
-	log.Info("pod added")
-	m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: pod})
+	return true
+}
+
+// startPods checkpoints the allocations of newly admitted pods (one
+// transaction for the batch) before their workers start.
+func (m *Manager) startPods(pods []*corev1.Pod) {
+	if len(pods) == 0 {
+		return
+	}
+	allocs := make([]state.Allocation, 0, len(pods))
+	for _, p := range pods {
+		allocs = append(allocs, allocationFor(p))
+	}
+	if err := m.store.PutAllocations(allocs); err != nil {
+		m.log.Error("checkpoint allocations", "err", err)
+	}
+	for _, p := range pods {
+		m.log.Info("pod added", "pod", manifest.FullName(p), "uid", string(p.UID))
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
+	}
 }
 
 func (m *Manager) removePod(pod *corev1.Pod) {

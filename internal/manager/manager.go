@@ -37,11 +37,11 @@ type Runtime interface {
 
 // Store is the persistent state the manager uses.
 type Store interface {
-	PutStatus(uid types.UID, st corev1.PodStatus) error
+	PutStatuses(map[types.UID]corev1.PodStatus) error
 	GetStatus(uid types.UID) (corev1.PodStatus, error)
 	AddEvent(uid types.UID, e state.Event) error
 	Events(uid types.UID) ([]state.Event, error)
-	PutAllocation(state.Allocation) error
+	PutAllocations([]state.Allocation) error
 	DeleteAllocation(uid types.UID) error
 	ListSandboxes() ([]state.SandboxRecord, error)
 	PurgePod(uid types.UID) error
@@ -76,6 +76,7 @@ type Manager struct {
 	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)
 	statuses map[types.UID]corev1.PodStatus
 	synced   map[types.UID]bool // pods whose first sync has completed
+	dirty    map[types.UID]bool // statuses not yet persisted
 	started  bool               // first snapshot dispatched
 	readyCh  chan struct{}
 }
@@ -95,7 +96,7 @@ func New(rt Runtime, store Store, cleaner Cleaner, opts Options) *Manager {
 		rt: rt, store: store, cleaner: cleaner, allocatable: opts.Allocatable, log: opts.Logger,
 		cfg:     podconfig.New(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
-		statuses: map[types.UID]corev1.PodStatus{}, synced: map[types.UID]bool{},
+		statuses: map[types.UID]corev1.PodStatus{}, synced: map[types.UID]bool{}, dirty: map[types.UID]bool{},
 		readyCh: make(chan struct{}),
 	}
 }
@@ -141,17 +142,36 @@ func (m *Manager) Pods() []PodEntry {
 // Events returns a pod's recorded events.
 func (m *Manager) Events(uid types.UID) ([]state.Event, error) { return m.store.Events(uid) }
 
-// SetStatus records a computed status (syncer.Observer).
+// SetStatus records a computed status (syncer.Observer). It is persisted
+// by the next flush (statuses are derived data: a lost one is recomputed by
+// the next sync, so they need no write of their own).
 func (m *Manager) SetStatus(pod *corev1.Pod, st corev1.PodStatus) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	prev, had := m.statuses[pod.UID]
 	m.statuses[pod.UID] = st
-	m.mu.Unlock()
-	if had && statusEqual(prev, st) {
+	if !had || !statusEqual(prev, st) {
+		m.dirty[pod.UID] = true
+	}
+}
+
+// flushStatuses persists changed statuses in one transaction.
+func (m *Manager) flushStatuses() {
+	m.mu.Lock()
+	if len(m.dirty) == 0 {
+		m.mu.Unlock()
 		return
 	}
-	if err := m.store.PutStatus(pod.UID, st); err != nil {
-		m.log.Warn("persist status", "pod", pod.Namespace+"/"+pod.Name, "err", err)
+	out := make(map[types.UID]corev1.PodStatus, len(m.dirty))
+	for uid := range m.dirty {
+		if st, ok := m.statuses[uid]; ok {
+			out[uid] = st
+		}
+	}
+	m.dirty = map[types.UID]bool{}
+	m.mu.Unlock()
+	if err := m.store.PutStatuses(out); err != nil {
+		m.log.Warn("persist statuses", "err", err)
 	}
 }
 

@@ -49,17 +49,21 @@ type fakeStore struct {
 func newFakeStore() *fakeStore {
 	return &fakeStore{statuses: map[types.UID]corev1.PodStatus{}, allocs: map[types.UID]state.Allocation{}}
 }
-func (f *fakeStore) PutStatus(uid types.UID, st corev1.PodStatus) error {
+func (f *fakeStore) PutStatuses(sts map[types.UID]corev1.PodStatus) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.statuses[uid] = st
+	for uid, st := range sts {
+		f.statuses[uid] = st
+	}
 	return nil
 }
 func (f *fakeStore) GetStatus(uid types.UID) (corev1.PodStatus, error) { return f.statuses[uid], nil }
 func (f *fakeStore) AddEvent(types.UID, state.Event) error             { return nil }
 func (f *fakeStore) Events(types.UID) ([]state.Event, error)           { return nil, nil }
-func (f *fakeStore) PutAllocation(a state.Allocation) error {
-	f.allocs[a.UID] = a
+func (f *fakeStore) PutAllocations(as []state.Allocation) error {
+	for _, a := range as {
+		f.allocs[a.UID] = a
+	}
 	return nil
 }
 func (f *fakeStore) DeleteAllocation(uid types.UID) error {
@@ -121,6 +125,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 	if len(w.updates) != 1 {
 		t.Fatalf("rejected pod reached the workers: %d updates", len(w.updates))
 	}
+	m.flushStatuses()
 	if got := st.statuses["u2"]; got.Phase != corev1.PodFailed || got.Reason != "HostPortConflict" {
 		t.Fatalf("status %+v", got)
 	}

@@ -54,8 +54,11 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) erro
 		return fmt.Errorf("create container %s: image %s: %w", cfg.ID, cfg.Image.Ref, err)
 	}
 	sn := r.snapshotter(cfg.Snapshotter)
-	if err := r.unpack(ctx, img, sn); err != nil {
-		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+	cacheKey := img.Target().Digest.String() + "|" + sn
+	if _, ok := r.images.Load(cacheKey); !ok {
+		if err := r.unpack(ctx, img, sn); err != nil {
+			return fmt.Errorf("create container %s: %w", cfg.ID, err)
+		}
 	}
 	if err := r.clearStaleSnapshot(ctx, sn, cfg.ID); err != nil {
 		return fmt.Errorf("create container %s: %w", cfg.ID, err)
@@ -75,6 +78,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) erro
 	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group))
 	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(r.containerLabels(cfg)))
 	if _, err := r.client.NewContainer(ctx, cfg.ID, opts...); err != nil {
+		r.images.Delete(cacheKey) // the snapshot may be gone: check again next time
 		return fmt.Errorf("create container %s: %w", cfg.ID, err)
 	}
 	return nil

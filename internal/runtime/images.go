@@ -47,10 +47,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 		img, err := r.client.GetImage(ctx, name)
 		switch {
 		case err == nil:
-			if err := r.unpack(ctx, img, ""); err != nil {
-				return Image{}, err
-			}
-			return describe(ctx, img)
+			return r.readyImage(ctx, img)
 		case !errdefs.IsNotFound(err):
 			return Image{}, fmt.Errorf("image %s: %w", name, err)
 		case policy == corev1.PullNever:
@@ -61,7 +58,29 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 	if err != nil {
 		return Image{}, err
 	}
-	return describe(ctx, img)
+	return r.readyImage(ctx, img)
+}
+
+// readyImage makes sure img is unpacked and returns its description. Images
+// already seen unpacked (by manifest digest and snapshotter) are answered
+// from memory: checking the snapshot chain and reading the config blob for
+// every container start is what made starting many pods at once slow.
+func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, error) {
+	key := img.Target().Digest.String() + "|" + r.snapshotter("")
+	if v, ok := r.images.Load(key); ok {
+		d := v.(Image)
+		d.Ref = img.Name()
+		return d, nil
+	}
+	if err := r.unpack(ctx, img, ""); err != nil {
+		return Image{}, err
+	}
+	d, err := describe(ctx, img)
+	if err != nil {
+		return Image{}, err
+	}
+	r.images.Store(key, d)
+	return d, nil
 }
 
 func (r *Runtime) pull(ctx context.Context, name string) (client.Image, error) {

@@ -84,6 +84,8 @@ type Runtime struct {
 	ns     string
 	closed atomic.Bool // event loops stop once the client is closed
 
+	images sync.Map // manifest digest|snapshotter -> Image, for unpacked images
+
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
 }

@@ -39,7 +39,7 @@ import (
 // Defaults for Config.
 const (
 	DefaultRelist   = 20 * time.Second
-	DefaultDebounce = 100 * time.Millisecond
+	DefaultDebounce = 25 * time.Millisecond
 )
 
 // Config configures a Source.

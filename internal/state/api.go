@@ -7,14 +7,17 @@ import (
 
 // The DB methods below each run one transaction; see the Tx methods of the
 // same name for semantics. Combine several in one DB.Update when they must
-// commit together.
+// commit together. Single-record writes go through bbolt's Batch: writes
+// from concurrent pod workers coalesce into one commit (one fsync) instead
+// of queueing for one each; every such function is idempotent, as Batch
+// may run it twice.
 
 func (db *DB) PutWorker(r WorkerRecord) error {
-	return db.Update(func(tx *Tx) error { return tx.PutWorker(r) })
+	return db.batch(func(tx *Tx) error { return tx.PutWorker(r) })
 }
 
 func (db *DB) DeleteWorker(uid types.UID) error {
-	return db.Update(func(tx *Tx) error { return tx.DeleteWorker(uid) })
+	return db.batch(func(tx *Tx) error { return tx.DeleteWorker(uid) })
 }
 
 func (db *DB) ListWorkers() ([]WorkerRecord, error) {
@@ -22,11 +25,11 @@ func (db *DB) ListWorkers() ([]WorkerRecord, error) {
 }
 
 func (db *DB) PutAllocation(a Allocation) error {
-	return db.Update(func(tx *Tx) error { return tx.PutAllocation(a) })
+	return db.batch(func(tx *Tx) error { return tx.PutAllocation(a) })
 }
 
 func (db *DB) DeleteAllocation(uid types.UID) error {
-	return db.Update(func(tx *Tx) error { return tx.DeleteAllocation(uid) })
+	return db.batch(func(tx *Tx) error { return tx.DeleteAllocation(uid) })
 }
 
 func (db *DB) ListAllocations() ([]Allocation, error) {
@@ -34,7 +37,7 @@ func (db *DB) ListAllocations() ([]Allocation, error) {
 }
 
 func (db *DB) PutSandbox(s SandboxRecord) error {
-	return db.Update(func(tx *Tx) error { return tx.PutSandbox(s) })
+	return db.batch(func(tx *Tx) error { return tx.PutSandbox(s) })
 }
 
 func (db *DB) GetSandbox(id string) (SandboxRecord, error) {
@@ -42,7 +45,7 @@ func (db *DB) GetSandbox(id string) (SandboxRecord, error) {
 }
 
 func (db *DB) DeleteSandbox(id string) error {
-	return db.Update(func(tx *Tx) error { return tx.DeleteSandbox(id) })
+	return db.batch(func(tx *Tx) error { return tx.DeleteSandbox(id) })
 }
 
 func (db *DB) ListSandboxes() ([]SandboxRecord, error) {
@@ -50,7 +53,7 @@ func (db *DB) ListSandboxes() ([]SandboxRecord, error) {
 }
 
 func (db *DB) PutStatus(uid types.UID, s corev1.PodStatus) error {
-	return db.Update(func(tx *Tx) error { return tx.PutStatus(uid, s) })
+	return db.batch(func(tx *Tx) error { return tx.PutStatus(uid, s) })
 }
 
 func (db *DB) GetStatus(uid types.UID) (corev1.PodStatus, error) {
@@ -58,7 +61,7 @@ func (db *DB) GetStatus(uid types.UID) (corev1.PodStatus, error) {
 }
 
 func (db *DB) DeleteStatus(uid types.UID) error {
-	return db.Update(func(tx *Tx) error { return tx.DeleteStatus(uid) })
+	return db.batch(func(tx *Tx) error { return tx.DeleteStatus(uid) })
 }
 
 func (db *DB) ListStatuses() (map[types.UID]corev1.PodStatus, error) {
@@ -66,7 +69,7 @@ func (db *DB) ListStatuses() (map[types.UID]corev1.PodStatus, error) {
 }
 
 func (db *DB) AddEvent(uid types.UID, e Event) error {
-	return db.Update(func(tx *Tx) error { return tx.AddEvent(uid, e) })
+	return db.batch(func(tx *Tx) error { return tx.AddEvent(uid, e) })
 }
 
 func (db *DB) Events(uid types.UID) ([]Event, error) {
@@ -74,13 +77,13 @@ func (db *DB) Events(uid types.UID) ([]Event, error) {
 }
 
 func (db *DB) DeleteEvents(uid types.UID) error {
-	return db.Update(func(tx *Tx) error { return tx.DeleteEvents(uid) })
+	return db.batch(func(tx *Tx) error { return tx.DeleteEvents(uid) })
 }
 
 // PurgePod deletes a pod's worker, allocation, status and events in one
 // transaction (sandbox records are left to sandbox teardown).
 func (db *DB) PurgePod(uid types.UID) error {
-	return db.Update(func(tx *Tx) error { return tx.PurgePod(uid) })
+	return db.batch(func(tx *Tx) error { return tx.PurgePod(uid) })
 }
 
 // view runs fn in a read-only transaction and returns its result.
@@ -92,4 +95,28 @@ func view[T any](db *DB, fn func(*Tx) (T, error)) (T, error) {
 		return err
 	})
 	return out, err
+}
+
+// PutAllocations writes several allocation checkpoints in one transaction.
+func (db *DB) PutAllocations(as []Allocation) error {
+	return db.Update(func(tx *Tx) error {
+		for _, a := range as {
+			if err := tx.PutAllocation(a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// PutStatuses writes several pod statuses in one transaction.
+func (db *DB) PutStatuses(sts map[types.UID]corev1.PodStatus) error {
+	return db.Update(func(tx *Tx) error {
+		for uid, st := range sts {
+			if err := tx.PutStatus(uid, st); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

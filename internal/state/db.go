@@ -77,6 +77,11 @@ func open(path string, timeout time.Duration) (*DB, error) {
 		return nil, fmt.Errorf("state db dir: %w", err)
 	}
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
+	if err == nil {
+		// Coalesce concurrent single-record writes quickly: a pod's sandbox
+		// setup waits on three of them in a row.
+		bdb.MaxBatchDelay = 2 * time.Millisecond
+	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%w: %s (is another podhost running?)", ErrLocked, path)
 	}
@@ -144,6 +149,12 @@ type Tx struct{ tx *bolt.Tx }
 // together, or none (fn returned an error or panicked).
 func (db *DB) Update(fn func(tx *Tx) error) error {
 	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+}
+
+// batch runs fn in a read-write transaction shared with concurrent callers
+// (bolt.DB.Batch): one commit for all of them.
+func (db *DB) batch(fn func(tx *Tx) error) error {
+	return db.bolt.Batch(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
 }
 
 // View runs fn in one read-only transaction (a consistent snapshot).

@@ -53,10 +53,12 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 			return fmt.Errorf("remove stale container %s: %w", prev.ID, err)
 		}
 	}
+	t0 := time.Now()
 	img, err := s.ensureImage(ctx, pod, c)
 	if err != nil {
 		return err
 	}
+	tImage := time.Since(t0)
 	id := newID()
 	opts, err := spec.Build(s.specPod(in), spec.Container{
 		Container: c, ID: id, Image: img.Config, CgroupsPath: s.cg.ContainerPath(in.cgroup, id),
@@ -70,15 +72,19 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
 	}
+	tSpec := time.Since(t0)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)
 	}
+	tCreate := time.Since(t0)
 	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
 	if err := s.rt.StartContainer(ctx, id); err != nil {
 		_ = s.rt.RemoveContainer(context.WithoutCancel(ctx), id)
 		return s.failStart(pod, c.Name, "RunContainerError", err)
 	}
 	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
+	s.podLog(pod).Debug("container started", "container", c.Name, "id", id, "image", tImage,
+		"spec", tSpec, "create", tCreate, "start", time.Since(t0))
 	s.clearWaiting(pod.UID, c.Name)
 	s.pruneOld(ctx, in.running, c.Name, prev)
 	return nil
