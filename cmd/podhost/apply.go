@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/cli"
 )
@@ -24,8 +25,15 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			}
 			opts.ManifestDir = cfg.ManifestDir
 			opts.AllowInsecure = cfg.AllowInsecureManifests
-			_, err = cli.Apply(cmd.Context(), opts, g.streams)
-			return err
+			results, err := cli.Apply(cmd.Context(), opts, g.streams)
+			if err != nil || opts.WaitTimeout <= 0 || opts.DryRun {
+				return err
+			}
+			w := cli.WaitOptions{Socket: cfg.Socket, Timeout: opts.WaitTimeout, UIDs: map[types.UID]string{}}
+			for _, r := range results {
+				w.UIDs[r.Pod.UID] = r.Pod.Name
+			}
+			return cli.WaitReady(cmd.Context(), w, g.streams)
 		},
 	}
 	fs := cmd.Flags()
