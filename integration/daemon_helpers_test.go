@@ -180,7 +180,7 @@ func (d *podhostd) teardown() {
 		d.t.Errorf("teardown: pods not cleaned up: %v\n%s", err, d.logs())
 	}
 	d.kill(syscall.SIGTERM)
-	if d.t.Failed() {
+	if d.t.Failed() || os.Getenv("PODHOST_TEST_LOG") != "" {
 		d.t.Logf("podhost log:\n%s", d.logs())
 	}
 }

@@ -84,6 +84,8 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec state.SandboxRecord) e
 		}
 	}
 	var errs []error
+	start := time.Now()
+	defer func() { s.log.Debug("sandbox teardown", "sandbox", rec.ID, "took", time.Since(start)) }()
 	if rec.NetNS != "" || len(rec.IPs) > 0 || len(rec.CNIResult) > 0 {
 		netns := rec.NetNS
 		if !pathExists(netns) {

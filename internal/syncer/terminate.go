@@ -78,6 +78,8 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() { s.log.Debug("pod cleanup done", "uid", string(uid), "all", removeAll, "took", time.Since(start)) }()
 	var errs []error
 	recs, err := s.store.ListSandboxes()
 	if err != nil {
