@@ -356,3 +356,26 @@ func TestAdoptionAfterSIGKILL(t *testing.T) {
 		t.Fatalf("%d containers after adoption, want 10", n)
 	}
 }
+
+// TestAdmissionRejects: a pod asking for more CPU than the node has is
+// Failed with OutOfcpu; a second pod on a taken hostPort is Failed with
+// HostPortConflict; the first pod keeps running.
+func TestAdmissionRejects(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("a.yaml", sleeper("porta", 1, "    ports: [{containerPort: 80, hostPort: 18282}]\n"))
+	d.waitRunning("porta")
+	d.writeManifest("b.yaml", sleeper("portb", 1, "    ports: [{containerPort: 80, hostPort: 18282}]\n"))
+	d.writeManifest("huge.yaml", sleeper("huge", 1, "    resources: {requests: {cpu: \"1000\"}}\n"))
+	for name, reason := range map[string]string{"portb": "HostPortConflict", "huge": "OutOfcpu"} {
+		d.waitPod(name, 30*time.Second, reason, func(p *corev1.Pod) bool {
+			return p.Status.Phase == corev1.PodFailed && p.Status.Reason == reason
+		})
+	}
+	if p := d.pod("porta"); p == nil || !allRunning(p) {
+		t.Fatalf("admitted pod disturbed: %s", statusSummary(p))
+	}
+	if n, _ := countContainers(); n != 1 {
+		t.Fatalf("%d containers, want 1 (rejected pods must not run)", n)
+	}
+}

@@ -192,3 +192,23 @@ func TestResolveValidatesFlags(t *testing.T) {
 		t.Fatalf("Validate = %v", err)
 	}
 }
+
+func TestSystemReservedFlag(t *testing.T) {
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--system-reserved", "cpu=500m,memory=512Mi"}); err != nil {
+		t.Fatal(err)
+	}
+	c := Default()
+	c.MergeFlags(flags, fs)
+	if cpu := c.SystemReserved[corev1.ResourceCPU]; cpu.MilliValue() != 500 {
+		t.Fatalf("cpu = %v", cpu.String())
+	}
+	if mem := c.SystemReserved[corev1.ResourceMemory]; mem.Value() != 512<<20 {
+		t.Fatalf("memory = %v", mem.String())
+	}
+	if err := fs.Parse([]string{"--system-reserved", "gpu=1"}); err == nil {
+		t.Fatal("unsupported resource accepted")
+	}
+}

@@ -1,7 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/spf13/pflag"
 )
@@ -20,6 +24,7 @@ const (
 	FlagCNIBinDir         = "cni-bin-dir"
 	FlagCgroupDriver      = "cgroup-driver"
 	FlagResyncPeriod      = "resync-period"
+	FlagSystemReserved    = "system-reserved"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -35,6 +40,7 @@ var copyField = map[string]func(dst, src *Config){
 	FlagCNIBinDir:         func(d, s *Config) { d.CNIBinDirs = slices.Clone(s.CNIBinDirs) },
 	FlagCgroupDriver:      func(d, s *Config) { d.CgroupDriver = s.CgroupDriver },
 	FlagResyncPeriod:      func(d, s *Config) { d.ResyncPeriod = s.ResyncPeriod },
+	FlagSystemReserved:    func(d, s *Config) { d.SystemReserved = s.SystemReserved.DeepCopy() },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -57,7 +63,38 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.CNIBinDirs, FlagCNIBinDir, c.CNIBinDirs, "CNI plugin directory (repeatable or comma-separated)")
 	fs.StringVar(&c.CgroupDriver, FlagCgroupDriver, c.CgroupDriver, "cgroup driver: auto, systemd or cgroupfs")
 	fs.DurationVar(&c.ResyncPeriod, FlagResyncPeriod, c.ResyncPeriod, "periodic pod resync interval")
+	fs.Var(&reservedFlag{c: c}, FlagSystemReserved, "resources kept for the system, subtracted from node allocatable (e.g. cpu=500m,memory=512Mi)")
 }
+
+// reservedFlag parses --system-reserved cpu=500m,memory=512Mi.
+type reservedFlag struct{ c *Config }
+
+func (f *reservedFlag) String() string {
+	if f.c == nil || len(f.c.SystemReserved) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, v := range f.c.SystemReserved {
+		parts = append(parts, string(k)+"="+v.String())
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (f *reservedFlag) Set(v string) error {
+	in := map[string]string{}
+	for _, kv := range strings.Split(v, ",") {
+		k, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok {
+			return fmt.Errorf("%q: want name=quantity", kv)
+		}
+		in[k] = val
+	}
+	f.c.SystemReserved = corev1.ResourceList{}
+	return parseReserved(in, f.c.SystemReserved)
+}
+
+func (f *reservedFlag) Type() string { return "list" }
 
 // BindContainerdFlags registers --containerd-address and --namespace only
 // (for commands that talk to containerd directly, like `images`).
