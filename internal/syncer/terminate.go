@@ -79,7 +79,9 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	start := time.Now()
-	defer func() { s.log.Debug("pod cleanup done", "uid", string(uid), "all", removeAll, "took", time.Since(start)) }()
+	defer func() {
+		s.log.Debug("pod cleanup done", "uid", string(uid), "all", removeAll, "took", time.Since(start))
+	}()
 	var errs []error
 	recs, err := s.store.ListSandboxes()
 	if err != nil {
