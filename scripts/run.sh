@@ -2,9 +2,12 @@
 # make run: a development podhost on this machine, in dirs of its own, so it
 # never touches an installed podhost (/etc/podhost, /var/lib/podhost).
 #
-#   scripts/run.sh          set up (idempotent), run `podhost check`, print
+#   scripts/run.sh          set up (idempotent): containerd, test image,
+#                           `podhost check`, the podhost daemon, the example
+#                           pods (manifests/examples); prints `get pods` and
 #                           the next steps
-#   scripts/run.sh stop     stop the dev containerd this script started
+#   scripts/run.sh stop     delete the example pods, stop the daemon and the
+#                           dev containerd this script started (make run-stop)
 #
 # What it sets up:
 #   - dependencies (scripts/deps.sh) and bin/podhost (make build)
@@ -14,8 +17,10 @@
 #     data in $DEV_DIR/containerd, log $DEV_DIR/containerd.log)
 #   - the test image imported into containerd namespace "podhost"
 #   - $DEV_DIR/config.yaml pointing podhost at all of the above
+#   - `podhost daemon` in the background (log $DEV_DIR/podhost.log), API
+#     socket $RUN_DIR/podhost.sock
 # PODHOST_DEV_DIR (default /var/lib/podhost-dev) and PODHOST_DEV_RUN_DIR
-# (default /run/podhost-dev) move it.
+# (default /run/podhost-dev) move it. RUN_EXAMPLES=0 skips the examples.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -25,6 +30,8 @@ NAMESPACE=podhost
 CD_CONFIG="$DEV_DIR/containerd/config.toml"
 CD_SOCK="$RUN_DIR/containerd.sock"
 CD_PIDFILE="$RUN_DIR/containerd.pid"
+PH_PIDFILE="$RUN_DIR/podhost.pid"
+CONFIG="$DEV_DIR/config.yaml"
 SYSTEM_SOCK=/run/containerd/containerd.sock
 
 log() { echo "run: $*" >&2; }
@@ -32,24 +39,60 @@ die() { echo "run: $*" >&2; exit 1; }
 
 [[ $(id -u) == 0 ]] || die "must run as root"
 
-# dev_containerd_pid prints the PID of the dev containerd if it runs.
-dev_containerd_pid() {
-	local pid
-	[[ -f $CD_PIDFILE ]] || return 1
-	pid=$(<"$CD_PIDFILE")
+# running_pid PIDFILE NEEDLE prints the PID in PIDFILE if that process runs
+# and its command line contains NEEDLE (so a reused PID never matches).
+running_pid() {
+	local pid cmdline
+	[[ -f $1 ]] || return 1
+	pid=$(<"$1")
 	[[ $pid =~ ^[0-9]+$ ]] || return 1
-	# The PID must still be our containerd (not a reused PID).
-	local cmdline
 	cmdline=$(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null) || return 1
-	[[ $cmdline == *"--config $CD_CONFIG "* ]] || return 1
+	[[ $cmdline == *"$2"* ]] || return 1
 	echo "$pid"
+}
+dev_containerd_pid() { running_pid "$CD_PIDFILE" "--config $CD_CONFIG "; }
+daemon_pid() { running_pid "$PH_PIDFILE" "--config $CONFIG daemon"; }
+
+# stop_pid PID: SIGTERM, then wait until it has exited.
+stop_pid() {
+	kill -TERM "$1" 2>/dev/null || return 0
+	tail --pid="$1" -f /dev/null
+}
+
+ph() { bin/podhost --config "$CONFIG" "$@"; }
+
+# wait_until SECONDS CMD...: run CMD until it succeeds. (It polls: from a
+# shell there is no event to wait on for "the daemon's API answers".)
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.2
+	done
 }
 
 if [[ ${1:-} == stop ]]; then
+	if pid=$(daemon_pid); then
+		log "deleting the example pods"
+		ph delete -f manifests/examples/ --ignore-not-found >/dev/null || true
+		# Gone means gone from containerd, not only from podhost's list.
+		address=$(sed -n 's/^containerdAddress: //p' "$CONFIG")
+		ctr=$(scripts/deps.sh | tail -n1)/ctr
+		no_containers() {
+			[[ -z $(ph get pods -o name 2>/dev/null) ]] &&
+				[[ -z $("$ctr" --address "$address" --namespace "$NAMESPACE" containers ls -q 2>/dev/null) ]]
+		}
+		wait_until 120 no_containers || log "pods still there after 120s; stopping anyway"
+		log "stopping podhost daemon (pid $pid)"
+		stop_pid "$pid"
+		rm -f "$PH_PIDFILE"
+	else
+		log "podhost daemon is not running"
+	fi
 	if pid=$(dev_containerd_pid); then
-		log "stopping dev containerd (pid $pid); containers keep running in their shims"
-		kill -TERM "$pid"
-		tail --pid="$pid" -f /dev/null
+		log "stopping dev containerd (pid $pid)"
+		stop_pid "$pid"
 		rm -f "$CD_PIDFILE"
 	else
 		log "dev containerd is not running"
@@ -117,10 +160,9 @@ if ! grep -qxF "$image_ref" <<<"$images"; then
 	ctr --address "$address" --namespace "$NAMESPACE" images import _output/busybox.tar >/dev/null
 fi
 
-config="$DEV_DIR/config.yaml"
-mkdir -p "$DEV_DIR/manifests" "$DEV_DIR/cni/net.d"
+mkdir -p "$DEV_DIR/manifests" "$DEV_DIR/cni/net.d" "$RUN_DIR"
 chmod 0755 "$DEV_DIR/manifests"
-cat >"$config" <<EOF
+cat >"$CONFIG" <<EOF
 # podhost dev config, written by scripts/run.sh (see manifests/config.yaml)
 manifestDir: $DEV_DIR/manifests
 stateDir: $DEV_DIR/state
@@ -133,33 +175,41 @@ cniConfDir: $DEV_DIR/cni/net.d
 cniBinDirs: [/usr/lib/cni, /opt/cni/bin]
 EOF
 
-ph="bin/podhost --config $config"
+echo "== podhost check"
+ph check || die "podhost check failed"
 echo
-echo "== $ph check"
-check_rc=0
-$ph check || check_rc=$?
+
+if pid=$(daemon_pid); then
+	log "podhost daemon already runs (pid $pid)"
+else
+	log "starting podhost daemon (log $DEV_DIR/podhost.log)"
+	setsid bin/podhost --config "$CONFIG" daemon >>"$DEV_DIR/podhost.log" 2>&1 </dev/null &
+	echo $! >"$PH_PIDFILE"
+	api_up() { daemon_pid >/dev/null && ph get pods; }
+	wait_until 60 api_up || die "podhost daemon did not come up; see $DEV_DIR/podhost.log"
+fi
+
+if [[ ${RUN_EXAMPLES:-1} != 0 ]]; then
+	log "applying manifests/examples (waiting until web is ready)"
+	ph apply -f manifests/examples/ >/dev/null
+	ph apply -f manifests/examples/web.yaml --wait=2m >/dev/null ||
+		log "web did not become ready within 2m; see $DEV_DIR/podhost.log"
+fi
+echo
+echo "== podhost get pods -o wide"
+ph get pods -o wide
 echo
 
 cat <<EOF
-Dev environment ready: containerd $address, namespace $NAMESPACE, config $config.
-Next steps:
+Dev podhost runs: config $CONFIG, containerd $address (namespace $NAMESPACE),
+daemon log $DEV_DIR/podhost.log. Try:
+  alias ph='bin/podhost --config $CONFIG'
+  ph get pods -o wide
+  wget -qO- http://127.0.0.1:18080/            # served by the web pod
+  ph logs web -c sidecar -f
+  ph describe pod batch
+  ph logs hello
+  ph logs batch --previous
+  ph delete web
+  make run-stop                               # delete the examples, stop daemon and dev containerd
 EOF
-if bin/podhost daemon --help >/dev/null 2>&1; then
-	cat <<EOF
-  $ph daemon                                          # in another terminal
-  $ph apply -f manifests/examples/web.yaml --wait
-  $ph get pods -o wide
-  wget -qO- http://127.0.0.1:18080/                   # served by the web pod
-  $ph logs web -c sidecar -f
-  $ph delete web
-EOF
-else
-	cat <<EOF
-  (bin/podhost has no 'daemon' command yet; once it has:)
-  $ph daemon
-  $ph apply -f manifests/examples/web.yaml --wait
-EOF
-	echo "  $ph apply -f manifests/examples/ --dry-run       # validates the examples today"
-fi
-echo "  scripts/run.sh stop                                  # stop the dev containerd (make run-stop)"
-exit $check_rc
