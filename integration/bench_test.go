@@ -127,7 +127,7 @@ func BenchmarkColdStart30(b *testing.B) {
 		b.ReportMetric(cold.Seconds(), "podhost-s")
 		b.ReportMetric(cold.Seconds()/floor.Seconds(), "x-floor")
 		if f := os.Getenv("BENCH_LOG"); f != "" { // the daemon's log, for profiling
-			_ = os.WriteFile(f, []byte(d.out.String()), 0o644)
+			_ = os.WriteFile(f, d.out.Bytes(), 0o644)
 		}
 		d.teardown()
 	}
@@ -155,7 +155,7 @@ func BenchmarkManifestToRunning(b *testing.B) {
 		b.ReportMetric(l.Seconds()*1000, "podhost-ms")
 		b.ReportMetric(l.Seconds()/f.Seconds(), "x-floor")
 		if f := os.Getenv("BENCH_LOG"); f != "" {
-			_ = os.WriteFile(f+".latency", []byte(d.out.String()), 0o644)
+			_ = os.WriteFile(f+".latency", d.out.Bytes(), 0o644)
 		}
 		d.teardown()
 	}

@@ -137,7 +137,7 @@ func runToCompletion(t testing.TB, ctr client.Container) (stdout, stderr string,
 		t.Fatalf("task %s: %v", ctr.ID(), err)
 	}
 	// The process is gone: wait until its output is copied, then delete.
-	task.CloseIO(ctx)
+	_ = task.CloseIO(ctx)
 	task.IO().Wait()
 	if _, err := task.Delete(ctx); err != nil {
 		t.Fatalf("delete task %s: %v", ctr.ID(), err)

@@ -144,7 +144,7 @@ func TestSmokeCNI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { ns.Remove() })
+	t.Cleanup(func() { _ = ns.Remove() })
 	cni, err := gocni.New(gocni.WithPluginDir(env.CNIBinDirs), gocni.WithPluginConfDir(env.CNIConfDir),
 		gocni.WithMinNetworkCount(2))
 	if err != nil {

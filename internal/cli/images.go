@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"text/tabwriter"
 	"time"
@@ -22,7 +21,7 @@ type ImagesOptions struct {
 
 // ImagesImport imports an OCI layout or docker save archive and unpacks it.
 func ImagesImport(ctx context.Context, o ImagesOptions, s IOStreams) error {
-	var r io.Reader = s.In
+	r := s.In
 	if o.File != "-" {
 		f, err := os.Open(o.File)
 		if err != nil {

@@ -57,7 +57,8 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 		case <-ctx.Done():
 			return nil
 		case <-events:
-		case <-errs:
+		case err := <-errs: // watcher trouble: the ticker keeps us going
+			_ = err
 		case <-tick.C:
 		}
 	}

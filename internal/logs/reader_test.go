@@ -65,10 +65,10 @@ func readAll(t *testing.T, path string, opts ReadOptions) (string, string) {
 
 func TestReadJoinsPartialsAndSplitsStreams(t *testing.T) {
 	w := newTestWriter(t, WriterConfig{})
-	w.WriteRecord(Stdout, true, []byte("hel"))
-	w.WriteRecord(Stderr, false, []byte("e1"))
-	w.WriteRecord(Stdout, false, []byte("lo"))
-	w.WriteRecord(Stderr, true, []byte("dangling"))
+	_ = w.WriteRecord(Stdout, true, []byte("hel"))
+	_ = w.WriteRecord(Stderr, false, []byte("e1"))
+	_ = w.WriteRecord(Stdout, false, []byte("lo"))
+	_ = w.WriteRecord(Stderr, true, []byte("dangling"))
 	out, errs := readAll(t, w.cfg.Path, ReadOptions{Tail: TailAll})
 	if out != "hello\n" || errs != "e1\ndangling" {
 		t.Fatalf("out %q err %q", out, errs)
@@ -79,7 +79,7 @@ func TestReadTailSinceTimestamps(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	w := clockWriter(t, WriterConfig{}, start)
 	for i := 1; i <= 10; i++ {
-		w.WriteRecord(Stdout, false, fmt.Appendf(nil, "m%d", i)) // at start+i s
+		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "m%d", i)) // at start+i s
 	}
 	out, _ := readAll(t, w.cfg.Path, ReadOptions{Tail: 3})
 	if out != "m8\nm9\nm10\n" {
@@ -102,7 +102,7 @@ func TestReadTailSinceTimestamps(t *testing.T) {
 func TestReadAcrossRotatedFiles(t *testing.T) {
 	w := newTestWriter(t, WriterConfig{MaxSize: 200, MaxFiles: 10})
 	for i := range 30 {
-		w.WriteRecord(Stdout, false, fmt.Appendf(nil, "n%02d", i))
+		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "n%02d", i))
 	}
 	out, _ := readAll(t, w.cfg.Path, ReadOptions{Tail: TailAll})
 	lines := strings.Fields(out)
@@ -143,14 +143,14 @@ func startFollow(t *testing.T, path string, opts ReadOptions) (*syncBuffer, func
 
 func TestFollowAppends(t *testing.T) {
 	w := newTestWriter(t, WriterConfig{})
-	w.WriteRecord(Stdout, false, []byte("old1"))
-	w.WriteRecord(Stdout, false, []byte("old2"))
+	_ = w.WriteRecord(Stdout, false, []byte("old1"))
+	_ = w.WriteRecord(Stdout, false, []byte("old2"))
 	out, stop := startFollow(t, w.cfg.Path, ReadOptions{Follow: true, Tail: 1})
 	defer stop()
 	out.waitFor(t, "history", func(s string) bool { return s == "old2\n" })
-	w.WriteRecord(Stdout, true, []byte("new"))
-	w.WriteRecord(Stderr, false, []byte("err"))
-	w.WriteRecord(Stdout, false, []byte("1"))
+	_ = w.WriteRecord(Stdout, true, []byte("new"))
+	_ = w.WriteRecord(Stderr, false, []byte("err"))
+	_ = w.WriteRecord(Stdout, false, []byte("1"))
 	out.waitFor(t, "new lines", func(s string) bool { return s == "old2\nerr\nnew1\n" })
 }
 
@@ -159,7 +159,7 @@ func TestFollowWaitsForFile(t *testing.T) {
 	out, stop := startFollow(t, path, ReadOptions{Follow: true, Tail: TailAll})
 	defer stop()
 	w := newTestWriter(t, WriterConfig{Path: path})
-	w.WriteRecord(Stdout, false, []byte("first"))
+	_ = w.WriteRecord(Stdout, false, []byte("first"))
 	out.waitFor(t, "first line", func(s string) bool { return s == "first\n" })
 }
 
@@ -171,7 +171,7 @@ func TestFollowAcrossRotation(t *testing.T) {
 	for i := range 50 {
 		msg := fmt.Sprintf("r%02d", i)
 		want.WriteString(msg + "\n")
-		w.WriteRecord(Stdout, false, []byte(msg))
+		_ = w.WriteRecord(Stdout, false, []byte(msg))
 		if i%2 == 1 {
 			// let the follower keep up (3 records fit in a file): a file
 			// created and rotated away between two reads is never opened

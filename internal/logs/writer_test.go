@@ -128,8 +128,8 @@ func TestWriterRotation(t *testing.T) {
 	}
 	for i := 1; i < len(all); i++ {
 		var a, b int
-		fmt.Sscanf(all[i-1], "line %d", &a)
-		fmt.Sscanf(all[i], "line %d", &b)
+		_, _ = fmt.Sscanf(all[i-1], "line %d", &a)
+		_, _ = fmt.Sscanf(all[i], "line %d", &b)
 		if b != a+1 {
 			t.Fatalf("gap between %q and %q", all[i-1], all[i])
 		}

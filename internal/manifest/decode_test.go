@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/podhost/podhost/internal/podstate"
@@ -372,5 +371,4 @@ func TestDecodedPodIsComplete(t *testing.T) {
 	if p.UID == "" || Hash(p) == "" || p.Namespace == "" {
 		t.Errorf("pod lacks identity: %+v", p.ObjectMeta)
 	}
-	var _ *corev1.Pod = p
 }

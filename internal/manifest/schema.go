@@ -158,7 +158,6 @@ func checkInteger(v any, t reflect.Type, p fpath, e *errs) {
 	var f float64
 	switch n := v.(type) {
 	case int64:
-		f = float64(n)
 		if n < 0 && isUnsigned(t) {
 			e.add(p.String(), "Invalid value: %d: must not be negative", n)
 			return

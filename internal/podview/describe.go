@@ -27,7 +27,7 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, now time.Time) error {
 	kv("Namespace", p.Namespace)
 	kv("UID", string(p.UID))
 	if p.Status.StartTime != nil {
-		kv("Start Time", p.Status.StartTime.Time.Format(time.RFC1123Z))
+		kv("Start Time", p.Status.StartTime.Format(time.RFC1123Z))
 	}
 	kv("Labels", mapString(p.Labels))
 	kv("Annotations", mapString(p.Annotations))
@@ -104,12 +104,12 @@ func describeContainers(w io.Writer, specs []corev1.Container, statuses []corev1
 func describeState(w io.Writer, label string, s corev1.ContainerState) {
 	switch {
 	case s.Running != nil:
-		fmt.Fprintf(w, "    %s:\tRunning\n      Started:\t%s\n", label, s.Running.StartedAt.Time.Format(time.RFC1123Z))
+		fmt.Fprintf(w, "    %s:\tRunning\n      Started:\t%s\n", label, s.Running.StartedAt.Format(time.RFC1123Z))
 	case s.Terminated != nil:
 		t := s.Terminated
 		fmt.Fprintf(w, "    %s:\tTerminated\n      Reason:\t%s\n      Exit Code:\t%d\n", label, t.Reason, t.ExitCode)
 		if !t.StartedAt.IsZero() {
-			fmt.Fprintf(w, "      Started:\t%s\n", t.StartedAt.Time.Format(time.RFC1123Z))
+			fmt.Fprintf(w, "      Started:\t%s\n", t.StartedAt.Format(time.RFC1123Z))
 		}
 		if !t.FinishedAt.IsZero() {
 			fmt.Fprintf(w, "      Finished:\t%s\n", t.FinishedAt.Time.Format(time.RFC1123Z))

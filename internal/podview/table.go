@@ -6,7 +6,6 @@ package podview
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -144,9 +143,4 @@ func Names(w io.Writer, pods []corev1.Pod) {
 	for _, p := range pods {
 		fmt.Fprintln(w, "pod/"+p.Name)
 	}
-}
-
-func indent(s string, n int) string {
-	pad := strings.Repeat(" ", n)
-	return pad + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+pad)
 }

@@ -26,9 +26,6 @@ type podSyncStatus struct {
 	notify chan struct{}
 	// done is closed when the worker goroutine exits.
 	done chan struct{}
-	// working: an update is pending or being processed.
-	working bool
-
 	pending *UpdatePodOptions // next work, merged by UpdatePod
 	active  *UpdatePodOptions // last work handed to the handler (merged)
 

@@ -133,7 +133,7 @@ func (r *Runtime) ImportImage(ctx context.Context, in io.Reader) ([]Image, error
 	if err != nil {
 		return nil, fmt.Errorf("import: lease: %w", err)
 	}
-	defer done(context.WithoutCancel(ctx))
+	defer func() { _ = done(context.WithoutCancel(ctx)) }()
 	imgs, err := r.client.Import(ctx, in,
 		client.WithImageRefTranslator(importRefName),
 		client.WithDigestRef(archive.DigestTranslator("import")),

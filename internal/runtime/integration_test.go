@@ -121,7 +121,7 @@ func newContainer(t *testing.T, ctx context.Context, rt *runtime.Runtime, img ru
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rt.RemoveContainer(context.Background(), id) })
+	t.Cleanup(func() { _ = rt.RemoveContainer(context.Background(), id) })
 	return id, uid, logPath
 }
 

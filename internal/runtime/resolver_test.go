@@ -33,7 +33,7 @@ func fakeRegistry(t *testing.T, user, pass string) (host string, dgst digest.Dig
 		}
 		w.Header().Set("Content-Type", ocispec.MediaTypeImageManifest)
 		w.Header().Set("Docker-Content-Digest", dgst.String())
-		w.Write(manifest)
+		_, _ = w.Write(manifest)
 	}))
 	t.Cleanup(srv.Close)
 	return strings.TrimPrefix(srv.URL, "http://"), dgst

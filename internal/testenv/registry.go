@@ -245,7 +245,7 @@ func scanLog(rd io.Reader, w io.Writer, addrc chan<- string) {
 			sent = true
 		}
 	}
-	io.Copy(w, rd) // a line too long for the scanner: keep draining
+	_, _ = io.Copy(w, rd) // a line too long for the scanner: keep draining
 }
 
 // waitReady waits for the listening address, then for GET /v2/.
