@@ -28,7 +28,7 @@ func containerStatuses(pod *corev1.Pod, in Inputs, old []corev1.ContainerStatus,
 	for i := range containers {
 		c := &containers[i]
 		st := containerStatus(pod, in, c, find(old, c.Name), hasInit, isInit)
-		setReadiness(&st, c, isInit, in.Ready)
+		setReadiness(&st, c, isInit, in.Ready, in.Started)
 		out = append(out, st)
 	}
 	return out
@@ -221,19 +221,23 @@ func shouldRestart(pod *corev1.Pod, c *corev1.Container, latest *podstate.Contai
 	return true
 }
 
-// setReadiness sets started and ready as the kubelet's prober manager does
-// without probes: a running container has started and is ready (unless
-// ready says otherwise); a regular init container is ready once it
-// completed successfully.
-func setReadiness(st *corev1.ContainerStatus, c *corev1.Container, isInit bool, ready map[string]bool) {
+// setReadiness sets started and ready as the kubelet's prober manager does:
+// a running container has started (unless started says otherwise) and is
+// ready once started (unless ready says otherwise); a regular init
+// container is ready once it completed successfully.
+func setReadiness(st *corev1.ContainerStatus, c *corev1.Container, isInit bool, ready, started map[string]bool) {
 	running := st.State.Running != nil
-	st.Started = &running
+	isStarted := running
+	if s, ok := started[c.Name]; ok && running {
+		isStarted = s
+	}
+	st.Started = &isStarted
 	if isInit && !qos.IsRestartable(c) {
 		st.Ready = st.State.Terminated != nil && st.State.Terminated.ExitCode == 0
 		return
 	}
-	st.Ready = running
-	if r, ok := ready[c.Name]; ok && running {
+	st.Ready = isStarted
+	if r, ok := ready[c.Name]; ok && isStarted {
 		st.Ready = r
 	}
 }

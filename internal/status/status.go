@@ -60,6 +60,10 @@ type Inputs struct {
 	// Ready overrides a running container's readiness (readiness probes).
 	// A running container without an entry is ready.
 	Ready map[string]bool
+	// Started overrides whether a running container has started (startup
+	// probes). A running container without an entry has started; one that
+	// has not started is not ready.
+	Started map[string]bool
 	// Previous is the last status computed for this pod (nil: none; the
 	// pod's own status is used if it has one).
 	Previous *corev1.PodStatus

@@ -133,6 +133,17 @@ func TestComputeRunning(t *testing.T) {
 	notReady := Compute(testPod(corev1.RestartPolicyAlways), ready(Inputs{Running: runtimePod(app), Ready: map[string]bool{"app": false}, Now: now}))
 	eq(t, "probe says not ready", notReady.ContainerStatuses[0].Ready, false)
 	eq(t, "pod not ready", cond(notReady, corev1.PodReady).Reason, ContainersNotReady)
+
+	// A startup probe that has not succeeded: not started, so not ready
+	// whatever the readiness probe says.
+	notStarted := Compute(testPod(corev1.RestartPolicyAlways), ready(Inputs{Running: runtimePod(app),
+		Ready: map[string]bool{"app": true}, Started: map[string]bool{"app": false}, Now: now}))
+	eq(t, "not started", *notStarted.ContainerStatuses[0].Started, false)
+	eq(t, "not started, not ready", notStarted.ContainerStatuses[0].Ready, false)
+	started := Compute(testPod(corev1.RestartPolicyAlways), ready(Inputs{Running: runtimePod(app),
+		Started: map[string]bool{"app": true}, Now: now}))
+	eq(t, "started", *started.ContainerStatuses[0].Started, true)
+	eq(t, "started, no readiness probe: ready", started.ContainerStatuses[0].Ready, true)
 }
 
 func ptr[T any](v T) *T { return &v }
