@@ -221,11 +221,7 @@ func (m *Manager) StopLivenessAndStartup(uid types.UID) {
 	defer m.mu.Unlock()
 	pp := m.pods[uid]
 	if pp == nil {
-		if m.closed {
-			return
-		}
-		pp = &podProbes{containers: map[string]*containerProbes{}}
-		m.pods[uid] = pp
+		return // nothing runs probes; a terminating pod starts no container
 	}
 	pp.noLiveness = true
 	for _, cp := range pp.containers {

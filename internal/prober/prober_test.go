@@ -352,15 +352,23 @@ func TestStopLivenessAndStartupKeepsReadiness(t *testing.T) {
 	f := newFixture(t)
 	lp, rp := probeSpec(1, 1), probeSpec(1, 1)
 	pod := testPod(corev1.Container{LivenessProbe: lp, ReadinessProbe: rp})
-	f.m.StopLivenessAndStartup(pod.UID)
 	f.m.Sync(pod, runningPod(pod, "c1", f.clock.Now()), "10.0.0.5")
-	f.answer(rp, ok)
+	seen := map[*corev1.Probe]bool{}
+	for range 2 {
+		c := f.next()
+		seen[c.req.probe] = true
+		c.reply <- ok
+	}
 	f.waitChange()
+	f.m.StopLivenessAndStartup(pod.UID)
+	f.m.Sync(pod, runningPod(pod, "c1", f.clock.Now()), "10.0.0.5") // no liveness worker again
 	f.clock.Step(time.Second)
 	f.answer(rp, ok) // never the liveness probe
+	f.clock.Step(time.Second)
+	f.answer(rp, ok)
 	f.m.Forget(pod.UID)
 	f.m.Sync(pod, runningPod(pod, "c2", f.clock.Now()), "10.0.0.5")
-	seen := map[*corev1.Probe]bool{}
+	seen = map[*corev1.Probe]bool{}
 	for range 2 {
 		c := f.next()
 		seen[c.req.probe] = true

@@ -108,6 +108,7 @@ type Syncer struct {
 	store   Store
 	obs     Observer
 	waker   Waker
+	prober  Prober
 	log     *slog.Logger
 	now     func() time.Time
 	backoff *backoff
@@ -126,6 +127,7 @@ type Deps struct {
 	Store     Store
 	Observer  Observer
 	Waker     Waker
+	Prober    Prober // nil: no probes run
 	Logger    *slog.Logger
 	Now       func() time.Time
 }
@@ -138,9 +140,12 @@ func New(cfg Config, d Deps) *Syncer {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	if d.Prober == nil {
+		d.Prober = noProber{}
+	}
 	return &Syncer{
 		cfg: cfg, rt: d.Runtime, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
-		vol: d.Volumes, store: d.Store, obs: d.Observer, waker: d.Waker,
+		vol: d.Volumes, store: d.Store, obs: d.Observer, waker: d.Waker, prober: d.Prober,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now),
 		waiting: map[types.UID]map[string]status.Reason{},
 	}

@@ -118,8 +118,9 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	if pod.Spec.HostNetwork && s.cfg.HostIP != "" {
 		ips = []string{s.cfg.HostIP}
 	}
+	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
-		SandboxReady: sb.State == state.SandboxReady, Now: s.now()}
+		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started, Now: s.now()}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 
@@ -145,6 +146,7 @@ func (s *Syncer) forget(uid types.UID) {
 	delete(s.waiting, uid)
 	s.mu.Unlock()
 	s.backoff.forgetPod(uid)
+	s.prober.Forget(uid)
 }
 
 // wakeAfter asks the worker to sync again once d has passed.

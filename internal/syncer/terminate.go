@@ -18,6 +18,7 @@ import (
 // SyncTerminatingPod stops every container of the pod in parallel, each with
 // the grace period (which the pod workers only ever shrink).
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *podstate.Pod, grace int64) error {
+	s.prober.StopLivenessAndStartup(pod.UID)
 	running, err := s.runtimePod(ctx, pod.UID)
 	if err != nil {
 		return err
@@ -30,6 +31,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *pod
 	}
 	sb, _ := s.currentSandbox(pod.UID)
 	s.updateStatus(pod, running, sb)
+	s.prober.Forget(pod.UID)
 	return nil
 }
 
