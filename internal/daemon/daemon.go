@@ -87,15 +87,18 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	mgr := manager.New(rt, db, nil, manager.Options{Allocatable: allocatable, Logger: log})
+	prb, probeHooks := newProber(ctx, rt, mgr, log)
+	defer prb.Close()
 	syn := syncer.New(syncer.Config{
 		LogDir: cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
 	}, syncer.Deps{
 		Runtime: rt, Sandboxes: sandbox.NewManager(cfg.RunDir), Network: netw, Cgroups: cg,
-		Volumes: volumes.New(filepath.Join(cfg.StateDir, "pods")), Store: db, Observer: mgr, Logger: log,
+		Volumes: volumes.New(filepath.Join(cfg.StateDir, "pods")), Store: db, Observer: mgr, Prober: prb, Logger: log,
 	})
 	mgr.SetCleaner(syn)
 	workers := podworkers.New(mgr.WrapHandler(syn), podworkers.Options{Store: db, Logger: log, ResyncInterval: cfg.ResyncPeriod})
 	syn.SetWaker(workers)
+	probeHooks.connect(syn, workers)
 	mgr.SetWorkers(workers)
 	if err := restoreWorkers(db, workers, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
