@@ -118,7 +118,7 @@ func TestHTTPProbe(t *testing.T) {
 	if got.Get("User-Agent") != UserAgent || got.Get("Accept") != "*/*" || got.Get("X-Custom") != "v" || host != "example.test" {
 		t.Fatalf("headers %v host %q", got, host)
 	}
-	h.run(ctx, httpReq(t, srv.URL, "/ok", "", corev1.HTTPHeader{Name: "Accept", Value: ""},
+	_, _, _ = h.run(ctx, httpReq(t, srv.URL, "/ok", "", corev1.HTTPHeader{Name: "Accept", Value: ""},
 		corev1.HTTPHeader{Name: "User-Agent", Value: "mine"}))
 	if _, has := got["Accept"]; has || got.Get("User-Agent") != "mine" {
 		t.Fatalf("empty Accept must be dropped, User-Agent kept: %v", got)
