@@ -8,6 +8,8 @@
 //	GET /v1/pods/{namespace}/{name}/events        []Event
 //	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=
 //	GET /v1/errors                                manifest files that failed to load
+//	POST /v1/pods/{namespace}/{name}/exec?container=&tty=&stdin=&command=...
+//	                                              upgrades to the exec protocol (exec.go)
 package api
 
 import (
@@ -15,6 +17,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -62,6 +65,10 @@ type Backend interface {
 	Ready() bool
 	// Logs writes the selected log to w until done (or ctx ends when following).
 	Logs(ctx context.Context, req LogRequest, w http.ResponseWriter) error
+	// Exec runs req.Command in a running container and returns its exit
+	// code; stdin is nil without req.Stdin. Errors matching ErrNotFound or
+	// ErrConflict (not running) are reported as such to the client.
+	Exec(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error)
 }
 
 // ErrNotFound is returned by backends for unknown pods or containers.
@@ -84,6 +91,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /v1/pods/{namespace}/{name}", s.getPod)
 	mux.HandleFunc("GET /v1/pods/{namespace}/{name}/events", s.events)
 	mux.HandleFunc("GET /v1/pods/{namespace}/{name}/log", s.logs)
+	mux.HandleFunc("POST /v1/pods/{namespace}/{name}/exec", s.exec)
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	return s

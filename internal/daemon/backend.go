@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +19,12 @@ import (
 type backend struct {
 	mgr    *manager.Manager
 	logDir string
+	rt     execer
+}
+
+// execer runs a command in a running container (*runtime.Runtime).
+type execer interface {
+	Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
 }
 
 func (b *backend) Ready() bool {
@@ -101,6 +108,54 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps}
 	return logs.Read(ctx, path, opts, fw, fw)
+}
+
+// Exec runs a command in a running container of a pod.
+func (b *backend) Exec(ctx context.Context, req api.ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
+	p, err := b.find(req.Namespace, req.Name)
+	if err != nil {
+		return -1, err
+	}
+	id, err := runningContainerID(p, req.Container)
+	if err != nil {
+		return -1, err
+	}
+	return b.rt.Exec(ctx, id, req.Command, stdin, stdout, stderr, req.TTY)
+}
+
+// runningContainerID resolves the container (as pickContainer does) and
+// returns its runtime ID; it must be running.
+func runningContainerID(p *corev1.Pod, container string) (string, error) {
+	name, _, err := pickContainer(p, container)
+	if err != nil {
+		return "", err
+	}
+	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
+	for _, cs := range statuses {
+		if cs.Name != name {
+			continue
+		}
+		id := strings.TrimPrefix(cs.ContainerID, "containerd://")
+		if cs.State.Running == nil || id == "" {
+			return "", api.Conflictf("container %s is not running (state: %s)", name, stateSummary(cs.State))
+		}
+		return id, nil
+	}
+	return "", api.Conflictf("container %s is not running (state: not created)", name)
+}
+
+// stateSummary describes a container state in a few words: "waiting:
+// CrashLoopBackOff", "terminated: Completed, exit code 0".
+func stateSummary(s corev1.ContainerState) string {
+	switch {
+	case s.Running != nil:
+		return "running"
+	case s.Terminated != nil:
+		return fmt.Sprintf("terminated: %s, exit code %d", cmp.Or(s.Terminated.Reason, "Unknown"), s.Terminated.ExitCode)
+	case s.Waiting != nil && s.Waiting.Reason != "":
+		return "waiting: " + s.Waiting.Reason
+	}
+	return "waiting"
 }
 
 // pickContainer resolves the container name (the only one when the pod has

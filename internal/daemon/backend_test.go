@@ -1,0 +1,49 @@
+package daemon
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/api"
+)
+
+func TestRunningContainerID(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Name = "web"
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init"}}
+	pod.Spec.Containers = []corev1.Container{{Name: "main"}, {Name: "side"}, {Name: "new"}}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", ContainerID: "containerd://i1",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
+		{Name: "main", ContainerID: "containerd://m1", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		{Name: "side", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}},
+	}
+	for _, tc := range []struct {
+		container, id, err string
+		sentinel           error
+	}{
+		{container: "main", id: "m1"},
+		{container: "", err: "a container name must be specified for pod web, choose one of: [main side new]"},
+		{container: "nope", err: "container nope is not valid for pod web", sentinel: api.ErrNotFound},
+		{container: "side", err: "container side is not running (state: waiting: CrashLoopBackOff)", sentinel: api.ErrConflict},
+		{container: "init", err: "container init is not running (state: terminated: Completed, exit code 0)", sentinel: api.ErrConflict},
+		{container: "new", err: "container new is not running (state: not created)", sentinel: api.ErrConflict},
+	} {
+		id, err := runningContainerID(pod, tc.container)
+		switch {
+		case tc.err == "" && (err != nil || id != tc.id):
+			t.Errorf("%q: %q, %v; want %q", tc.container, id, err, tc.id)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("%q: error %v, want %q", tc.container, err, tc.err)
+		case tc.sentinel != nil && !errors.Is(err, tc.sentinel):
+			t.Errorf("%q: %v does not match %v", tc.container, err, tc.sentinel)
+		}
+	}
+	pod.Spec.Containers = pod.Spec.Containers[:1]
+	if id, err := runningContainerID(pod, ""); err != nil || id != "m1" {
+		t.Errorf("the only container: %q, %v", id, err)
+	}
+}
