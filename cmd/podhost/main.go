@@ -32,6 +32,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newGetCmd,
 	newDescribeCmd,
 	newLogsCmd,
+	newExecCmd,
 	newImagesCmd,
 	newCheckCmd,
 	newVersionCmd,
@@ -80,6 +81,10 @@ func run(ctx context.Context, args []string, streams cli.IOStreams) int {
 	root := newRootCmd(g)
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
+			fmt.Fprintln(streams.ErrOut, ec.Error())
+			return ec.code
+		}
 		printError(streams.ErrOut, err)
 		return 1
 	}

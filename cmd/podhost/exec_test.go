@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/api"
+)
+
+// execBackend answers exec like a shell would for `sh -c 'exit N'`, and
+// echoes stdin for cat.
+type execBackend struct{ got chan api.ExecRequest }
+
+func (execBackend) Pods() []*corev1.Pod                                             { return nil }
+func (execBackend) Events(string, string) ([]api.Event, error)                      { return nil, nil }
+func (execBackend) FileErrors() []api.FileError                                     { return nil }
+func (execBackend) Ready() bool                                                     { return true }
+func (execBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
+func (b execBackend) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, _ io.Writer) (int, error) {
+	b.got <- req
+	if req.Name != "web" {
+		return -1, fmt.Errorf("pods %q: %w", req.Name, api.ErrNotFound)
+	}
+	if stdin != nil {
+		_, err := io.Copy(stdout, stdin)
+		return 0, err
+	}
+	var code int
+	_, _ = fmt.Sscanf(req.Command[len(req.Command)-1], "exit %d", &code)
+	return code, nil
+}
+
+func TestExec(t *testing.T) {
+	e := newTestEnv(t)
+	dir, err := os.MkdirTemp("", "ph-cmd-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	b := execBackend{got: make(chan api.ExecRequest, 1)}
+	go func() { _ = api.NewServer(b, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
+	for api.NewClient(sock).Ready(ctx) != nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		stdin          string
+		args           []string
+		code           int
+		stdout, stderr string
+		req            *api.ExecRequest
+	}{
+		{args: []string{"exec", "web", "--", "sh", "-c", "exit 3"}, code: 3, stderr: "command terminated with exit code 3\n",
+			req: &api.ExecRequest{Namespace: "default", Name: "web", Command: []string{"sh", "-c", "exit 3"}}},
+		{args: []string{"exec", "web", "-n", "ns", "-c", "side", "-t", "--", "sh", "-c", "exit 0"},
+			req: &api.ExecRequest{Namespace: "ns", Name: "web", Container: "side", TTY: true, Command: []string{"sh", "-c", "exit 0"}}},
+		{stdin: "abc", args: []string{"exec", "-i", "web", "--", "cat"}, stdout: "abc"},
+		{args: []string{"exec", "nope", "--", "true"}, code: 1, stderr: "Error: pods \"nope\": not found\n"},
+		{args: []string{"exec", "web", "true"}, code: 1, stderr: "use exec NAME -- COMMAND"},
+		{args: []string{"exec", "web", "x", "--", "true"}, code: 1, stderr: "exactly one pod NAME"},
+		{args: []string{"exec", "web"}, code: 1, stderr: "Error: you must specify at least one command for the container\n"},
+	} {
+		code, stdout, stderr := e.podhost(t, tc.stdin, append([]string{"--socket", sock}, tc.args...)...)
+		if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderr) || (tc.stderr == "" && stderr != "") {
+			t.Errorf("podhost %v: code %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+		select {
+		case got := <-b.got:
+			if tc.req != nil && !reflect.DeepEqual(got, *tc.req) {
+				t.Errorf("podhost %v: request %+v, want %+v", tc.args, got, *tc.req)
+			}
+		default:
+		}
+	}
+}
