@@ -51,6 +51,16 @@ wait_for() {
 	done
 }
 finish() {
+	# the state at the end of the phase, for whoever reads the results
+	if command -v podhost >/dev/null && systemctl -q is-active podhost.service 2>/dev/null; then
+		podhost get pods -o json >"$OUT/$phase.pods.json" 2>&1
+		{
+			podhost get pods -o wide
+			ctr -n "$NS" containers ls
+			ctr -n "$NS" task ls
+			for p in $(podhost get pods -o name 2>/dev/null); do podhost describe pod "${p#*/}"; done
+		} >"$OUT/$phase.state.txt" 2>&1
+	fi
 	tap "1..$n"
 	diag "$phase: $((n - failed)) passed, $failed failed, uptime $(uptime_s)s"
 	[ "$failed" = 0 ]

@@ -14,6 +14,9 @@
 MANIFESTS=/etc/podhost/manifests
 CONFIG=/etc/podhost/config.yaml
 SETTLE_LIMIT=${SETTLE_LIMIT:-300} # seconds for every pod to be Running
+# after a first settle failure the state is known to be broken: later waits
+# only give the pods a short while, so one bug does not eat the boot's time
+SETTLE_LIMIT_AFTER_FAILURE=${SETTLE_LIMIT_AFTER_FAILURE:-45}
 
 # ------------------------------------------------------------------ helpers
 pods_json() { podhost get pods -o json 2>>"$LOG"; }
@@ -74,6 +77,8 @@ wait_all_settled() {
 		settle_uptime=$(uptime_s)
 		return 0
 	fi
+	SETTLE_LIMIT=$SETTLE_LIMIT_AFTER_FAILURE
+	pods_json | jq -r '.items[] | "\(.metadata.name) phase=\(.status.phase) reason=\(.status.reason // "")"' | sed 's/^/# not settled: /' >>"$LOG"
 	return 1
 }
 

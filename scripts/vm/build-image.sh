@@ -181,8 +181,9 @@ umount "$root/proc"
 echo podhost-vm >"$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tpodhost-vm\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 cat >"$root/etc/fstab" <<'EOF'
-# podhost appliance test image. Root is /dev/vda (kernel cmdline: root=/dev/vda rw).
-/dev/vda     /         ext4  rw,errors=remount-ro  0 0
+# podhost appliance test image. Root is /dev/vda, mounted rw by the initramfs
+# (kernel cmdline: root=/dev/vda rw); no fstab line for it, so the boot does not
+# wait for udev to announce dev-vda.device (seconds under TCG).
 # 9p shares from the host (scripts/vm/run.sh); absent when booted without them.
 podhost-in   /mnt/in   9p    trans=virtio,version=9p2000.L,msize=524288,ro,nofail,x-systemd.device-timeout=5s  0 0
 podhost-out  /mnt/out  9p    trans=virtio,version=9p2000.L,msize=524288,rw,nofail,x-systemd.device-timeout=5s  0 0
