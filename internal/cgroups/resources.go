@@ -1,6 +1,8 @@
 package cgroups
 
 import (
+	"github.com/podhost/podhost/internal/qos"
+
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -122,31 +124,13 @@ func maxInto(dst, src corev1.ResourceList) {
 	}
 }
 
-// MilliCPUToShares converts a cpu request to v1 cpu.shares (kubelet's rule).
-func MilliCPUToShares(milliCPU int64) uint64 {
-	if milliCPU == 0 {
-		return MinShares
-	}
-	shares := milliCPU * SharesPerCPU / 1000
-	switch {
-	case shares < MinShares:
-		return MinShares
-	case shares > MaxShares:
-		return MaxShares
-	}
-	return uint64(shares)
-}
+// MilliCPUToShares converts a cpu request to v1 cpu.shares (kubelet's rule;
+// one implementation, in qos, shared with the spec builder).
+func MilliCPUToShares(milliCPU int64) uint64 { return qos.MilliCPUToShares(milliCPU) }
 
 // MilliCPUToQuota converts a cpu limit to a CFS quota for period (µs).
 func MilliCPUToQuota(milliCPU int64, period int64) int64 {
-	if milliCPU == 0 {
-		return 0
-	}
-	quota := milliCPU * period / 1000
-	if quota < MinQuota {
-		quota = MinQuota
-	}
-	return quota
+	return qos.MilliCPUToQuota(milliCPU, period)
 }
 
 // SharesToWeight converts v1 cpu.shares to a v2 cpu.weight / systemd
