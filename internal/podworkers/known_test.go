@@ -42,6 +42,25 @@ func TestOrphanRuntimePod(t *testing.T) {
 	e.h.expect(t, "runtime", "r")
 }
 
+// An orphaned runtime pod sharing its full name with a running desired pod
+// (the manifest was edited while podhost was down) is torn down at once: it
+// must not wait for the desired pod to finish, which it never does.
+func TestOrphanDoesNotWaitForRunningHolder(t *testing.T) {
+	e := newEnv(t, nil)
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodCreate, Pod: newPod("a", "web", 30)})
+	e.h.expect(t, "sync", "a")
+	rp := &podstate.Pod{UID: "old", Name: "web", Namespace: "default"}
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodKill, RunningPod: rp})
+	e.h.expect(t, "runtime", "old")
+	e.waitDone(t, "old")
+	// a keeps the name: a newer UID still waits for it.
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodCreate, Pod: newPod("b", "web", 30)})
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodKill, Pod: newPod("a", "web", 30)})
+	e.h.expect(t, "terminating", "a")
+	e.h.expect(t, "terminated", "a")
+	e.h.expect(t, "sync", "b")
+}
+
 func TestRuntimeKillOfKnownPodUsesSpec(t *testing.T) {
 	e := newEnv(t, nil)
 	pod := newPod("a", "web", 9)

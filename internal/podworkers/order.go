@@ -42,13 +42,20 @@ func (q nameQueue) add(name string, uid types.UID) {
 // mayAct reports whether uid may do work now, making it the holder if the
 // name is free and uid is next. terminating tells whether a queued UID's
 // termination was requested.
-func (q nameQueue) mayAct(name string, uid types.UID, terminating func(types.UID) bool) bool {
+//
+// An orphan (a runtime-only pod: containers that no worker owns, found by
+// housekeeping) never waits behind another UID: it has nothing to start,
+// only leftovers to remove, and the holder may be a desired pod that never
+// finishes — waiting would leave its containers running for ever. It still
+// takes the name when the name is free and it is next, so that nothing new
+// starts before it is gone.
+func (q nameQueue) mayAct(name string, uid types.UID, terminating func(types.UID) bool, orphan bool) bool {
 	e := q[name]
 	if e == nil || !slices.Contains(e.queue, uid) {
 		return true // not tracked (forgotten worker): nothing to order against
 	}
 	if e.holder != "" {
-		return e.holder == uid
+		return e.holder == uid || orphan
 	}
 	next := e.queue[0]
 	for _, u := range e.queue {
@@ -58,7 +65,7 @@ func (q nameQueue) mayAct(name string, uid types.UID, terminating func(types.UID
 		}
 	}
 	if next != uid {
-		return false
+		return orphan
 	}
 	e.holder = uid
 	return true

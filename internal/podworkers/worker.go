@@ -110,7 +110,7 @@ func (p *PodWorkers) startSync(s *podSyncStatus) (work, startResult) {
 		o := p.statuses[u]
 		return o != nil && o.IsTerminationRequested()
 	}
-	if !p.names.mayAct(s.fullName, s.uid, terminating) {
+	if !p.names.mayAct(s.fullName, s.uid, terminating, s.runtimeOnly) {
 		s.log.Debug("pod waits for an older pod with the same full name", "holder", string(p.names.holderOf(s.fullName)))
 		return work{}, startIdle // keep pending; woken when the holder finishes
 	}
