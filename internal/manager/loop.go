@@ -35,14 +35,7 @@ func (m *Manager) Run(ctx context.Context, snaps <-chan source.Snapshot, events 
 		case <-flush.C:
 			m.flushStatuses()
 		case snap := <-snaps:
-			m.cfgMu.Lock()
-			updates := m.cfg.Apply(snap)
-			m.cfgMu.Unlock()
-			m.handleUpdates(updates, prevAdmitted)
-			m.mu.Lock()
-			m.started = true
-			m.checkReadyLocked()
-			m.mu.Unlock()
+			m.applySnapshot(ctx, snap, prevAdmitted)
 		case ev := <-events:
 			if m.IsDesired(ev.UID) {
 				m.workers.Wake(ev.UID)
@@ -50,6 +43,53 @@ func (m *Manager) Run(ctx context.Context, snaps <-chan source.Snapshot, events 
 		case <-tick.C:
 			m.housekeeping(ctx)
 		}
+	}
+}
+
+// applySnapshot turns a manifest snapshot into pod updates. Before the
+// first one, runtime pods that nobody wants any more are killed first.
+func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevAdmitted map[types.UID]bool) {
+	m.cfgMu.Lock()
+	updates := m.cfg.Apply(snap)
+	m.cfgMu.Unlock()
+	m.mu.RLock()
+	first := !m.started
+	m.mu.RUnlock()
+	if first {
+		m.killOrphans(ctx, updates)
+	}
+	m.handleUpdates(updates, prevAdmitted)
+	m.mu.Lock()
+	m.started = true
+	m.checkReadyLocked()
+	m.mu.Unlock()
+}
+
+// killOrphans sends a kill for every runtime pod that the first snapshot
+// does not add and no worker is terminating: pods whose manifest was
+// removed or edited while podhost was down. Sent before the snapshot's pods
+// start, such a kill takes the pod's full name first, so an edited pod's old
+// version terminates before its new version starts, as with a live edit.
+// (Housekeeping would find them too, but only after the new versions had
+// started next to them.)
+func (m *Manager) killOrphans(ctx context.Context, updates []podconfig.Update) {
+	rpods, err := m.rt.ListPods(ctx)
+	if err != nil {
+		m.log.Warn("list runtime pods before the first sync", "err", err)
+		return
+	}
+	added := map[types.UID]bool{}
+	for _, u := range updates {
+		if u.Op == podconfig.ADD {
+			added[u.Pod.UID] = true
+		}
+	}
+	for _, rp := range rpods {
+		if added[rp.UID] || m.workers.IsPodTerminationRequested(rp.UID) {
+			continue
+		}
+		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "uid", string(rp.UID))
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, RunningPod: rp})
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/internal/podconfig"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
 )
 
@@ -167,6 +168,27 @@ func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
 	}
 	if len(cl.cleaned) != 2 || !got["old-of-u1"] || !got["leaked"] {
 		t.Fatalf("cleaned %v, want old-of-u1 and leaked", cl.cleaned)
+	}
+}
+
+// Runtime pods the first snapshot does not add (their manifest was edited
+// or removed while podhost was down) are killed before any pod starts, so
+// an old version takes its full name before the new version; later
+// snapshots leave orphans to housekeeping.
+func TestFirstSnapshotKillsOrphansFirst(t *testing.T) {
+	m, w, _, rt, _ := newTestManager()
+	rt.pods = []*podstate.Pod{{UID: "old", Name: "web", Namespace: "default"}, {UID: "u2", Name: "web", Namespace: "default"}}
+	snap := source.Snapshot{Pods: []*corev1.Pod{hostPortPod("web", "u2", 0)}}
+	m.applySnapshot(context.Background(), snap, nil)
+	if len(w.updates) != 2 || w.updates[0].RunningPod == nil || w.updates[0].RunningPod.UID != "old" ||
+		w.updates[0].Type != podworkers.SyncPodKill || w.updates[1].Pod == nil || w.updates[1].Pod.UID != "u2" {
+		t.Fatalf("updates %+v, want kill(old) then create(u2)", w.updates)
+	}
+	rt.pods = append(rt.pods, &podstate.Pod{UID: "later"})
+	w.updates = nil
+	m.applySnapshot(context.Background(), snap, nil)
+	if len(w.updates) != 0 {
+		t.Fatalf("second snapshot: updates %+v", w.updates)
 	}
 }
 
