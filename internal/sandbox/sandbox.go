@@ -5,11 +5,16 @@
 //
 // Layout, for sandbox id <id> under runDir (default /run/podhost):
 //
-//	<runDir>/netns/cni-<random>          net ns (containerd pkg/netns)
+//	<runDir>/netns/<id>/cni-<random>     net ns (containerd pkg/netns)
 //	<runDir>/sandboxes/<id>/             0700
 //	                        ipc, uts     pinned namespaces (nsfs bind mounts)
 //	                        shm/         tmpfs, 64Mi, nosuid,nodev,noexec
 //	                        hosts, resolv.conf, hostname
+//
+// Everything a sandbox pins or mounts lives below one of two directories
+// whose paths follow from its id: a caller that records Dir(id) before
+// Create can remove whatever a crash in the middle of Create left with
+// Remove(Paths{Dir: Dir(id)}), which clears <runDir>/netns/<id> too.
 //
 // Kubernetes semantics: hostNetwork pods use the host's net and UTS
 // namespaces (NetNS and UTS are "") and the host's hosts/resolv.conf/hostname
@@ -52,7 +57,6 @@ const ShmSize = 64 << 20
 // Manager creates and removes sandboxes under a run dir.
 type Manager struct {
 	runDir     string
-	netnsDir   string
 	sandboxDir string
 	hostResolv string // "" = auto (see resolvSource)
 	hostHosts  string
@@ -78,7 +82,6 @@ func WithHostHostsFile(path string) Option { return func(m *Manager) { m.hostHos
 func NewManager(runDir string, opts ...Option) *Manager {
 	m := &Manager{
 		runDir:     runDir,
-		netnsDir:   filepath.Join(runDir, "netns"),
 		sandboxDir: filepath.Join(runDir, "sandboxes"),
 		hostHosts:  "/etc/hosts",
 		log:        slog.Default(),
@@ -102,7 +105,7 @@ func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod) (p Pat
 			}
 		}
 	}()
-	p = Paths{Dir: filepath.Join(m.sandboxDir, id)}
+	p = Paths{Dir: m.Dir(id)}
 	steps := []struct {
 		name string
 		fn   func(*Paths, *undoStack, *corev1.Pod) error
@@ -146,13 +149,24 @@ func (m *Manager) makeNetNS(p *Paths, u *undoStack, pod *corev1.Pod) error {
 	if pod.Spec.HostNetwork {
 		return nil
 	}
-	ns, err := netns.NewNetNS(m.netnsDir)
+	dir := netnsDirOf(p.Dir)
+	u.push(func() error { return removeDir(dir) })
+	ns, err := netns.NewNetNS(dir)
 	if err != nil {
 		return err
 	}
 	u.push(ns.Remove)
 	p.NetNS = ns.GetPath()
 	return nil
+}
+
+// Dir returns the directory of sandbox id (see the package doc).
+func (m *Manager) Dir(id string) string { return filepath.Join(m.sandboxDir, id) }
+
+// netnsDirOf maps a sandbox dir <runDir>/sandboxes/<id> to the dir its net
+// namespace is pinned in, <runDir>/netns/<id>.
+func netnsDirOf(dir string) string {
+	return filepath.Join(filepath.Dir(filepath.Dir(dir)), "netns", filepath.Base(dir))
 }
 
 // Remove unmounts and deletes everything of the sandbox. Missing parts are
@@ -172,8 +186,10 @@ func (m *Manager) Remove(_ context.Context, p Paths) error {
 		if filepath.Base(filepath.Dir(p.Dir)) != "sandboxes" {
 			return fmt.Errorf("sandbox: refusing to remove %q: not a sandbox dir", p.Dir)
 		}
-		if err := removeDir(p.Dir); err != nil {
-			errs = append(errs, err)
+		for _, d := range []string{netnsDirOf(p.Dir), p.Dir} {
+			if err := removeDir(d); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

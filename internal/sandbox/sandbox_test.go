@@ -101,7 +101,7 @@ func TestCreateRemove(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Dir != filepath.Join(runDir, "sandboxes", "sb1") || !strings.HasPrefix(p.NetNS, filepath.Join(runDir, "netns")+"/") {
+	if p.Dir != filepath.Join(runDir, "sandboxes", "sb1") || !strings.HasPrefix(p.NetNS, filepath.Join(runDir, "netns", "sb1")+"/cni-") || m.Dir("sb1") != p.Dir {
 		t.Fatalf("paths = %+v", p)
 	}
 	if fi, err := os.Stat(p.Dir); err != nil || fi.Mode().Perm() != 0o700 {
@@ -165,6 +165,24 @@ func assertGone(t *testing.T, p Paths) {
 		}
 	}
 	assertNoMounts(t, filepath.Dir(filepath.Dir(p.Dir)))
+}
+
+// Knowing only Dir(id) — what a caller records before Create — Remove
+// finds everything Create made: what a crash in the middle of Create leaves
+// must be removable.
+func TestRemoveByDirAlone(t *testing.T) {
+	needRoot(t)
+	ctx := context.Background()
+	m, runDir := testManager(t)
+	p, err := m.Create(ctx, "sb3", testPod("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove(ctx, Paths{Dir: m.Dir("sb3")}); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, p)
+	assertEmptyDir(t, filepath.Join(runDir, "netns"))
 }
 
 func TestHostNamespaces(t *testing.T) {

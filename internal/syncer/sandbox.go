@@ -32,6 +32,9 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state
 		ID: newID(), PodUID: pod.UID, FullName: pod.Namespace + "/" + pod.Name,
 		State: state.SandboxCreating, Cgroup: pc.Name, BootID: s.cfg.BootID, CreatedAt: s.now(),
 	}
+	// Everything sb.Create pins or mounts lives below this dir: recorded
+	// now, teardown finds it even if podhost dies in the middle of Create.
+	rec.Dir = s.sb.Dir(rec.ID)
 	if !pod.Spec.HostNetwork {
 		rec.Ports = toStatePorts(network.PortMappings(pod))
 	}

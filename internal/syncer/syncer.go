@@ -38,6 +38,8 @@ type Runtime interface {
 
 // Sandboxes pins and removes a pod's namespaces and per-pod files.
 type Sandboxes interface {
+	// Dir is where Create puts everything of sandbox id.
+	Dir(id string) string
 	Create(ctx context.Context, id string, pod *corev1.Pod) (sandbox.Paths, error)
 	WriteHosts(p sandbox.Paths, pod *corev1.Pod, ips []string) error
 	Remove(ctx context.Context, p sandbox.Paths) error
