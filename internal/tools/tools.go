@@ -8,10 +8,10 @@ import (
 	_ "github.com/containerd/cgroups/v3/cgroup1"
 	_ "github.com/containerd/cgroups/v3/cgroup2"
 	_ "github.com/containerd/containerd/v2/client"
+	_ "github.com/containerd/containerd/v2/core/runtime/v2/logging"
+	_ "github.com/containerd/containerd/v2/pkg/cio"
 	_ "github.com/containerd/containerd/v2/pkg/netns"
 	_ "github.com/containerd/containerd/v2/pkg/oci"
-	_ "github.com/containerd/containerd/v2/pkg/cio"
-	_ "github.com/containerd/containerd/v2/core/runtime/v2/logging"
 	_ "github.com/containerd/go-cni"
 	_ "github.com/coreos/go-systemd/v22/daemon"
 	_ "github.com/coreos/go-systemd/v22/dbus"
@@ -25,4 +25,3 @@ import (
 	_ "k8s.io/apimachinery/pkg/util/validation"
 	_ "sigs.k8s.io/yaml"
 )
-
