@@ -20,6 +20,7 @@ type backend struct {
 	mgr    *manager.Manager
 	logDir string
 	rt     execer
+	node   string // this host's name: every pod's spec.nodeName in the API
 }
 
 // execer runs a command in a running container (*runtime.Runtime).
@@ -42,6 +43,9 @@ func (b *backend) Pods() []*corev1.Pod {
 	for _, e := range entries {
 		p := e.Pod
 		p.APIVersion, p.Kind = "v1", "Pod"
+		if p.Spec.NodeName == "" {
+			p.Spec.NodeName = b.node
+		}
 		if len(e.Warnings) > 0 {
 			if p.Annotations == nil {
 				p.Annotations = map[string]string{}

@@ -122,7 +122,8 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, db *state.
 	go func() { errc <- src.Run(ctx, snaps) }()
 	go pleg.New(rt, pleg.Options{Logger: log}).Run(ctx, events)
 	go mgr.Run(ctx, snaps, events, prev, housekeepingPeriod)
-	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt}
+	node, _ := os.Hostname()
+	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt, node: node}
 	go func() { errc <- api.NewServer(b, log).Listen(ctx, cfg.Socket) }()
 	select {
 	case <-mgr.Ready():
