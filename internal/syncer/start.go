@@ -9,6 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/containerd/containerd/v2/pkg/oci"
+
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
@@ -67,8 +69,12 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	if err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerConfigError", err)
 	}
+	systemd := s.cg.Driver() == cgroups.DriverSystemd
+	if systemd {
+		opts = append(opts, withScopeStopTimeout(gracePeriod(pod, nil)))
+	}
 	cfg := runtime.ContainerConfig{
-		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: s.cg.Driver() == cgroups.DriverSystemd,
+		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: systemd,
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
 	}
@@ -182,4 +188,18 @@ func (s *Syncer) pruneOld(ctx context.Context, running *podstate.Pod, name strin
 			}
 		}
 	}
+}
+
+// withScopeStopTimeout bounds how long systemd waits for the container's
+// scope to stop when it stops it (host shutdown): the pod's grace period,
+// then SIGKILL, as the kubelet would — not systemd's default 90 s (a busybox
+// PID 1 ignores SIGTERM). runc turns "org.systemd.property.*" annotations
+// into properties of the scope it creates.
+func withScopeStopTimeout(grace time.Duration) oci.SpecOpts {
+	if grace < time.Second {
+		grace = time.Second
+	}
+	return oci.WithAnnotations(map[string]string{
+		"org.systemd.property.TimeoutStopUSec": fmt.Sprintf("uint64 %d", grace.Microseconds()),
+	})
 }
