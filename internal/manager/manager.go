@@ -175,6 +175,17 @@ func (m *Manager) flushStatuses() {
 	}
 }
 
+// LastStatus returns the pod's last known status, or nil (syncer.Observer).
+func (m *Manager) LastStatus(uid types.UID) *corev1.PodStatus {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	st, ok := m.statuses[uid]
+	if !ok {
+		return nil
+	}
+	return st.DeepCopy()
+}
+
 // Event records an event for a pod (syncer.Observer).
 func (m *Manager) Event(uid types.UID, typ, reason, message string) {
 	e := state.Event{Time: time.Now(), Type: typ, Reason: reason, Message: message}

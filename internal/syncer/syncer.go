@@ -77,6 +77,9 @@ type Store interface {
 // Observer receives what the syncer learns: statuses and events.
 type Observer interface {
 	SetStatus(pod *corev1.Pod, st corev1.PodStatus)
+	// LastStatus is the pod's last known status (kept across podhost
+	// restarts), or nil: start time and last states carry over from it.
+	LastStatus(uid types.UID) *corev1.PodStatus
 	Event(uid types.UID, typ, reason, message string)
 	// IsDesired reports whether a pod with this UID is still wanted (its
 	// manifest is present): terminated pods that are still desired keep their

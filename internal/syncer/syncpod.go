@@ -120,7 +120,8 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	}
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
-		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started, Now: s.now()}
+		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
+		Previous: s.obs.LastStatus(pod.UID), Now: s.now()}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 
