@@ -25,7 +25,7 @@ type podSyncStatus struct {
 	// notify wakes the worker goroutine (buffered 1); nil once it exited.
 	notify chan struct{}
 	// done is closed when the worker goroutine exits.
-	done chan struct{}
+	done    chan struct{}
 	pending *UpdatePodOptions // next work, merged by UpdatePod
 	active  *UpdatePodOptions // last work handed to the handler (merged)
 
