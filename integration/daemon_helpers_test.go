@@ -173,6 +173,11 @@ func (d *podhostd) teardown() {
 		if len(l.Items) > 0 {
 			return false, nil
 		}
+		// A pod leaves the API at once; its sandbox (netns, IP lease) is
+		// released a little later, also for pods that never had a container.
+		if sbs, _ := os.ReadDir(filepath.Join(env.RunDir, filepath.Base(d.dir), "sandboxes")); len(sbs) > 0 {
+			return false, nil
+		}
 		n, err := countContainers()
 		return n == 0, err
 	})
