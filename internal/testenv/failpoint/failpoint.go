@@ -139,6 +139,33 @@ func (c Control) Calls() ([]Call, error) {
 	return out, err
 }
 
+// Select returns the calls of cmd (of sandbox id, unless id is ""), oldest
+// first.
+func Select(calls []Call, cmd, id string) []Call {
+	var out []Call
+	for _, c := range calls {
+		if c.Cmd == cmd && (id == "" || c.ContainerID == id) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Chain returns conflist (a CNI network config list) with the plugin
+// appended to its plugins, controlled by controlFile.
+func Chain(conflist []byte, controlFile string) ([]byte, error) {
+	var conf map[string]any
+	if err := json.Unmarshal(conflist, &conf); err != nil {
+		return nil, fmt.Errorf("conflist: %w", err)
+	}
+	plugins, ok := conf["plugins"].([]any)
+	if !ok {
+		return nil, errors.New("conflist: no plugins list")
+	}
+	conf["plugins"] = append(plugins, map[string]any{"type": PluginType, "controlFile": controlFile})
+	return json.MarshalIndent(conf, "", "  ")
+}
+
 // read loads the script; the caller holds the lock.
 func (c Control) read() (Script, error) {
 	b, err := os.ReadFile(c.Path)

@@ -198,3 +198,28 @@ func TestBinary(t *testing.T) {
 		t.Fatalf("second run: %d %s", code, out)
 	}
 }
+
+func TestChainAndSelect(t *testing.T) {
+	out, err := Chain([]byte(`{"cniVersion":"1.0.0","name":"n","plugins":[{"type":"bridge"}]}`), "/c.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conf struct {
+		Name    string           `json:"name"`
+		Plugins []map[string]any `json:"plugins"`
+	}
+	if err := json.Unmarshal(out, &conf); err != nil || conf.Name != "n" || len(conf.Plugins) != 2 ||
+		conf.Plugins[1]["type"] != PluginType || conf.Plugins[1]["controlFile"] != "/c.json" {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if _, err := Chain([]byte(`{"name":"n","type":"bridge"}`), "/c.json"); err == nil {
+		t.Fatal("a single-plugin config was accepted")
+	}
+	calls := []Call{{Cmd: CmdAdd, ContainerID: "a"}, {Cmd: CmdDel, ContainerID: "a"}, {Cmd: CmdAdd, ContainerID: "b"}}
+	if got := Select(calls, CmdAdd, ""); len(got) != 2 {
+		t.Fatalf("Select ADD: %+v", got)
+	}
+	if got := Select(calls, CmdAdd, "b"); len(got) != 1 || got[0].ContainerID != "b" {
+		t.Fatalf("Select ADD b: %+v", got)
+	}
+}
