@@ -371,6 +371,19 @@ boot1() {
 	wait_for 60 podhost_ready && ok "systemctl start podhost: podhost back" || notok "systemctl start podhost: podhost back"
 	wait_all_settled && ok "after stop/start: every pod Running" || notok "after stop/start: every pod Running"
 	same_tasks "after stop/start: same containers, same PIDs (adopted, not restarted)" "$before"
+	# containerd restart: KillMode=process keeps the shims; podhost (Requires=)
+	# is restarted with it and adopts again
+	local since
+	since=$(systemctl show -P ActiveEnterTimestampMonotonic podhost.service)
+	logcmd systemctl restart containerd.service
+	check "systemctl restart containerd: containerd back" systemctl is-active containerd.service
+	wait_for 60 sh -c "[ \"\$(systemctl show -P ActiveEnterTimestampMonotonic podhost.service)\" != $since ]" &&
+		ok "systemctl restart containerd: podhost restarted with it" ||
+		notok "systemctl restart containerd: podhost restarted with it"
+	if wait_for 60 podhost_ready; then ok "after a containerd restart: podhost back"; else notok "after a containerd restart: podhost back"; fi
+	wait_all_settled && ok "after a containerd restart: every pod Running" || notok "after a containerd restart: every pod Running"
+	same_tasks "after a containerd restart: same containers, same PIDs" "$before"
+
 	local rc
 	rc=$(pods_json | jq '[.items[] | select((.spec.restartPolicy // "Always") == "Always") | .status.containerStatuses[]?.restartCount] | add // 0')
 	expect "no container restarts in boot 1" 0 "$rc"
