@@ -51,9 +51,20 @@ func TestEditReplacesPodAndDeleteLeavesNothing(t *testing.T) {
 	if !strings.Contains(oldLog, "got TERM") {
 		t.Fatalf("old container was not stopped gracefully; log:\n%s", oldLog)
 	}
-	newStart := nw.Status.ContainerStatuses[0].State.Running.StartedAt.Time
-	if fi, err := os.Stat(logPath(d, old, "main", 0)); err == nil && fi.ModTime().After(newStart.Add(500*time.Millisecond)) {
-		t.Fatalf("old container logged at %v, after the new one started at %v", fi.ModTime(), newStart)
+	// The old container's last log line ("got TERM") was written before the
+	// new container was even created (containerd's own timestamp, not the
+	// second-rounded StartedAt of the API).
+	newID := strings.TrimPrefix(nw.Status.ContainerStatuses[0].ContainerID, "containerd://")
+	c, err := env.Client().LoadContainer(env.Context(context.Background()), newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Info(env.Context(context.Background()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(logPath(d, old, "main", 0)); err == nil && fi.ModTime().After(info.CreatedAt) {
+		t.Fatalf("old container logged at %v, after the new one was created at %v", fi.ModTime(), info.CreatedAt)
 	}
 
 	d.removeManifest("app.yaml")

@@ -148,6 +148,11 @@ func (m *Manager) Events(uid types.UID) ([]state.Event, error) { return m.store.
 func (m *Manager) SetStatus(pod *corev1.Pod, st corev1.PodStatus) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	_, desired := m.desired[pod.UID]
+	_, rejected := m.rejected[pod.UID]
+	if !desired && !rejected {
+		return // a pod being torn down: nobody will ask for its status
+	}
 	prev, had := m.statuses[pod.UID]
 	m.statuses[pod.UID] = st
 	if !had || !statusEqual(prev, st) {

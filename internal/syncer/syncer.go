@@ -72,6 +72,9 @@ type Store interface {
 	PutSandbox(state.SandboxRecord) error
 	DeleteSandbox(id string) error
 	ListSandboxes() ([]state.SandboxRecord, error)
+	// PurgePod drops everything recorded for a pod that is gone for good:
+	// worker record, allocation checkpoint, status and events.
+	PurgePod(uid types.UID) error
 }
 
 // Observer receives what the syncer learns: statuses and events.

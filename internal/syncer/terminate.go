@@ -110,6 +110,9 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		if err := s.vol.Cleanup(ctx, uid); err != nil {
 			errs = append(errs, err)
 		}
+		if err := s.store.PurgePod(uid); err != nil {
+			errs = append(errs, err)
+		}
 		s.forget(uid)
 	}
 	if err := s.removePodCgroups(ctx, uid); err != nil {
