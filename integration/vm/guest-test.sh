@@ -128,6 +128,15 @@ smoke2() {
 	check "journal of the previous boot is kept" journalctl -b -1 -n 1
 	check "the image is still there after the reboot" sh -c "ctr -n vmtest images ls -q | grep -x podhost.test/busybox:1"
 	check "containerd.service is active" systemctl is-active containerd.service
+	# A container whose PID 1 ignores SIGTERM (busybox sleep) in a systemd
+	# scope holds a poweroff for the scope's stop timeout (default 90 s).
+	# runc sets scope properties from org.systemd.property.* annotations: with
+	# TimeoutStopSec=5 the host sees a short poweroff (the way for podhost to
+	# bound shutdown by terminationGracePeriodSeconds).
+	check "start a sleep container in a scope with TimeoutStopSec=5" ctr -n vmtest run -d --runc-systemd-cgroup \
+		--annotation org.systemd.property.TimeoutStopSec=5 \
+		--cgroup podhost-vmtest.slice:vmtest:sleeper podhost.test/busybox:1 sleeper sleep 1000000
+	expect "the scope's stop timeout is 5 s" 5s "$(systemctl show -P TimeoutStopUSec vmtest-sleeper.scope)"
 }
 
 case $phase in

@@ -184,7 +184,7 @@ boot() {
 			local took
 			took=$(elapsed "$treq" "$tend")
 			echo "FIGURE ${phase}_${action}_s=$took"
-			if [[ $phase == boot* ]]; then
+			if [[ $phase == boot* || $phase == smoke2 ]]; then
 				if awk -v t="$took" -v m="$shutdown_max" 'BEGIN { exit !(t <= m) }'; then
 					echo "ok - $phase: $action with pods running took ${took}s (at most ${shutdown_max}s)"
 				else
