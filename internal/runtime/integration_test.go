@@ -448,3 +448,40 @@ func TestEventsRelistAfterRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestExitSurvivesLostTask: a container's exit code and time are recorded
+// in its labels when first seen, so they survive the task going away (what
+// a host reboot does): a finished pod stays Succeeded.
+func TestExitSurvivesLostTask(t *testing.T) {
+	rt := connect(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	img := importImage(t, ctx, rt)
+	events := rt.Events(ctx)
+	id, uid, _ := newContainer(t, ctx, rt, img, []string{"sh", "-c", "exit 7"})
+	if err := rt.StartContainer(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, events, id, runtime.EventExit)
+	_, pc := findContainer(t, ctx, rt, uid, id) // records the exit
+	if pc.ExitCode != 7 || pc.FinishedAt.IsZero() {
+		t.Fatalf("exit not seen: %+v", pc)
+	}
+	c, err := env.Client().LoadContainer(env.Context(ctx), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	task, err := c.Task(env.Context(ctx), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := task.Delete(env.Context(ctx)); err != nil { // the "reboot"
+		t.Fatal(err)
+	}
+	_, after := findContainer(t, ctx, rt, uid, id)
+	if after.State != podstate.StateExited || after.ExitCode != 7 || after.Reason != "Error" ||
+		!after.FinishedAt.Equal(pc.FinishedAt) {
+		t.Fatalf("after the task is gone: %+v, want exit 7 at %v", after, pc.FinishedAt)
+	}
+	removeAndCheck(t, ctx, rt, id)
+}

@@ -105,6 +105,9 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 			pc.FinishedAt = p.ExitedAt.AsTime()
 		}
 		pc.Reason = exitReason(pc.ExitCode, l[LabelOOM] == "true" || r.sawOOM(c.ID))
+		if _, ok := l[LabelExitCode]; !ok {
+			r.recordExit(ctx, c.ID, pc)
+		}
 	default:
 		pc.State = podstate.StateUnknown
 	}
@@ -129,8 +132,30 @@ func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) {
 		pc.State, pc.Message = podstate.StateUnknown, err.Error()
 		return
 	}
+	if code, err := strconv.Atoi(pc.Labels[LabelExitCode]); err == nil { // recorded before the task went
+		pc.State, pc.ExitCode = podstate.StateExited, int32(code)
+		pc.FinishedAt, _ = time.Parse(time.RFC3339Nano, pc.Labels[LabelFinishedAt])
+		pc.Reason = exitReason(pc.ExitCode, pc.Labels[LabelOOM] == "true")
+		return
+	}
 	pc.State, pc.ExitCode, pc.Reason = podstate.StateExited, unknownExitCode, "Unknown"
 	pc.Message = "the container's task is gone (host reboot?)"
+}
+
+// recordExit keeps a stopped container's exit code and time in its labels
+// (best effort: the next list tries again).
+func (r *Runtime) recordExit(ctx context.Context, id string, pc *podstate.Container) {
+	c, err := r.client.LoadContainer(ctx, id)
+	if err != nil {
+		return
+	}
+	labels := map[string]string{LabelExitCode: strconv.Itoa(int(pc.ExitCode))}
+	if !pc.FinishedAt.IsZero() {
+		labels[LabelFinishedAt] = pc.FinishedAt.UTC().Format(time.RFC3339Nano)
+	}
+	if _, err := c.SetLabels(ctx, labels); err != nil {
+		r.log().Debug("record container exit", "id", id, "err", err)
+	}
 }
 
 func exitReason(code int32, oom bool) string {

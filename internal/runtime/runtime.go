@@ -40,6 +40,11 @@ const (
 	// LabelOOM is set to "true" when containerd reported an OOM kill in the
 	// container (survives podhost and containerd restarts).
 	LabelOOM = "podhost.io/oom"
+	// LabelExitCode and LabelFinishedAt record a container's exit when
+	// podhost first sees it stopped: the task (and its exit status) does
+	// not survive a host reboot, and a finished pod must stay Succeeded.
+	LabelExitCode   = "podhost.io/exit-code"
+	LabelFinishedAt = "podhost.io/finished-at"
 )
 
 // ShimGroupAnnotation groups all containers of a pod into one shim
