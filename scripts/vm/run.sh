@@ -13,7 +13,8 @@
 #   boot2      after the reboot: pods back, nothing stale; cgroupfs driver
 #              scenario; the guest powers off with pods running (timed)
 # Without one (or with --smoke): smoke1 (cgroup v2, containerd under systemd,
-# ctr run of the test image), reboot, smoke2 (persistence, new boot id).
+# ctr run of the test image), reboot, smoke2 (persistence, new boot id, a
+# timed poweroff with a container running).
 #
 # Options:
 #   --smoke             run the smoke phases (no podhost needed)
@@ -22,8 +23,13 @@
 #   --keep              keep the overlay disk and the staged share
 #   --timeout SECONDS   per-boot limit (default 900; qemu is killed past it)
 #
+# Env: VM_BOOT_TIMEOUT (= --timeout), VM_SHUTDOWN_MAX (default 45: a reboot or
+# poweroff with pods running must take at most this many seconds, measured
+# from the guest's request to qemu's exit), PODHOST_CACHE_DIR.
+#
 # Output: DIR/<phase>.tap (TAP lines + FIGURE lines), <phase>.serial (console),
-# <phase>.journal (+ .journal-prev), <phase>.log (test trace), summary.txt.
+# <phase>.journal (+ .journal-prev), <phase>.log (test trace), <phase>.state.txt
+# and <phase>.pods.json (pods, containers, tasks at the end), summary.txt.
 # Exit status: 0 when every phase ran, exited 0 and printed no "not ok".
 set -euo pipefail
 
@@ -116,7 +122,7 @@ echo $((boot_timeout > 300 ? boot_timeout - 150 : boot_timeout / 2)) >"$IN/timeo
 
 qemu-img create -q -f qcow2 -F raw -b "$image/rootfs.img" "$disk"
 
-accel=(-accel tcg,thread=multi -cpu max)
+accel=(-accel "tcg,thread=multi" -cpu max)
 if [[ -d /sys/module/kvm_intel || -d /sys/module/kvm_amd ]] && [[ -w /dev/kvm ]]; then
 	accel=(-accel kvm -cpu host)
 fi
