@@ -5,7 +5,7 @@
 #   make test              test-unit + test-integration + test-vm
 #   make test-unit         go test ./... (no root, no containerd)
 #   make test-integration  deps + the integration suite against a private containerd (root)
-#   make test-vm           the appliance suite in a VM (scripts/vm/run.sh; not yet in make test)
+#   make test-vm           the appliance suite in a Debian VM: systemd, cgroup v2 (scripts/vm/run.sh)
 #   make lint              gofmt, go vet, golangci-lint
 #   make bench             all benchmarks (unit, then integration)
 #   make fuzz              every fuzz target for FUZZTIME (default 10s)
