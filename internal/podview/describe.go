@@ -112,7 +112,7 @@ func describeState(w io.Writer, label string, s corev1.ContainerState) {
 			fmt.Fprintf(w, "      Started:\t%s\n", t.StartedAt.Format(time.RFC1123Z))
 		}
 		if !t.FinishedAt.IsZero() {
-			fmt.Fprintf(w, "      Finished:\t%s\n", t.FinishedAt.Time.Format(time.RFC1123Z))
+			fmt.Fprintf(w, "      Finished:\t%s\n", t.FinishedAt.Format(time.RFC1123Z))
 		}
 		if t.Message != "" {
 			fmt.Fprintf(w, "      Message:\t%s\n", t.Message)

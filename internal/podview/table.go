@@ -57,7 +57,7 @@ func Restarts(p *corev1.Pod, now time.Time) string {
 	var last time.Time
 	for _, cs := range p.Status.ContainerStatuses {
 		n += cs.RestartCount
-		if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.Time.After(last) {
+		if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(last) {
 			last = t.FinishedAt.Time
 		}
 	}

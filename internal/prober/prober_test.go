@@ -260,7 +260,7 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 	// Either may run more than once (a readiness probe that is not yet
 	// ready is also run on demand); both must run.
 	seen := map[*corev1.Probe]bool{}
-	for i := 0; i < 6 && !(seen[lp] && seen[rp]); i++ {
+	for i := 0; i < 6 && (!seen[lp] || !seen[rp]); i++ {
 		c := f.next()
 		seen[c.req.probe] = true
 		c.reply <- ok
@@ -358,7 +358,7 @@ func TestStopLivenessAndStartupKeepsReadiness(t *testing.T) {
 	// Either may run more than once (a readiness probe that is not yet
 	// ready is also run on demand); both must run.
 	seen := map[*corev1.Probe]bool{}
-	for i := 0; i < 6 && !(seen[lp] && seen[rp]); i++ {
+	for i := 0; i < 6 && (!seen[lp] || !seen[rp]); i++ {
 		c := f.next()
 		seen[c.req.probe] = true
 		c.reply <- ok
