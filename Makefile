@@ -15,7 +15,7 @@ GO ?= go
 GOTESTFLAGS ?=
 export GOTESTFLAGS
 
-.PHONY: all build test test-unit test-integration test-vm lint bench fuzz run run-stop deps image reap clean
+.PHONY: all build test test-unit test-integration test-vm test-vm-smoke lint bench fuzz run run-stop deps image reap clean
 
 all: build
 
@@ -31,6 +31,10 @@ test:
 # The VM appliance suite (scripts/vm/: Debian guest, systemd, cgroup v2).
 test-vm: build
 	scripts/vm/run.sh bin/podhost
+
+# Quick VM check without podhost: cgroup2, containerd, ctr run, reboot.
+test-vm-smoke:
+	scripts/vm/run.sh --smoke
 
 test-unit:
 	$(GO) test $(GOTESTFLAGS) ./...
