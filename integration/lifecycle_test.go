@@ -89,15 +89,13 @@ func assertNothingLeft(t *testing.T, d *podhostd, baseSnaps int) {
 	if strings.Contains(string(mi), runDir) {
 		t.Fatalf("mounts left under %s:\n%s", runDir, grepLines(string(mi), runDir))
 	}
-	for _, ctrl := range []string{"memory", "cpu", "pids"} {
-		root := filepath.Join("/sys/fs/cgroup", ctrl, d.cgroupRoot)
-		_ = filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-			// QoS-level dirs (besteffort, burstable) stay, as with the kubelet.
-			if err == nil && fi.IsDir() && strings.HasPrefix(fi.Name(), "pod") && fi.Name() != "podhost" {
-				t.Errorf("cgroup left: %s", p)
-			}
-			return nil
-		})
+	// The pod cgroup is the last thing podhost removes, after the containers.
+	var left []string
+	if err := waitFor(10*time.Second, func() (bool, error) {
+		left = podCgroups(d)
+		return len(left) == 0, nil
+	}); err != nil {
+		t.Fatalf("cgroups left: %v", left)
 	}
 	leases := leaseFiles(t)
 	if len(leases) != 0 {
