@@ -95,7 +95,13 @@ func (d *podhostd) start() {
 
 func (d *podhostd) startNoWait() {
 	d.t.Helper()
-	cmd := exec.Command(env.PodhostBin, d.args()...)
+	d.startArgs(d.args())
+}
+
+// startArgs is startNoWait with the daemon's arguments given.
+func (d *podhostd) startArgs(args []string) {
+	d.t.Helper()
+	cmd := exec.Command(env.PodhostBin, args...)
 	cmd.Env = append(os.Environ(), "PODHOST_LOG_LEVEL=debug")
 	if d.out == nil {
 		d.out = &bytes.Buffer{}

@@ -10,7 +10,6 @@ package integration
 // iptables, containerd), plus the plugin's own call log.
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -462,21 +461,4 @@ func (d *podhostd) startWithNet(fp *fpNet, wait bool) {
 	if wait {
 		d.waitReady(60 * time.Second)
 	}
-}
-
-// startArgs is startNoWait with the daemon's arguments given.
-func (d *podhostd) startArgs(args []string) {
-	d.t.Helper()
-	cmd := exec.Command(env.PodhostBin, args...)
-	cmd.Env = append(os.Environ(), "PODHOST_LOG_LEVEL=debug")
-	if d.out == nil {
-		d.out = &bytes.Buffer{}
-	}
-	cmd.Stdout, cmd.Stderr = &syncWriter{w: d.out}, &syncWriter{w: d.out}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		d.t.Fatal(err)
-	}
-	d.cmd, d.exited = cmd, make(chan struct{})
-	go func(c *exec.Cmd, done chan struct{}) { _ = c.Wait(); close(done) }(cmd, d.exited)
 }

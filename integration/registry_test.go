@@ -4,7 +4,6 @@ package integration
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/testenv"
@@ -26,28 +24,7 @@ func registryImage(t *testing.T, opts testenv.RegistryOptions) (*testenv.Registr
 	t.Helper()
 	ctx := testCtx(t, 2*time.Minute)
 	testImage(t)
-	reg, err := testenv.StartRegistry(ctx, t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("registry log %s:\n%s", reg.Log, reg.LogTail(30))
-		}
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	ref := reg.Ref("podhost/busybox:1")
-	t.Cleanup(func() {
-		err := env.Client().ImageService().Delete(env.Context(context.Background()), ref)
-		if err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-			t.Errorf("delete image %s: %v", ref, err)
-		}
-	})
-	if err := testenv.PushImage(ctx, env.Client(), env.ImageRef, ref, reg.Creds); err != nil {
-		t.Fatal(err)
-	}
+	reg, ref := env.PushedRegistry(t, ctx, opts, "podhost/busybox:1")
 	return reg, ref
 }
 

@@ -26,28 +26,7 @@ import (
 func startRegistry(t *testing.T, ctx context.Context, rt *runtime.Runtime, opts testenv.RegistryOptions) (*testenv.Registry, string, runtime.Image) {
 	t.Helper()
 	local := importImage(t, ctx, rt)
-	reg, err := testenv.StartRegistry(ctx, t.TempDir(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("registry log %s:\n%s", reg.Log, reg.LogTail(30))
-		}
-		if err := reg.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	remote := reg.Ref("podhost/busybox-rt:1")
-	t.Cleanup(func() {
-		err := env.Client().ImageService().Delete(env.Context(context.Background()), remote)
-		if err != nil && !errors.Is(err, runtime.ErrNotFound) {
-			t.Errorf("delete %s: %v", remote, err)
-		}
-	})
-	if err := testenv.PushImage(env.Context(ctx), env.Client(), env.ImageRef, remote, reg.Creds); err != nil {
-		t.Fatal(err)
-	}
+	reg, remote := env.PushedRegistry(t, ctx, opts, "podhost/busybox-rt:1")
 	return reg, remote, local
 }
 
