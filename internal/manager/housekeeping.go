@@ -13,7 +13,7 @@ import (
 // pods nobody wants, terminate runtime pods nobody wants (our labels, no
 // desired pod, no worker), and tear down sandbox records nobody owns.
 func (m *Manager) housekeeping(ctx context.Context) {
-	desired := m.desiredList()
+	desired := m.admittedPods()
 	known := m.workers.SyncKnownPods(desired)
 	for _, p := range desired {
 		if _, ok := known[p.UID]; !ok {

@@ -199,7 +199,6 @@ func (m *Manager) admittedPods() []*corev1.Pod {
 	return out
 }
 
-func (m *Manager) desiredList() []*corev1.Pod { return m.admittedPods() }
 
 func allocationFor(pod *corev1.Pod) state.Allocation {
 	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{}}
