@@ -199,7 +199,6 @@ func (m *Manager) admittedPods() []*corev1.Pod {
 	return out
 }
 
-
 func allocationFor(pod *corev1.Pod) state.Allocation {
 	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{}}
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
