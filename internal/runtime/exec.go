@@ -74,12 +74,31 @@ func waitExec(ctx context.Context, proc client.Process) (int, error) {
 		if err != nil {
 			return -1, fmt.Errorf("exec: %w", err)
 		}
+		drainIO(proc)
 		return int(code), nil
 	case <-ctx.Done():
 		kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = proc.Kill(kctx, syscall.SIGKILL)
 		return -1, ctx.Err()
+	}
+}
+
+// drainIO waits until the process's output has been copied to the caller's
+// writers: the exit status can arrive before the last bytes do, and Delete
+// cancels the copy. A child that outlives the process and keeps the output
+// open must not hold Exec forever: the wait is bounded.
+func drainIO(proc client.Process) {
+	done := make(chan struct{})
+	go func() {
+		if io := proc.IO(); io != nil {
+			io.Wait()
+		}
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Second):
 	}
 }
 

@@ -355,9 +355,9 @@ func TestStopSignalHonoured(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFile(t, logPath, func(s string) bool { return strings.Contains(s, "F ready\n") })
-	var out bytes.Buffer
-	if code, err := rt.Exec(ctx, id, []string{"id", "-u"}, nil, &out, &out, false); err != nil || code != 0 || out.String() != "65534\n" {
-		t.Fatalf("exec id -u: %d %v %q", code, err, out.String())
+	var out, errOut bytes.Buffer
+	if code, err := rt.Exec(ctx, id, []string{"id", "-u"}, nil, &out, &errOut, false); err != nil || code != 0 || out.String() != "65534\n" {
+		t.Fatalf("exec id -u: %d %v stdout %q stderr %q", code, err, out.String(), errOut.String())
 	}
 	start := time.Now()
 	if err := rt.StopContainer(ctx, id, 20*time.Second); err != nil {
