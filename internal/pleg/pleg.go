@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
 // DefaultRelist is the default period of the full relist.
@@ -22,7 +22,7 @@ const DefaultRelist = 10 * time.Second
 // Runtime is what the PLEG needs from the runtime.
 type Runtime interface {
 	ListPods(ctx context.Context) ([]*podstate.Pod, error)
-	Events(ctx context.Context) <-chan runtime.Event
+	Events(ctx context.Context) <-chan runtimeapi.Event
 }
 
 // EventType is a container lifecycle transition.
@@ -127,8 +127,8 @@ func emit(ctx context.Context, out chan<- PodEvent, evs []PodEvent) bool {
 }
 
 // handle maps one runtime event through the cache.
-func (p *PLEG) handle(ctx context.Context, ev runtime.Event) []PodEvent {
-	if ev.Type == runtime.EventRelist {
+func (p *PLEG) handle(ctx context.Context, ev runtimeapi.Event) []PodEvent {
+	if ev.Type == runtimeapi.EventRelist {
 		return p.doRelist(ctx)
 	}
 	e, ok := p.cache[ev.ContainerID]
@@ -136,11 +136,11 @@ func (p *PLEG) handle(ctx context.Context, ev runtime.Event) []PodEvent {
 		return p.doRelist(ctx)
 	}
 	switch ev.Type {
-	case runtime.EventExit:
+	case runtimeapi.EventExit:
 		return p.transition(ev.ContainerID, e, stateExited)
-	case runtime.EventStart:
+	case runtimeapi.EventStart:
 		return p.transition(ev.ContainerID, e, stateRunning)
-	case runtime.EventOOM:
+	case runtimeapi.EventOOM:
 		return []PodEvent{{UID: e.uid, ContainerID: ev.ContainerID, Type: ContainerChanged}}
 	}
 	return nil

@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
 // fakeRuntime serves a mutable list of pods and a channel of events.
@@ -20,10 +20,10 @@ type fakeRuntime struct {
 	pods   []*podstate.Pod
 	err    error
 	lists  int
-	events chan runtime.Event
+	events chan runtimeapi.Event
 }
 
-func newFake() *fakeRuntime { return &fakeRuntime{events: make(chan runtime.Event)} }
+func newFake() *fakeRuntime { return &fakeRuntime{events: make(chan runtimeapi.Event)} }
 
 func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
 	f.mu.Lock()
@@ -32,7 +32,7 @@ func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
 	return f.pods, f.err
 }
 
-func (f *fakeRuntime) Events(context.Context) <-chan runtime.Event { return f.events }
+func (f *fakeRuntime) Events(context.Context) <-chan runtimeapi.Event { return f.events }
 
 // set replaces the runtime's content: pod uid -> container id -> state.
 func (f *fakeRuntime) set(pods map[types.UID]map[string]podstate.ContainerState) {
@@ -92,7 +92,7 @@ func (h *harness) expect(want ...PodEvent) {
 }
 
 // send delivers a runtime event (the PLEG has consumed it once send returns).
-func (h *harness) send(ev runtime.Event) {
+func (h *harness) send(ev runtimeapi.Event) {
 	h.t.Helper()
 	select {
 	case h.rt.events <- ev:
@@ -122,17 +122,17 @@ func TestEventsUseCacheWithoutRelist(t *testing.T) {
 	rt.set(map[types.UID]map[string]podstate.ContainerState{"u1": {"a": podstate.StateRunning}})
 	h := start(t, rt, hour)
 	h.expect(PodEvent{"u1", "a", ContainerStarted})
-	h.send(runtime.Event{ContainerID: "a", Type: runtime.EventOOM})
+	h.send(runtimeapi.Event{ContainerID: "a", Type: runtimeapi.EventOOM})
 	h.expect(PodEvent{"u1", "a", ContainerChanged})
-	h.send(runtime.Event{ContainerID: "a", Type: runtime.EventExit, ExitCode: 137})
+	h.send(runtimeapi.Event{ContainerID: "a", Type: runtimeapi.EventExit, ExitCode: 137})
 	h.expect(PodEvent{"u1", "a", ContainerDied})
-	h.send(runtime.Event{ContainerID: "a", Type: runtime.EventExit}) // duplicate: nothing
+	h.send(runtimeapi.Event{ContainerID: "a", Type: runtimeapi.EventExit}) // duplicate: nothing
 	if n := rt.listCount(); n != 1 {
 		t.Fatalf("%d lists, want only the initial one", n)
 	}
 	// A relist that agrees with the cache emits nothing; the removal does.
 	rt.set(nil)
-	h.send(runtime.Event{Type: runtime.EventRelist})
+	h.send(runtimeapi.Event{Type: runtimeapi.EventRelist})
 	h.expect(PodEvent{"u1", "a", ContainerRemoved})
 	h.marker("u2")
 }
@@ -144,7 +144,7 @@ func (h *harness) marker(uid types.UID) {
 	h.rt.mu.Lock()
 	h.rt.pods = append(h.rt.pods, &podstate.Pod{UID: uid, Containers: []*podstate.Container{{ID: "marker-" + string(uid), State: podstate.StateRunning}}})
 	h.rt.mu.Unlock()
-	h.send(runtime.Event{ContainerID: "marker-" + string(uid), Type: runtime.EventStart})
+	h.send(runtimeapi.Event{ContainerID: "marker-" + string(uid), Type: runtimeapi.EventStart})
 	h.expect(PodEvent{uid, "marker-" + string(uid), ContainerStarted})
 }
 
@@ -152,7 +152,7 @@ func TestUnknownContainerTriggersRelist(t *testing.T) {
 	rt := newFake()
 	h := start(t, rt, hour)
 	rt.set(map[types.UID]map[string]podstate.ContainerState{"u9": {"new": podstate.StateRunning}})
-	h.send(runtime.Event{ContainerID: "new", Type: runtime.EventStart})
+	h.send(runtimeapi.Event{ContainerID: "new", Type: runtimeapi.EventStart})
 	h.expect(PodEvent{"u9", "new", ContainerStarted})
 }
 
@@ -182,12 +182,12 @@ func TestListErrorKeepsCache(t *testing.T) {
 	rt.mu.Lock()
 	rt.err, rt.pods = errors.New("containerd down"), nil
 	rt.mu.Unlock()
-	h.send(runtime.Event{Type: runtime.EventRelist})
+	h.send(runtimeapi.Event{Type: runtimeapi.EventRelist})
 	rt.mu.Lock()
 	rt.err = nil
 	rt.mu.Unlock()
 	rt.set(map[types.UID]map[string]podstate.ContainerState{"u1": {"a": podstate.StateRunning}})
-	h.send(runtime.Event{Type: runtime.EventRelist})
+	h.send(runtimeapi.Event{Type: runtimeapi.EventRelist})
 	h.marker("u2") // a failed list must not have looked like removals
 }
 

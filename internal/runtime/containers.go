@@ -18,29 +18,11 @@ import (
 
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
-// ContainerConfig describes a container to create.
-type ContainerConfig struct {
-	ID    string
-	Image Image // from EnsureImage / ImportImage / ListImages
-	// Labels must include podstate.LabelPodUID (ListPods finds containers
-	// by it); the runtime adds its own Label* ones.
-	Labels map[string]string
-	// SpecOpts build the OCI spec on top of containerd's default spec. They
-	// run after the container's rootfs snapshot is prepared, so options that
-	// read the image's rootfs (oci.WithUser*, WithAdditionalGIDs) work.
-	// Nothing is derived from the image config here: the options must set
-	// args, env, cwd and user themselves.
-	SpecOpts []oci.SpecOpts
-	// LogPath is the CRI log file for the task's stdout/stderr ("" = none).
-	LogPath string
-	// Snapshotter overrides Runtime.Snapshotter.
-	Snapshotter string
-	// SystemdCgroup makes runc use its systemd cgroup driver (the spec's
-	// cgroupsPath is then "slice:prefix:name").
-	SystemdCgroup bool
-}
+// ContainerConfig describes a container to create (runtimeapi.ContainerConfig).
+type ContainerConfig = runtimeapi.ContainerConfig
 
 // CreateContainer creates the container and its rootfs snapshot (no task).
 func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) error {

@@ -9,27 +9,19 @@ import (
 	apievents "github.com/containerd/containerd/api/events"
 	"github.com/containerd/containerd/v2/core/events"
 	"github.com/containerd/typeurl/v2"
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
-// Event types.
+// Event types (runtimeapi.Event*).
 const (
-	EventExit  = "exit"
-	EventOOM   = "oom"
-	EventStart = "start"
-	// EventRelist has no container: the subscription was re-established
-	// (containerd restarted?) and events may have been missed, so consumers
-	// must list everything again.
-	EventRelist = "relist"
+	EventExit   = runtimeapi.EventExit
+	EventOOM    = runtimeapi.EventOOM
+	EventStart  = runtimeapi.EventStart
+	EventRelist = runtimeapi.EventRelist
 )
 
-// Event is a task event of a container in our namespace. Exec processes'
-// exits are not reported.
-type Event struct {
-	ContainerID string
-	Type        string // Event*
-	ExitCode    uint32 // EventExit only
-	Time        time.Time
-}
+// Event is a task event of a container in our namespace (runtimeapi.Event).
+type Event = runtimeapi.Event
 
 const (
 	resubscribeMin = 200 * time.Millisecond

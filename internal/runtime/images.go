@@ -11,17 +11,12 @@ import (
 	"github.com/containerd/containerd/v2/core/images/archive"
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
-	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/podhost/podhost/internal/runtimeapi"
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Image is an image available in the namespace, unpacked.
-type Image struct {
-	Ref    string // normalized name, e.g. docker.io/library/busybox:1.36
-	Digest string // digest of the image's target (manifest or index)
-	Config ocispec.ImageConfig
-	Size   int64 // content size
-}
+// Image is an image available in the namespace, unpacked (runtimeapi.Image).
+type Image = runtimeapi.Image
 
 // NormalizeRef returns the fully qualified form of ref
 // ("busybox" -> "docker.io/library/busybox:latest").

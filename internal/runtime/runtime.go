@@ -10,7 +10,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
 // DefaultNamespace is the containerd namespace podhost uses.
@@ -54,12 +54,9 @@ const ShimGroupAnnotation = "io.containerd.runc.v2.group"
 
 // Errors callers test with errors.Is.
 var (
-	// ErrImageNeverPull: the image is absent and the pull policy is Never.
-	ErrImageNeverPull = errors.New("image not present with pull policy Never")
-	// ErrImagePull: pulling (or unpacking) the image failed.
-	ErrImagePull = errors.New("image pull failed")
-	// ErrInvalidImageName: the image reference does not parse.
-	ErrInvalidImageName = errors.New("invalid image name")
+	ErrImageNeverPull   = runtimeapi.ErrImageNeverPull
+	ErrImagePull        = runtimeapi.ErrImagePull
+	ErrInvalidImageName = runtimeapi.ErrInvalidImageName
 	// ErrNotFound is containerd's not-found; errors.Is works on both.
 	ErrNotFound = errdefs.ErrNotFound
 )

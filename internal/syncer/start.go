@@ -15,7 +15,7 @@ import (
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
-	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
 )
@@ -73,7 +73,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	if systemd {
 		opts = append(opts, withScopeStopTimeout(gracePeriod(pod, nil)))
 	}
-	cfg := runtime.ContainerConfig{
+	cfg := runtimeapi.ContainerConfig{
 		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: systemd,
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
@@ -119,19 +119,19 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 
 // ensureImage resolves the container's image per pull policy, with
 // ImagePullBackOff between failed pulls.
-func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (runtime.Image, error) {
+func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (runtimeapi.Image, error) {
 	key := backoffKey(pod.UID, c.Name, "pull")
 	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
 		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
 		s.wakeAfter(pod.UID, left)
-		return runtime.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
+		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
 	}
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
 	switch {
 	case err == nil:
 		s.backoff.reset(key)
 		return img, nil
-	case errors.Is(err, runtime.ErrImageNeverPull):
+	case errors.Is(err, runtimeapi.ErrImageNeverPull):
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		return img, s.failStart(pod, c.Name, "ErrImageNeverPull", errors.New(msg))
 	default:

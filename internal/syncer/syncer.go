@@ -19,7 +19,7 @@ import (
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
@@ -28,8 +28,8 @@ import (
 
 // Runtime is the part of the containerd adapter the syncer uses.
 type Runtime interface {
-	EnsureImage(ctx context.Context, ref string, policy corev1.PullPolicy) (runtime.Image, error)
-	CreateContainer(ctx context.Context, cfg runtime.ContainerConfig) error
+	EnsureImage(ctx context.Context, ref string, policy corev1.PullPolicy) (runtimeapi.Image, error)
+	CreateContainer(ctx context.Context, cfg runtimeapi.ContainerConfig) error
 	StartContainer(ctx context.Context, id string) error
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
