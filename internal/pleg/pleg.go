@@ -22,7 +22,17 @@ const DefaultRelist = 10 * time.Second
 // Runtime is what the PLEG needs from the runtime.
 type Runtime interface {
 	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+	// ContainerPodUID names the pod of a container the PLEG has not seen
+	// yet (a task event for a container created since the last relist).
+	ContainerPodUID(ctx context.Context, id string) (types.UID, error)
 	Events(ctx context.Context) <-chan runtimeapi.Event
+}
+
+// Cache is the pod cache the PLEG feeds (internal/podcache): every relist
+// sets it, every task event makes its pod's entry stale.
+type Cache interface {
+	SetAll(pods []*podstate.Pod, at time.Time)
+	Invalidate(uid types.UID, at time.Time)
 }
 
 // EventType is a container lifecycle transition.
@@ -47,6 +57,7 @@ type PodEvent struct {
 // Options configure a PLEG.
 type Options struct {
 	Relist time.Duration // default DefaultRelist
+	Cache  Cache         // optional
 	Logger *slog.Logger
 }
 
@@ -68,6 +79,7 @@ type entry struct {
 // PLEG generates pod lifecycle events. Run it once.
 type PLEG struct {
 	rt     Runtime
+	pc     Cache
 	relist time.Duration
 	log    *slog.Logger
 	cache  map[string]entry // container id -> last known
@@ -81,13 +93,13 @@ func New(rt Runtime, opts Options) *PLEG {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &PLEG{rt: rt, relist: opts.Relist, log: opts.Logger, cache: map[string]entry{}}
+	return &PLEG{rt: rt, pc: opts.Cache, relist: opts.Relist, log: opts.Logger, cache: map[string]entry{}}
 }
 
 // Run emits events to out until ctx is done. It subscribes to runtime
 // events first, then relists (so nothing falls between), then relists
-// every period and on every runtime event it cannot place (unknown
-// container, or a "relist" event after a resubscription).
+// every period and after a resubscription (a "relist" event). A container
+// it has not seen yet is looked up alone, never by a full relist.
 func (p *PLEG) Run(ctx context.Context, out chan<- PodEvent) {
 	events := p.rt.Events(ctx)
 	if !emit(ctx, out, p.doRelist(ctx)) {
@@ -133,7 +145,18 @@ func (p *PLEG) handle(ctx context.Context, ev runtimeapi.Event) []PodEvent {
 	}
 	e, ok := p.cache[ev.ContainerID]
 	if !ok {
-		return p.doRelist(ctx)
+		uid, err := p.rt.ContainerPodUID(ctx, ev.ContainerID)
+		if err != nil || uid == "" {
+			return nil // removed already, or not ours: the relist settles it
+		}
+		e = entry{uid: uid, state: stateUnknown}
+	}
+	if p.pc != nil {
+		at := ev.Time
+		if at.IsZero() {
+			at = time.Now()
+		}
+		p.pc.Invalidate(e.uid, at)
 	}
 	switch ev.Type {
 	case runtimeapi.EventExit:
@@ -155,12 +178,16 @@ func (p *PLEG) transition(id string, e entry, to state) []PodEvent {
 // doRelist lists the runtime and diffs it against the cache. On a list
 // error it keeps the cache and emits nothing (the next relist retries).
 func (p *PLEG) doRelist(ctx context.Context) []PodEvent {
+	at := time.Now()
 	pods, err := p.rt.ListPods(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			p.log.Warn("pleg: relist failed", "err", err)
 		}
 		return nil
+	}
+	if p.pc != nil {
+		p.pc.SetAll(pods, at)
 	}
 	seen := make(map[string]entry, len(p.cache))
 	for _, pod := range pods {

@@ -34,6 +34,19 @@ func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
 
 func (f *fakeRuntime) Events(context.Context) <-chan runtimeapi.Event { return f.events }
 
+func (f *fakeRuntime) ContainerPodUID(_ context.Context, id string) (types.UID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range f.pods {
+		for _, c := range p.Containers {
+			if c.ID == id {
+				return p.UID, nil
+			}
+		}
+	}
+	return "", errors.New("not found")
+}
+
 // set replaces the runtime's content: pod uid -> container id -> state.
 func (f *fakeRuntime) set(pods map[types.UID]map[string]podstate.ContainerState) {
 	f.mu.Lock()
@@ -148,12 +161,50 @@ func (h *harness) marker(uid types.UID) {
 	h.expect(PodEvent{uid, "marker-" + string(uid), ContainerStarted})
 }
 
-func TestUnknownContainerTriggersRelist(t *testing.T) {
+// A container started since the last relist is looked up alone: no full
+// relist per start (that would make N starts cost N full lists).
+func TestUnknownContainerIsLookedUpAlone(t *testing.T) {
 	rt := newFake()
 	h := start(t, rt, hour)
 	rt.set(map[types.UID]map[string]podstate.ContainerState{"u9": {"new": podstate.StateRunning}})
 	h.send(runtimeapi.Event{ContainerID: "new", Type: runtimeapi.EventStart})
 	h.expect(PodEvent{"u9", "new", ContainerStarted})
+	if n := rt.listCount(); n != 1 {
+		t.Fatalf("%d full lists, want only the initial one", n)
+	}
+}
+
+type fakeCache struct {
+	mu          sync.Mutex
+	sets        int
+	invalidated []types.UID
+}
+
+func (c *fakeCache) SetAll([]*podstate.Pod, time.Time) { c.mu.Lock(); c.sets++; c.mu.Unlock() }
+func (c *fakeCache) Invalidate(uid types.UID, _ time.Time) {
+	c.mu.Lock()
+	c.invalidated = append(c.invalidated, uid)
+	c.mu.Unlock()
+}
+
+// Relists set the pod cache; task events make their pod's entry stale.
+func TestFeedsPodCache(t *testing.T) {
+	rt := newFake()
+	rt.set(map[types.UID]map[string]podstate.ContainerState{"u1": {"a": podstate.StateRunning}})
+	pc := &fakeCache{}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan PodEvent, 10)
+	done := make(chan struct{})
+	go func() { New(rt, Options{Relist: hour, Cache: pc}).Run(ctx, out); close(done) }()
+	defer func() { cancel(); <-done }()
+	<-out
+	rt.events <- runtimeapi.Event{ContainerID: "a", Type: runtimeapi.EventExit, Time: time.Now()}
+	<-out
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if pc.sets != 1 || !reflect.DeepEqual(pc.invalidated, []types.UID{"u1"}) {
+		t.Fatalf("sets=%d invalidated=%v", pc.sets, pc.invalidated)
+	}
 }
 
 func TestPeriodicRelistDiffs(t *testing.T) {

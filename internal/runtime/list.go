@@ -67,6 +67,42 @@ func (r *Runtime) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 	return pods, nil
 }
 
+// ListPod returns the containers of one pod (filtered by its UID label,
+// one task Get per container), never nil: a pod with nothing in the runtime
+// has no containers. Its cost does not grow with the number of pods.
+func (r *Runtime) ListPod(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
+	ctx = r.nsctx(ctx)
+	cs, err := r.client.ContainerService().List(ctx, fmt.Sprintf("labels.%q==%s", podstate.LabelPodUID, strconv.Quote(string(uid))))
+	if err != nil {
+		return nil, fmt.Errorf("list containers of pod %s: %w", uid, err)
+	}
+	pod := &podstate.Pod{UID: uid}
+	for _, c := range cs {
+		var proc *task.Process
+		resp, err := r.client.TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: c.ID})
+		switch {
+		case err == nil:
+			proc = resp.Process
+		case !errdefs.IsNotFound(errgrpc.ToNative(err)):
+			return nil, fmt.Errorf("get task %s: %w", c.ID, errgrpc.ToNative(err))
+		}
+		pod.Name, pod.Namespace = c.Labels[podstate.LabelPodName], c.Labels[podstate.LabelPodNamespace]
+		pod.Containers = append(pod.Containers, r.toContainer(ctx, c, proc))
+	}
+	sort.SliceStable(pod.Containers, func(i, j int) bool { return pod.Containers[i].CreatedAt.Before(pod.Containers[j].CreatedAt) })
+	return pod, nil
+}
+
+// ContainerPodUID returns the pod UID label of container id (the PLEG asks
+// for containers it has not seen yet, instead of relisting everything).
+func (r *Runtime) ContainerPodUID(ctx context.Context, id string) (types.UID, error) {
+	c, err := r.client.ContainerService().Get(r.nsctx(ctx), id)
+	if err != nil {
+		return "", fmt.Errorf("get container %s: %w", id, err)
+	}
+	return types.UID(c.Labels[podstate.LabelPodUID]), nil
+}
+
 func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *task.Process) *podstate.Container {
 	l := c.Labels
 	pc := &podstate.Container{
