@@ -41,6 +41,8 @@ type fakeHandler struct {
 	log   []call
 	calls chan call
 	hooks map[string]func(call) (bool, error)
+	// requeueAfter is returned by every SyncPod.
+	requeueAfter time.Duration
 }
 
 func newFakeHandler() *fakeHandler {
@@ -65,8 +67,11 @@ func (h *fakeHandler) record(c call) (bool, error) {
 	return f(c)
 }
 
-func (h *fakeHandler) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, running *podstate.Pod) (bool, error) {
-	return h.record(call{kind: "sync", uid: pod.UID, t: t, pod: pod, running: running, ctx: ctx})
+func (h *fakeHandler) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, running *podstate.Pod) (SyncResult, error) {
+	terminal, err := h.record(call{kind: "sync", uid: pod.UID, t: t, pod: pod, running: running, ctx: ctx})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return SyncResult{Terminal: terminal, RequeueAfter: h.requeueAfter}, err
 }
 
 func (h *fakeHandler) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, grace int64) error {

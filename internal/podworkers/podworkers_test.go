@@ -403,3 +403,22 @@ func TestWakeTriggersCoalescedSync(t *testing.T) {
 		t.Fatalf("%d syncs, want 3: %v", n, e.h.history())
 	}
 }
+
+// A SyncPod that asks for a requeue (a back-off expiring) is synced again
+// after that delay, on the worker's own timer and clock.
+func TestRequeueAfterArmsTheWorkerTimer(t *testing.T) {
+	e := newEnv(t, func(o *Options) { o.ResyncInterval = time.Hour })
+	e.h.mu.Lock()
+	e.h.requeueAfter = 7 * time.Second
+	e.h.mu.Unlock()
+	pod := newPod("u1", "web", 30)
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodCreate, Pod: pod})
+	e.h.expect(t, "sync", "u1")
+	if d := e.waitScheduled(t); d != 7*time.Second {
+		t.Fatalf("scheduled %v, want 7s", d)
+	}
+	e.clock.Step(7 * time.Second)
+	if c := e.h.expect(t, "sync", "u1"); c.t != SyncPodSync {
+		t.Fatalf("requeued sync has type %v", c.t)
+	}
+}

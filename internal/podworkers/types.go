@@ -98,10 +98,12 @@ type WorkerState struct {
 // Methods must return promptly once ctx is cancelled (a kill or a shorter
 // grace period cancels the in-flight call; the worker then calls again).
 type SyncHandler interface {
-	// SyncPod makes the runtime match pod. terminal=true means the pod reached
-	// a terminal phase (all containers done under its restart policy): the
-	// worker moves to terminating.
-	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, running *podstate.Pod) (terminal bool, err error)
+	// SyncPod makes the runtime match pod. Result.Terminal means the pod
+	// reached a terminal phase (all containers done under its restart
+	// policy): the worker moves to terminating. Result.RequeueAfter asks for
+	// the next sync after that long (a back-off that expires), sooner than the
+	// periodic resync; the worker's timer, on its clock, runs it.
+	SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod, running *podstate.Pod) (SyncResult, error)
 	// SyncTerminatingPod stops every container of pod within gracePeriod
 	// seconds (always >= 1). Success means nothing of the pod runs anymore.
 	SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, gracePeriod int64) error
@@ -111,6 +113,12 @@ type SyncHandler interface {
 	// SyncTerminatedPod releases what a stopped pod still holds (sandbox,
 	// network, cgroup, allocation). Retried until it succeeds.
 	SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error
+}
+
+// SyncResult is what a successful SyncPod tells its worker.
+type SyncResult struct {
+	Terminal     bool
+	RequeueAfter time.Duration // 0: the periodic resync
 }
 
 // Store persists worker phases (state.DB satisfies it). Called from the pod's

@@ -66,9 +66,9 @@ func (p *PodWorkers) run(s *podSyncStatus) {
 			continue
 		}
 		p.persist(s, w)
-		terminal, err := p.doWork(s, w, lastSync)
+		out, err := p.doWork(s, w, lastSync)
 		lastSync = p.clock.Now()
-		delay, exit := p.completeWork(s, w, terminal, err)
+		delay, exit := p.completeWork(s, w, out, err)
 		if exit {
 			return
 		}
@@ -136,20 +136,20 @@ func (p *PodWorkers) startSync(s *podSyncStatus) (work, startResult) {
 }
 
 // doWork calls the handler for w, without the lock.
-func (p *PodWorkers) doWork(s *podSyncStatus, w work, lastSync time.Time) (terminal bool, err error) {
+func (p *PodWorkers) doWork(s *podSyncStatus, w work, lastSync time.Time) (SyncResult, error) {
 	s.log.Debug("processing pod event", "work", w.kind.String(), "updateType", w.opts.Type.String())
 	switch {
 	case w.kind == TerminatedPod:
-		return false, p.handler.SyncTerminatedPod(w.ctx, w.opts.Pod)
+		return SyncResult{}, p.handler.SyncTerminatedPod(w.ctx, w.opts.Pod)
 	case w.runtimeOnly:
-		return false, p.handler.SyncTerminatingRuntimePod(w.ctx, w.opts.RunningPod)
+		return SyncResult{}, p.handler.SyncTerminatingRuntimePod(w.ctx, w.opts.RunningPod)
 	}
 	running, err := p.observe(w, lastSync)
 	if err != nil {
-		return false, err
+		return SyncResult{}, err
 	}
 	if w.kind == TerminatingPod {
-		return false, p.handler.SyncTerminatingPod(w.ctx, w.opts.Pod, running, w.grace)
+		return SyncResult{}, p.handler.SyncTerminatingPod(w.ctx, w.opts.Pod, running, w.grace)
 	}
 	return p.handler.SyncPod(w.ctx, w.opts.Type, w.opts.Pod, running)
 }
@@ -164,7 +164,7 @@ func (p *PodWorkers) observe(w work, lastSync time.Time) (*podstate.Pod, error) 
 
 // completeWork records the outcome (kubelet's complete* + completeWork) and
 // returns when to run again if nothing else arrives, or exit.
-func (p *PodWorkers) completeWork(s *podSyncStatus, w work, terminal bool, err error) (time.Duration, bool) {
+func (p *PodWorkers) completeWork(s *podSyncStatus, w work, res SyncResult, err error) (time.Duration, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.clock.Now()
@@ -188,7 +188,7 @@ func (p *PodWorkers) completeWork(s *podSyncStatus, w work, terminal bool, err e
 		s.terminatedAt = now
 		s.failures = 0
 		p.requeueLast(s)
-	case terminal:
+	case res.Terminal:
 		s.log.Info("pod is terminal, begin teardown")
 		if s.terminatingAt.IsZero() {
 			s.terminatingAt = now
@@ -200,6 +200,9 @@ func (p *PodWorkers) completeWork(s *podSyncStatus, w work, terminal bool, err e
 	default:
 		s.failures = 0
 		delay = jitter(p.opts.ResyncInterval, resyncJitter)
+		if res.RequeueAfter > 0 && res.RequeueAfter < delay {
+			delay = res.RequeueAfter
+		}
 	}
 	if s.pending != nil {
 		signal(s.notify)

@@ -7,9 +7,11 @@
 // succeeds (without one it is ready while it runs); a container with a
 // startup probe has not started until that probe succeeds, and its liveness
 // and readiness probes do not run until then. A liveness or startup probe
-// reaching its failureThreshold calls OnUnhealthy (the syncer stops the
-// container; the restart policy does the rest) and the worker holds until a
-// new container replaces it. Every change of a result calls OnChange.
+// reaching its failureThreshold marks the container Unhealthy in Results
+// and the worker holds until a new container replaces it. The prober never
+// acts on a pod itself (the kubelet's prober/results manager): every change
+// of a result is sent on Updates, the sync loop wakes the pod's worker, and
+// the worker's sync reads Results — and kills an unhealthy container.
 package prober
 
 import (
@@ -92,14 +94,28 @@ type Options struct {
 	Exec Execer
 	// Recorder receives Unhealthy and ProbeWarning events; may be nil.
 	Recorder Recorder
-	// OnChange is called (outside any lock) whenever a result changes.
-	OnChange func(uid types.UID)
-	// OnUnhealthy is called when a liveness or startup probe reaches its
-	// failureThreshold; reason is ReasonLiveness or ReasonStartup. It runs
-	// on the probe's goroutine, which probes no more for that container.
-	OnUnhealthy func(pod *corev1.Pod, containerID, containerName, reason string)
-	Clock       clock.WithTicker
-	Logger      *slog.Logger
+	Clock    clock.WithTicker
+	Logger   *slog.Logger
+}
+
+// Unhealthy names a container instance whose liveness or startup probe
+// reached its failureThreshold: it must be killed (and restarted per the
+// pod's restartPolicy).
+type Unhealthy struct {
+	ContainerID string
+	Reason      string // ReasonLiveness or ReasonStartup
+}
+
+// PodResults are the probe results of a pod's running containers, by
+// container name.
+type PodResults struct {
+	// Ready: containers with a readiness or startup probe; a container
+	// that has not started is not ready. Absent: ready while it runs.
+	Ready map[string]bool
+	// Started: containers with a startup probe.
+	Started map[string]bool
+	// Unhealthy: containers to kill.
+	Unhealthy map[string]Unhealthy
 }
 
 // Manager owns the probe workers of every pod.
@@ -112,10 +128,16 @@ type Manager struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 
+	updates chan types.UID
+
 	mu     sync.Mutex
 	pods   map[types.UID]*podProbes
 	closed bool
 }
+
+// updatesBuffer is the room in Updates before a probe worker waits for the
+// reader (the kubelet's results manager uses 20).
+const updatesBuffer = 64
 
 type podProbes struct {
 	pod   *corev1.Pod
@@ -147,8 +169,13 @@ func New(opts Options) *Manager {
 		opts: opts, clock: opts.Clock, log: opts.Logger.With("component", "prober"),
 		runner: &handlers{exec: opts.Exec, transport: newTransport()},
 		ctx:    ctx, cancel: cancel, pods: map[types.UID]*podProbes{},
+		updates: make(chan types.UID, updatesBuffer),
 	}
 }
+
+// Updates receives the UID of a pod whenever one of its probe results
+// changed. Read it until Close: probe workers wait for room.
+func (m *Manager) Updates() <-chan types.UID { return m.updates }
 
 // Close stops every worker and waits for them.
 func (m *Manager) Close() {
@@ -246,45 +273,48 @@ func (m *Manager) Forget(uid types.UID) {
 	}
 }
 
-// Results returns, for uid's running containers that have probes, whether
-// each is ready and whether it has started (only containers with a startup
-// probe are in started). A container that has not started is not ready.
-func (m *Manager) Results(uid types.UID) (ready, started map[string]bool) {
+// Results returns the probe results of uid's running containers that
+// have probes (see PodResults).
+func (m *Manager) Results(uid types.UID) PodResults {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	ready, started = map[string]bool{}, map[string]bool{}
+	r := PodResults{Ready: map[string]bool{}, Started: map[string]bool{}, Unhealthy: map[string]Unhealthy{}}
 	pp := m.pods[uid]
 	if pp == nil {
-		return ready, started
+		return r
 	}
 	for name, cp := range pp.containers {
 		s := cp.startedLocked()
 		if _, ok := cp.workers[Startup]; ok {
-			started[name] = s
+			r.Started[name] = s
 		}
 		if w := cp.workers[Readiness]; w != nil {
-			ready[name] = s && w.result == Success
+			r.Ready[name] = s && w.result == Success
 		} else if !s {
-			ready[name] = false
+			r.Ready[name] = false
+		}
+		if w := cp.workers[Liveness]; w != nil && w.result == Failure {
+			r.Unhealthy[name] = Unhealthy{ContainerID: cp.id, Reason: ReasonLiveness}
+		}
+		if w := cp.workers[Startup]; w != nil && w.result == Failure {
+			r.Unhealthy[name] = Unhealthy{ContainerID: cp.id, Reason: ReasonStartup}
 		}
 	}
-	return ready, started
+	return r
 }
 
 // Ready reports whether the container is ready as far as its probes go:
 // true for a running container without readiness or startup probe, and
 // for one the manager does not track.
 func (m *Manager) Ready(uid types.UID, container string) bool {
-	ready, _ := m.Results(uid)
-	r, ok := ready[container]
+	r, ok := m.Results(uid).Ready[container]
 	return r || !ok
 }
 
 // Started reports whether the container's startup probe has succeeded
 // (true without one).
 func (m *Manager) Started(uid types.UID, container string) bool {
-	_, started := m.Results(uid)
-	s, ok := started[container]
+	s, ok := m.Results(uid).Started[container]
 	return s || !ok
 }
 

@@ -89,16 +89,37 @@ func newFixture(t *testing.T) *fixture {
 		t: t, clock: fc, runner: &fakeRunner{clock: fc, calls: make(chan call)},
 		changes: make(chan types.UID, 100), unhealthy: make(chan unhealthy, 10), rec: &recorder{},
 	}
-	f.m = New(Options{
-		Clock: fc, Recorder: f.rec,
-		OnChange: func(uid types.UID) { f.changes <- uid },
-		OnUnhealthy: func(pod *corev1.Pod, id, name, reason string) {
-			f.unhealthy <- unhealthy{string(pod.UID), id, name, reason}
-		},
-	})
+	f.m = New(Options{Clock: fc, Recorder: f.rec})
 	f.m.runner = f.runner
-	t.Cleanup(f.m.Close)
+	done := make(chan struct{})
+	go func() { // the sync loop's part: read Updates, look at Results
+		defer close(done)
+		for uid := range f.m.updatesUntilClosed() {
+			for name, u := range f.m.Results(uid).Unhealthy {
+				f.unhealthy <- unhealthy{string(uid), u.ContainerID, name, u.Reason}
+			}
+			f.changes <- uid
+		}
+	}()
+	t.Cleanup(func() { f.m.Close(); <-done })
 	return f
+}
+
+// updatesUntilClosed forwards Updates until the manager is closed.
+func (m *Manager) updatesUntilClosed() <-chan types.UID {
+	out := make(chan types.UID)
+	go func() {
+		defer close(out)
+		for {
+			select {
+			case uid := <-m.Updates():
+				out <- uid
+			case <-m.ctx.Done():
+				return
+			}
+		}
+	}()
+	return out
 }
 
 // next waits for the next probe run.
@@ -139,7 +160,7 @@ func (f *fixture) waitUnhealthy() unhealthy {
 	case u := <-f.unhealthy:
 		return u
 	case <-time.After(waitLimit):
-		f.t.Fatal("OnUnhealthy not called")
+		f.t.Fatal("no container reported unhealthy")
 	}
 	return unhealthy{}
 }
@@ -213,7 +234,7 @@ func TestReadinessUnreadyUntilSuccessThenFailureThreshold(t *testing.T) {
 	}
 }
 
-func TestLivenessFailureCallsOnUnhealthyAndHolds(t *testing.T) {
+func TestLivenessFailureReportsUnhealthyAndHolds(t *testing.T) {
 	f := newFixture(t)
 	lp := probeSpec(1, 2)
 	pod := testPod(corev1.Container{LivenessProbe: lp})
@@ -245,7 +266,8 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 	f.m.Sync(pod, runningPod(pod, "c1", f.clock.Now()), "10.0.0.5")
 	// Only the startup probe runs (the others skip their first round).
 	f.answer(sp, fail)
-	ready, started := f.m.Results(pod.UID)
+	r := f.m.Results(pod.UID)
+	ready, started := r.Ready, r.Started
 	if ready["app"] || started["app"] {
 		t.Fatalf("ready=%v started=%v before startup succeeded", ready, started)
 	}
@@ -274,7 +296,7 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 	}
 }
 
-func TestStartupFailureCallsOnUnhealthy(t *testing.T) {
+func TestStartupFailureReportsUnhealthy(t *testing.T) {
 	f := newFixture(t)
 	sp := probeSpec(1, 2)
 	pod := testPod(corev1.Container{StartupProbe: sp, LivenessProbe: probeSpec(1, 1)})
@@ -335,7 +357,7 @@ func TestSyncStopsWorkersOfStoppedContainersAndForget(t *testing.T) {
 	exited := runningPod(pod, "c1", f.clock.Now())
 	exited.Containers[0].State = podstate.StateExited
 	f.m.Sync(pod, exited, "10.0.0.5")
-	if ready, _ := f.m.Results(pod.UID); len(ready) != 0 {
+	if ready := f.m.Results(pod.UID).Ready; len(ready) != 0 {
 		t.Fatalf("results for a stopped container: %v", ready)
 	}
 	f.m.Sync(pod, runningPod(pod, "c2", f.clock.Now()), "10.0.0.5")
@@ -345,7 +367,7 @@ func TestSyncStopsWorkersOfStoppedContainersAndForget(t *testing.T) {
 	f.answer(rp, ok)
 	f.waitChange()
 	f.m.Forget(pod.UID)
-	if ready, started := f.m.Results(pod.UID); len(ready)+len(started) != 0 {
+	if r := f.m.Results(pod.UID); len(r.Ready)+len(r.Started) != 0 {
 		t.Fatal("results survive Forget")
 	}
 }

@@ -129,22 +129,14 @@ func (w *worker) record(ctx context.Context, pod *corev1.Pod, res Result) {
 		(res == Success && w.resultRun < int(w.spec.SuccessThreshold)) {
 		return
 	}
-	w.m.setResult(w, res)
-	if res != Failure || w.probeType == Readiness {
-		return
+	if res == Failure && w.probeType != Readiness {
+		// The container must be restarted: probe no more until a new one
+		// runs. Its pod's worker reads the failure from Results and kills it.
+		w.onHold, w.resultRun = true, 0
+		w.m.log.Info("container failed "+strings.ToLower(w.probeType.String())+" probe, will be killed",
+			"pod", pod.Namespace+"/"+pod.Name, "container", w.name, "id", w.id)
 	}
-	// The container must be restarted: probe no more until a new one runs.
-	w.onHold, w.resultRun = true, 0
-	if ctx.Err() != nil || w.m.opts.OnUnhealthy == nil {
-		return
-	}
-	reason := ReasonLiveness
-	if w.probeType == Startup {
-		reason = ReasonStartup
-	}
-	w.m.log.Info("container failed "+reason+" probe, will be killed",
-		"pod", pod.Namespace+"/"+pod.Name, "container", w.name, "id", w.id)
-	w.m.opts.OnUnhealthy(pod, w.id, w.name, reason)
+	w.m.setResult(ctx, w, res)
 }
 
 // target returns the worker's pod state; false once the worker was removed.
@@ -162,8 +154,9 @@ func (m *Manager) target(w *worker) (target, bool) {
 	return target{pod: pp.pod, podIP: pp.podIP, started: cp.startedLocked()}, true
 }
 
-// setResult stores a worker's result and calls OnChange if it changed.
-func (m *Manager) setResult(w *worker, res Result) {
+// setResult stores a worker's result and, if it changed, sends the pod's
+// UID on Updates (waiting for room until the worker is stopped).
+func (m *Manager) setResult(ctx context.Context, w *worker, res Result) {
 	m.mu.Lock()
 	changed := w.result != res
 	w.result = res
@@ -173,8 +166,9 @@ func (m *Manager) setResult(w *worker, res Result) {
 	}
 	m.log.Debug("probe result changed", "uid", string(w.uid), "container", w.name,
 		"probe", w.probeType.String(), "result", res.String())
-	if m.opts.OnChange != nil {
-		m.opts.OnChange(w.uid)
+	select {
+	case m.updates <- w.uid:
+	case <-ctx.Done():
 	}
 }
 
