@@ -1,7 +1,8 @@
 // Package status computes a pod's API status from the desired pod, what the
 // runtime observed and the last status: podhost's analog of the kubelet's
 // generateAPIPodStatus (phase, conditions, container statuses and reasons).
-// Pure: no I/O.
+// Compute is pure; Manager (manager.go) owns the computed statuses, their
+// flush to the store, events and readiness.
 package status
 
 import (

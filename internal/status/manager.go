@@ -1,0 +1,242 @@
+package status
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/podhost/podhost/internal/state"
+)
+
+// DefaultFlushPeriod is how often changed statuses are persisted.
+const DefaultFlushPeriod = time.Second
+
+// Store is where statuses and events are kept (*state.DB).
+type Store interface {
+	PutStatuses(map[types.UID]corev1.PodStatus) error
+	GetStatus(uid types.UID) (corev1.PodStatus, error)
+	AddEvent(uid types.UID, e state.Event) error
+	Events(uid types.UID) ([]state.Event, error)
+}
+
+// ManagerOptions configure a Manager; zero values take the defaults.
+type ManagerOptions struct {
+	FlushPeriod time.Duration
+	Clock       clock.WithTicker
+	Logger      *slog.Logger
+}
+
+// Manager owns the computed statuses of the pods podhost knows (the
+// kubelet's status.Manager): the syncer sets them, the API reads them, and
+// they are flushed to the store once a period (statuses are derived data:
+// one lost in a crash is recomputed by the next sync — docs/decisions.md 1).
+// It also records events and tells when every pod of the first manifest
+// snapshot has been synced (sd_notify READY).
+type Manager struct {
+	store Store
+	opts  ManagerOptions
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	pods     map[types.UID]bool // tracked pods: true desired, false rejected
+	statuses map[types.UID]corev1.PodStatus
+	dirty    map[types.UID]bool
+	synced   map[types.UID]bool // a status was computed since podhost started
+	expect   map[types.UID]bool // nil until ExpectSynced
+	ready    chan struct{}
+}
+
+// NewManager returns a Manager over store.
+func NewManager(store Store, opts ManagerOptions) *Manager {
+	if opts.FlushPeriod <= 0 {
+		opts.FlushPeriod = DefaultFlushPeriod
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Manager{
+		store: store, opts: opts, log: opts.Logger,
+		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{},
+		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
+	}
+}
+
+// AddPod tracks an admitted (desired) pod. Until its first sync its status
+// is the last one persisted, if any (start time and last states carry over
+// podhost restarts).
+func (m *Manager) AddPod(pod *corev1.Pod) {
+	st, err := m.store.GetStatus(pod.UID)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.pods[pod.UID] = true
+	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" {
+		m.statuses[pod.UID] = st
+	}
+}
+
+// RejectPod tracks a pod that failed admission: Failed with the reason,
+// and a Warning event.
+func (m *Manager) RejectPod(pod *corev1.Pod, reason, message string) {
+	m.mu.Lock()
+	m.pods[pod.UID] = false
+	m.mu.Unlock()
+	m.Event(pod.UID, corev1.EventTypeWarning, reason, message)
+	st := Compute(pod, Inputs{Rejected: &Reason{Reason: reason, Message: message}, Now: m.opts.Clock.Now()})
+	m.set(pod.UID, st)
+}
+
+// RemovePod stops tracking uid: its status is dropped (the store's copy
+// goes with the pod's other records when its cleanup completes).
+func (m *Manager) RemovePod(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.pods, uid)
+	delete(m.statuses, uid)
+	delete(m.dirty, uid)
+	delete(m.synced, uid)
+	m.checkReadyLocked()
+}
+
+// IsDesired reports whether uid is tracked as an admitted, wanted pod.
+func (m *Manager) IsDesired(uid types.UID) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.pods[uid]
+}
+
+// SetStatus records a computed status of a tracked pod; statuses of pods
+// no longer tracked (being torn down) are ignored.
+func (m *Manager) SetStatus(pod *corev1.Pod, st corev1.PodStatus) { m.set(pod.UID, st) }
+
+func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.pods[uid]; !ok {
+		return
+	}
+	prev, had := m.statuses[uid]
+	m.statuses[uid] = st
+	if !had || !equality.Semantic.DeepEqual(prev, st) {
+		m.dirty[uid] = true
+	}
+	if !m.synced[uid] {
+		m.synced[uid] = true
+		m.checkReadyLocked()
+	}
+}
+
+// Status returns a copy of uid's current status.
+func (m *Manager) Status(uid types.UID) (corev1.PodStatus, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.statuses[uid]
+	if !ok {
+		return corev1.PodStatus{}, false
+	}
+	return *st.DeepCopy(), true
+}
+
+// LastStatus returns uid's last known status, or nil.
+func (m *Manager) LastStatus(uid types.UID) *corev1.PodStatus {
+	st, ok := m.Status(uid)
+	if !ok {
+		return nil
+	}
+	return &st
+}
+
+// Event records an event for a pod.
+func (m *Manager) Event(uid types.UID, typ, reason, message string) {
+	e := state.Event{Time: m.opts.Clock.Now(), Type: typ, Reason: reason, Message: message}
+	if err := m.store.AddEvent(uid, e); err != nil {
+		m.log.Warn("record event", "uid", string(uid), "reason", reason, "err", err)
+	}
+}
+
+// Events returns a pod's recorded events, oldest first.
+func (m *Manager) Events(uid types.UID) ([]state.Event, error) { return m.store.Events(uid) }
+
+// ExpectSynced names the pods of the first manifest snapshot: Ready is
+// closed once each has had a status computed (or is no longer tracked).
+func (m *Manager) ExpectSynced(uids []types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.expect = make(map[types.UID]bool, len(uids))
+	for _, u := range uids {
+		m.expect[u] = true
+	}
+	m.checkReadyLocked()
+}
+
+// Ready is closed once every pod named by ExpectSynced has been synced.
+func (m *Manager) Ready() <-chan struct{} { return m.ready }
+
+func (m *Manager) checkReadyLocked() {
+	if m.expect == nil {
+		return
+	}
+	select {
+	case <-m.ready:
+		return
+	default:
+	}
+	for uid := range m.expect {
+		if _, tracked := m.pods[uid]; tracked && !m.synced[uid] {
+			return
+		}
+	}
+	close(m.ready)
+}
+
+// Run flushes changed statuses every period until ctx is done, then once
+// more.
+func (m *Manager) Run(ctx context.Context) {
+	t := m.opts.Clock.NewTicker(m.opts.FlushPeriod)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			m.Flush()
+			return
+		case <-t.C():
+			m.Flush()
+		}
+	}
+}
+
+// Flush persists the statuses changed since the last flush, in one
+// transaction. A failed write keeps them dirty for the next flush.
+func (m *Manager) Flush() {
+	m.mu.Lock()
+	if len(m.dirty) == 0 {
+		m.mu.Unlock()
+		return
+	}
+	out := make(map[types.UID]corev1.PodStatus, len(m.dirty))
+	for uid := range m.dirty {
+		if st, ok := m.statuses[uid]; ok {
+			out[uid] = st
+		}
+	}
+	m.dirty = map[types.UID]bool{}
+	m.mu.Unlock()
+	if err := m.store.PutStatuses(out); err != nil {
+		m.log.Warn("persist statuses", "err", err)
+		m.mu.Lock()
+		for uid := range out {
+			if _, ok := m.statuses[uid]; ok {
+				m.dirty[uid] = true
+			}
+		}
+		m.mu.Unlock()
+	}
+}

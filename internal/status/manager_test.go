@@ -1,0 +1,131 @@
+package status
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/state"
+)
+
+type memStore struct {
+	mu       sync.Mutex
+	statuses map[types.UID]corev1.PodStatus
+	events   map[types.UID][]state.Event
+	failPut  bool
+	puts     int
+}
+
+func newMemStore() *memStore {
+	return &memStore{statuses: map[types.UID]corev1.PodStatus{}, events: map[types.UID][]state.Event{}}
+}
+
+func (s *memStore) PutStatuses(m map[types.UID]corev1.PodStatus) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.puts++
+	if s.failPut {
+		return errors.New("no space left on device")
+	}
+	for k, v := range m {
+		s.statuses[k] = v
+	}
+	return nil
+}
+
+func (s *memStore) GetStatus(uid types.UID) (corev1.PodStatus, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, ok := s.statuses[uid]
+	if !ok {
+		return st, state.ErrNotFound
+	}
+	return st, nil
+}
+
+func (s *memStore) AddEvent(uid types.UID, e state.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.events[uid] = append(s.events[uid], e)
+	return nil
+}
+
+func (s *memStore) Events(uid types.UID) ([]state.Event, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.events[uid], nil
+}
+
+func mgrPod(uid string) *corev1.Pod {
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{UID: types.UID(uid), Name: uid, Namespace: "default"},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c"}}}}
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func TestManagerReadyOnceFirstSnapshotSynced(t *testing.T) {
+	m := NewManager(newMemStore(), ManagerOptions{})
+	a, b, r := mgrPod("a"), mgrPod("b"), mgrPod("r")
+	m.AddPod(a)
+	m.AddPod(b)
+	m.RejectPod(r, "OutOfpods", "Node didn't have enough resource: pods")
+	m.ExpectSynced([]types.UID{a.UID, b.UID, r.UID})
+	if isClosed(m.Ready()) {
+		t.Fatal("ready before any sync")
+	}
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning})
+	if isClosed(m.Ready()) {
+		t.Fatal("ready with b unsynced")
+	}
+	m.RemovePod(b.UID) // removed before its first sync: not waited for
+	if !isClosed(m.Ready()) {
+		t.Fatal("not ready once every remaining pod synced")
+	}
+	if st, _ := m.Status(r.UID); st.Phase != corev1.PodFailed || st.Reason != "OutOfpods" {
+		t.Fatalf("rejected pod status %+v", st)
+	}
+	if m.IsDesired(r.UID) || !m.IsDesired(a.UID) {
+		t.Fatal("desired set wrong")
+	}
+}
+
+func TestManagerIgnoresUntrackedAndSeedsFromStore(t *testing.T) {
+	store := newMemStore()
+	store.statuses["a"] = corev1.PodStatus{Phase: corev1.PodRunning, Message: "from before the restart"}
+	m := NewManager(store, ManagerOptions{})
+	m.SetStatus(mgrPod("x"), corev1.PodStatus{Phase: corev1.PodRunning})
+	if _, ok := m.Status("x"); ok {
+		t.Fatal("status of an untracked pod kept")
+	}
+	m.AddPod(mgrPod("a"))
+	if st := m.LastStatus("a"); st == nil || st.Message != "from before the restart" {
+		t.Fatalf("seed %+v", st)
+	}
+}
+
+func TestManagerFlushRetriesAfterAFailedWrite(t *testing.T) {
+	store := newMemStore()
+	m := NewManager(store, ManagerOptions{})
+	a := mgrPod("a")
+	m.AddPod(a)
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning})
+	store.failPut = true
+	m.Flush()
+	store.failPut = false
+	m.Flush()
+	m.Flush() // nothing dirty: no write
+	if store.puts != 2 || store.statuses["a"].Phase != corev1.PodRunning {
+		t.Fatalf("puts=%d stored=%+v", store.puts, store.statuses["a"])
+	}
+}
