@@ -112,15 +112,19 @@ func (s *Server) Listen(ctx context.Context, path string) error {
 		l.Close()
 		return err
 	}
+	stopped := make(chan struct{})
 	go func() {
+		defer close(stopped)
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = s.srv.Shutdown(sctx)
 	}()
-	if err := s.srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return err
+	err = s.srv.Serve(l)
+	if !errors.Is(err, http.ErrServerClosed) {
+		return err // Serve failed: ctx is not done, and the caller cancels it
 	}
+	<-stopped // connections drained (or cut after 2 s)
 	return nil
 }
 

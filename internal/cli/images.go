@@ -68,7 +68,7 @@ func ImagesList(ctx context.Context, o ImagesOptions, s IOStreams) error {
 func connect(ctx context.Context, o ImagesOptions) (*runtime.Runtime, error) {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	rt, err := runtime.Connect(cctx, o.Address, o.Namespace)
+	rt, err := runtime.Connect(cctx, o.Address, o.Namespace, runtime.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("containerd at %s: %w", o.Address, err)
 	}

@@ -13,11 +13,13 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/status"
 )
 
-// backend adapts the manager to the API server.
+// backend adapts the manager and the status manager to the API server.
 type backend struct {
 	mgr    *manager.Manager
+	st     *status.Manager
 	logDir string
 	rt     execer
 	node   string // this host's name: every pod's spec.nodeName in the API
@@ -30,7 +32,7 @@ type execer interface {
 
 func (b *backend) Ready() bool {
 	select {
-	case <-b.mgr.Ready():
+	case <-b.st.Ready():
 		return true
 	default:
 		return false
@@ -71,7 +73,7 @@ func (b *backend) Events(namespace, name string) ([]api.Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	evs, err := b.mgr.Events(p.UID)
+	evs, err := b.st.Events(p.UID)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,19 @@
 // Package daemon wires podhost's packages together and runs them: state,
-// containerd, cgroups, CNI, sandboxes, the pod workers and syncer, the
-// manifest source, the PLEG, the sync loop and the API. It holds no pod
-// logic of its own.
+// containerd, cgroups, CNI, sandboxes, the status manager, prober, pod
+// cache, syncer and pod workers, the manifest source, the PLEG, the sync
+// loop and the API. It holds no pod logic of its own.
 //
-// Start order: state db (boot id) → containerd (with retry) → cgroups, CNI,
-// sandboxes → syncer + pod workers → manifest source, PLEG, sync loop, API →
-// READY=1 once every pod of the first manifest snapshot has been synced.
-// SIGTERM stops podhost, never the pods: containers keep running under their
-// shims and are adopted by the next start.
+// Everything is built in dependency order (no late setters). Start order:
+// state db (boot id) → containerd (with retry) → cgroups, CNI, sandboxes →
+// status manager, prober, pod cache → syncer → pod workers (terminations
+// restored) → manager → source, PLEG, sync loop, status flush and API in
+// one errgroup → READY=1 once every pod of the first manifest snapshot has
+// been synced. Shutdown goes in reverse (containerd's server does the
+// same): the API stops accepting and every loop ends, the pod workers stop
+// (in-flight syncs cancelled), the last statuses are flushed, then the
+// prober, in-flight container stops, containerd and the db close.
+// SIGTERM stops podhost, never the pods: containers keep running under
+// their shims and are adopted by the next start.
 package daemon
 
 import (
@@ -21,6 +27,7 @@ import (
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -31,11 +38,14 @@ import (
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
+	"github.com/podhost/podhost/internal/podcache"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/prober"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
 	"github.com/podhost/podhost/internal/syncer"
 	"github.com/podhost/podhost/internal/volumes"
 )
@@ -44,7 +54,10 @@ import (
 // kubelet uses 2 s).
 const housekeepingPeriod = 2 * time.Second
 
-// Run runs the daemon until ctx is done.
+// workersShutdownTimeout bounds the wait for in-flight syncs at shutdown.
+const workersShutdownTimeout = 10 * time.Second
+
+// Run runs the daemon until ctx is done, then shuts it down in order.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -61,13 +74,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	notify("STATUS=connecting to containerd at " + cfg.ContainerdAddress)
-	rt, err := runtime.Connect(ctx, cfg.ContainerdAddress, cfg.Namespace)
+	rt, err := runtime.Connect(ctx, cfg.ContainerdAddress, cfg.Namespace, runtime.Options{
+		Snapshotter: cfg.Snapshotter, AuthFiles: cfg.AuthFiles, HostsDir: cfg.RegistryHostsDir,
+		LogMaxSize: cfg.LogMaxSize, LogMaxFiles: cfg.LogMaxFiles, Logger: log,
+	})
 	if err != nil {
 		return fmt.Errorf("connect to containerd: %w", err)
 	}
 	defer rt.Close()
-	rt.Snapshotter, rt.AuthFiles, rt.HostsDir = cfg.Snapshotter, cfg.AuthFiles, cfg.RegistryHostsDir
-	rt.LogMaxSize, rt.LogMaxFiles, rt.Logger = cfg.LogMaxSize, cfg.LogMaxFiles, log
 	cg, err := cgroups.New(ctx, cgroups.Options{Driver: cfg.CgroupDriver, Parent: cfg.CgroupParent, Logger: log})
 	if err != nil {
 		return fmt.Errorf("cgroups: %w", err)
@@ -82,69 +96,111 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt}
+	d.build(boot, cg, netw, allocatable)
+	defer d.close()
+	if err := restoreWorkers(db, d.workers, log); err != nil {
+		return fmt.Errorf("restore pod workers: %w", err)
+	}
+	return d.serve(ctx)
+}
+
+// daemon holds what Run built, in the order it was built.
+type daemon struct {
+	cfg      *config.Config
+	log      *slog.Logger
+	db       *state.DB
+	rt       *runtime.Runtime
+	statuses *status.Manager
+	prober   *prober.Manager
+	cache    *podcache.Cache
+	syncer   *syncer.Syncer
+	workers  *podworkers.PodWorkers
+	mgr      *manager.Manager
+}
+
+// build constructs every component in dependency order.
+func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, allocatable corev1.ResourceList) {
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
-	mgr := manager.New(rt, db, nil, manager.Options{Allocatable: allocatable, Logger: log})
-	prb, probeHooks := newProber(ctx, rt, mgr, log)
-	defer prb.Close()
-	syn := syncer.New(syncer.Config{
-		LogDir: cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
+	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
+	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
+	d.cache = podcache.New(d.rt, nil)
+	d.syncer = syncer.New(syncer.Config{
+		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
 	}, syncer.Deps{
-		Runtime: rt, Sandboxes: sandbox.NewManager(cfg.RunDir), Network: netw, Cgroups: cg,
-		Volumes: volumes.New(filepath.Join(cfg.StateDir, "pods")), Store: db, Observer: mgr, Prober: prb, Logger: log,
+		Runtime: d.rt, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir), Network: netw, Cgroups: cg,
+		Volumes: volumes.New(filepath.Join(d.cfg.StateDir, "pods")), Store: d.db, Observer: d.statuses,
+		Prober: d.prober, Logger: d.log,
 	})
-	mgr.SetCleaner(syn)
-	workers := podworkers.New(mgr.WrapHandler(syn), podworkers.Options{Store: db, Logger: log, ResyncInterval: cfg.ResyncPeriod})
-	syn.SetWaker(workers)
-	probeHooks.connect(syn, workers)
-	mgr.SetWorkers(workers)
-	if err := restoreWorkers(db, workers, log); err != nil {
-		return fmt.Errorf("restore pod workers: %w", err)
-	}
-	return serve(ctx, cfg, log, db, rt, mgr)
+	d.workers = podworkers.New(d.syncer, podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer},
+		manager.Options{Allocatable: allocatable, Logger: d.log})
 }
 
-// serve starts the long-running loops and blocks until ctx is done.
-func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, db *state.DB, rt *runtime.Runtime, mgr *manager.Manager) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	prev, err := previouslyAdmitted(db)
+// serve runs the long-running loops in one errgroup until ctx is done or
+// one of them fails, and waits for all of them.
+func (d *daemon) serve(ctx context.Context) error {
+	prev, err := previouslyAdmitted(d.db)
 	if err != nil {
 		return err
 	}
+	g, gctx := errgroup.WithContext(ctx)
 	snaps := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
-	errc := make(chan error, 3)
-	src := source.New(source.Config{Dir: cfg.ManifestDir, Relist: cfg.RelistPeriod,
-		AllowInsecure: cfg.AllowInsecureManifests, Logger: log})
-	go func() { errc <- src.Run(ctx, snaps) }()
-	go pleg.New(rt, pleg.Options{Logger: log}).Run(ctx, events)
-	go mgr.Run(ctx, snaps, events, prev, housekeepingPeriod)
-	node, _ := os.Hostname()
-	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt, node: node}
-	go func() { errc <- api.NewServer(b, log).Listen(ctx, cfg.Socket) }()
-	select {
-	case <-mgr.Ready():
-		log.Info("first sync complete; ready")
-		notify(sddaemon.SdNotifyReady, "STATUS=running")
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
+	src := source.New(source.Config{Dir: d.cfg.ManifestDir, Relist: d.cfg.RelistPeriod,
+		AllowInsecure: d.cfg.AllowInsecureManifests, Logger: d.log})
+	g.Go(func() error { return ignoreCanceled(src.Run(gctx, snaps)) })
+	g.Go(func() error {
+		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil
-	}
-	select {
-	case err := <-errc:
-		if err != nil && !errors.Is(err, context.Canceled) {
-			return err
+	})
+	g.Go(func() error {
+		d.mgr.Run(gctx, manager.Inputs{Snapshots: snaps, Events: events, ProbeUpdates: d.prober.Updates(),
+			PrevAdmitted: prev, Housekeeping: housekeepingPeriod})
+		return nil
+	})
+	g.Go(func() error { d.statuses.Run(gctx); return nil })
+	node, _ := os.Hostname()
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node}
+	g.Go(func() error { return api.NewServer(b, d.log).Listen(gctx, d.cfg.Socket) })
+	g.Go(func() error {
+		select {
+		case <-d.statuses.Ready():
+			d.log.Info("first sync complete; ready")
+			notify(sddaemon.SdNotifyReady, "STATUS=running")
+		case <-gctx.Done():
 		}
 		return nil
-	case <-ctx.Done():
-		notify(sddaemon.SdNotifyStopping)
-		log.Info("stopping podhost; pods keep running")
+	})
+	<-gctx.Done()
+	notify(sddaemon.SdNotifyStopping)
+	d.log.Info("stopping podhost; pods keep running")
+	return g.Wait()
+}
+
+// close shuts down what build made, in reverse order: the pod workers
+// (in-flight syncs cancelled, bounded), the last status flush, the prober
+// and the container stops still in flight. The caller closes containerd
+// and the db after it.
+func (d *daemon) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), workersShutdownTimeout)
+	defer cancel()
+	if err := d.workers.Shutdown(ctx); err != nil {
+		d.log.Warn("pod workers did not stop in time", "err", err)
+	}
+	d.statuses.Flush()
+	d.prober.Close()
+	d.syncer.Close()
+}
+
+func ignoreCanceled(err error) error {
+	if errors.Is(err, context.Canceled) {
 		return nil
 	}
+	return err
 }
 
 // checkBoot compares the kernel's boot id with the recorded one. A new boot

@@ -15,31 +15,35 @@ import (
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
-	"github.com/podhost/podhost/internal/status"
 )
 
-// statusFlushPeriod is how often changed statuses are persisted.
-const statusFlushPeriod = time.Second
+// Inputs are the channels the sync loop reads.
+type Inputs struct {
+	Snapshots    <-chan source.Snapshot // desired pods (manifest source)
+	Events       <-chan pleg.PodEvent   // container lifecycle (PLEG)
+	ProbeUpdates <-chan types.UID       // probe result changes (prober)
+	// PrevAdmitted: pods admitted before a restart (allocation checkpoints).
+	PrevAdmitted map[types.UID]bool
+	Housekeeping time.Duration
+}
 
-// Run is the sync loop. It returns when ctx is done.
-func (m *Manager) Run(ctx context.Context, snaps <-chan source.Snapshot, events <-chan pleg.PodEvent, prevAdmitted map[types.UID]bool, housekeeping time.Duration) {
-	tick := time.NewTicker(housekeeping)
+// Run is the sync loop (the kubelet's syncLoopIteration). It returns when
+// ctx is done.
+func (m *Manager) Run(ctx context.Context, in Inputs) {
+	tick := time.NewTicker(in.Housekeeping)
 	defer tick.Stop()
-	flush := time.NewTicker(statusFlushPeriod)
-	defer flush.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			m.flushStatuses()
 			return
-		case <-flush.C:
-			m.flushStatuses()
-		case snap := <-snaps:
-			m.applySnapshot(ctx, snap, prevAdmitted)
-		case ev := <-events:
+		case snap := <-in.Snapshots:
+			m.applySnapshot(ctx, snap, in.PrevAdmitted)
+		case ev := <-in.Events:
 			if m.IsDesired(ev.UID) {
 				m.workers.Wake(ev.UID)
 			}
+		case uid := <-in.ProbeUpdates:
+			m.workers.Wake(uid)
 		case <-tick.C:
 			m.housekeeping(ctx)
 		}
@@ -59,10 +63,19 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 		m.killOrphans(ctx, updates)
 	}
 	m.handleUpdates(updates, prevAdmitted)
-	m.mu.Lock()
-	m.started = true
-	m.checkReadyLocked()
-	m.mu.Unlock()
+	if first {
+		m.mu.Lock()
+		m.started = true
+		uids := make([]types.UID, 0, len(m.desired)+len(m.rejected))
+		for uid := range m.desired {
+			uids = append(uids, uid)
+		}
+		for uid := range m.rejected {
+			uids = append(uids, uid)
+		}
+		m.mu.Unlock()
+		m.statuses.ExpectSynced(uids)
+	}
 }
 
 // killOrphans sends a kill for every runtime pod that the first snapshot
@@ -137,16 +150,13 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod
 			m.mu.Unlock()
-			m.Event(pod.UID, corev1.EventTypeWarning, res.Reason, res.Message)
-			m.SetStatus(pod, status.Compute(pod, status.Inputs{Rejected: &status.Reason{Reason: res.Reason, Message: res.Message}, Now: time.Now()}))
+			m.statuses.RejectPod(pod, res.Reason, res.Message)
 			return false
 		}
 	}
+	m.statuses.AddPod(pod)
 	m.mu.Lock()
 	m.desired[pod.UID] = pod
-	if st, err := m.store.GetStatus(pod.UID); err == nil && st.Phase != "" {
-		m.statuses[pod.UID] = st // last known status until the first sync
-	}
 	m.mu.Unlock()
 	return true
 }
@@ -175,9 +185,8 @@ func (m *Manager) removePod(pod *corev1.Pod) {
 	_, wasDesired := m.desired[pod.UID]
 	delete(m.desired, pod.UID)
 	delete(m.rejected, pod.UID)
-	delete(m.statuses, pod.UID)
-	delete(m.synced, pod.UID)
 	m.mu.Unlock()
+	m.statuses.RemovePod(pod.UID)
 	if err := m.store.DeleteAllocation(pod.UID); err != nil {
 		m.log.Warn("delete allocation", "uid", string(pod.UID), "err", err)
 	}

@@ -1,8 +1,9 @@
 // Package manager is podhost's sync loop, the analog of the kubelet's
 // syncLoop: it turns desired-pod updates into pod worker updates (after
-// admission), routes runtime events to the pod workers, runs housekeeping
-// (orphans, leaked sandboxes, cgroups and volumes), and keeps the pod
-// statuses and events the API serves.
+// admission), routes runtime events and probe result changes to the pod
+// workers, and runs housekeeping (orphans, leaked sandboxes, cgroups and
+// volumes). It owns the desired set; statuses, events and readiness are
+// the status manager's (internal/status).
 package manager
 
 import (
@@ -10,7 +11,6 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -37,14 +37,20 @@ type Runtime interface {
 
 // Store is the persistent state the manager uses.
 type Store interface {
-	PutStatuses(map[types.UID]corev1.PodStatus) error
-	GetStatus(uid types.UID) (corev1.PodStatus, error)
-	AddEvent(uid types.UID, e state.Event) error
-	Events(uid types.UID) ([]state.Event, error)
 	PutAllocations([]state.Allocation) error
 	DeleteAllocation(uid types.UID) error
 	ListSandboxes() ([]state.SandboxRecord, error)
 	PurgePod(uid types.UID) error
+}
+
+// Statuses is the status manager (*status.Manager): the manager tells it
+// which pods exist; the syncer sets their statuses.
+type Statuses interface {
+	AddPod(pod *corev1.Pod)
+	RejectPod(pod *corev1.Pod, reason, message string)
+	RemovePod(uid types.UID)
+	Status(uid types.UID) (corev1.PodStatus, bool)
+	ExpectSynced(uids []types.UID)
 }
 
 // Cleaner removes leaked resources found by housekeeping.
@@ -59,11 +65,12 @@ type PodEntry struct {
 	Warnings []string
 }
 
-// Manager owns the desired set and the statuses.
+// Manager owns the desired set.
 type Manager struct {
 	workers     Workers
 	rt          Runtime
 	store       Store
+	statuses    Statuses
 	cleaner     Cleaner
 	allocatable corev1.ResourceList
 	log         *slog.Logger
@@ -74,11 +81,16 @@ type Manager struct {
 	mu       sync.RWMutex
 	desired  map[types.UID]*corev1.Pod // admitted and wanted
 	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)
-	statuses map[types.UID]corev1.PodStatus
-	synced   map[types.UID]bool // pods whose first sync has completed
-	dirty    map[types.UID]bool // statuses not yet persisted
-	started  bool               // first snapshot dispatched
-	readyCh  chan struct{}
+	started  bool                      // first snapshot dispatched
+}
+
+// Deps are the manager's collaborators, all built before it.
+type Deps struct {
+	Workers  Workers
+	Runtime  Runtime
+	Store    Store
+	Statuses Statuses
+	Cleaner  Cleaner
 }
 
 // Options configure a Manager.
@@ -87,26 +99,17 @@ type Options struct {
 	Logger      *slog.Logger
 }
 
-// New returns a Manager; call SetWorkers before Run.
-func New(rt Runtime, store Store, cleaner Cleaner, opts Options) *Manager {
+// New returns a Manager.
+func New(d Deps, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
 	return &Manager{
-		rt: rt, store: store, cleaner: cleaner, allocatable: opts.Allocatable, log: opts.Logger,
-		cfg:     podconfig.New(),
+		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner,
+		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
-		statuses: map[types.UID]corev1.PodStatus{}, synced: map[types.UID]bool{}, dirty: map[types.UID]bool{},
-		readyCh: make(chan struct{}),
 	}
 }
-
-// SetWorkers wires the pod workers (which need the manager's handler first).
-func (m *Manager) SetWorkers(w Workers) { m.workers = w }
-
-// Ready is closed once the first snapshot has been applied and every pod
-// admitted from it has finished its first sync (sd_notify READY=1).
-func (m *Manager) Ready() <-chan struct{} { return m.readyCh }
 
 // Pods returns every desired or rejected pod with its current status, sorted
 // by namespace/name.
@@ -116,7 +119,7 @@ func (m *Manager) Pods() []PodEntry {
 	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected))
 	add := func(p *corev1.Pod) {
 		cp := p.DeepCopy()
-		if st, ok := m.statuses[p.UID]; ok {
+		if st, ok := m.statuses.Status(p.UID); ok {
 			cp.Status = st
 		} else {
 			cp.Status = corev1.PodStatus{Phase: corev1.PodPending}
@@ -139,103 +142,13 @@ func (m *Manager) Pods() []PodEntry {
 	return out
 }
 
-// Events returns a pod's recorded events.
-func (m *Manager) Events(uid types.UID) ([]state.Event, error) { return m.store.Events(uid) }
-
-// SetStatus records a computed status (syncer.Observer). It is persisted
-// by the next flush (statuses are derived data: a lost one is recomputed by
-// the next sync, so they need no write of their own).
-func (m *Manager) SetStatus(pod *corev1.Pod, st corev1.PodStatus) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	_, desired := m.desired[pod.UID]
-	_, rejected := m.rejected[pod.UID]
-	if !desired && !rejected {
-		return // a pod being torn down: nobody will ask for its status
-	}
-	prev, had := m.statuses[pod.UID]
-	m.statuses[pod.UID] = st
-	if !had || !statusEqual(prev, st) {
-		m.dirty[pod.UID] = true
-	}
-}
-
-// flushStatuses persists changed statuses in one transaction.
-func (m *Manager) flushStatuses() {
-	m.mu.Lock()
-	if len(m.dirty) == 0 {
-		m.mu.Unlock()
-		return
-	}
-	out := make(map[types.UID]corev1.PodStatus, len(m.dirty))
-	for uid := range m.dirty {
-		if st, ok := m.statuses[uid]; ok {
-			out[uid] = st
-		}
-	}
-	m.dirty = map[types.UID]bool{}
-	m.mu.Unlock()
-	if err := m.store.PutStatuses(out); err != nil {
-		m.log.Warn("persist statuses", "err", err)
-	}
-}
-
-// LastStatus returns the pod's last known status, or nil (syncer.Observer).
-func (m *Manager) LastStatus(uid types.UID) *corev1.PodStatus {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	st, ok := m.statuses[uid]
-	if !ok {
-		return nil
-	}
-	return st.DeepCopy()
-}
-
-// Event records an event for a pod (syncer.Observer).
-func (m *Manager) Event(uid types.UID, typ, reason, message string) {
-	e := state.Event{Time: time.Now(), Type: typ, Reason: reason, Message: message}
-	if err := m.store.AddEvent(uid, e); err != nil {
-		m.log.Warn("record event", "uid", string(uid), "err", err)
-	}
-}
-
-// IsDesired reports whether uid is still wanted (syncer.Observer).
+// IsDesired reports whether uid is admitted and wanted.
 func (m *Manager) IsDesired(uid types.UID) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	_, ok := m.desired[uid]
 	return ok
 }
-
-func (m *Manager) markSynced(uid types.UID) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.synced[uid] {
-		return
-	}
-	m.synced[uid] = true
-	m.checkReadyLocked()
-}
-
-func (m *Manager) checkReadyLocked() {
-	if !m.started {
-		return
-	}
-	select {
-	case <-m.readyCh:
-		return
-	default:
-	}
-	for uid := range m.desired {
-		if !m.synced[uid] {
-			return
-		}
-	}
-	close(m.readyCh)
-}
-
-// SetCleaner wires the leak cleaner (the syncer).
-func (m *Manager) SetCleaner(c Cleaner) { m.cleaner = c }
 
 // FileErrors returns the manifest files that currently fail to load.
 func (m *Manager) FileErrors() []source.FileError {

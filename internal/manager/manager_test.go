@@ -15,6 +15,7 @@ import (
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
 )
 
 type fakeWorkers struct {
@@ -93,8 +94,8 @@ func newTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, *fakeCl
 	w := &fakeWorkers{known: map[types.UID]podworkers.WorkerState{}}
 	st, rt, cl := newFakeStore(), &fakeRuntime{}, &fakeCleaner{}
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	m := New(rt, st, cl, Options{Allocatable: alloc})
-	m.SetWorkers(w)
+	m := New(Deps{Workers: w, Runtime: rt, Store: st, Statuses: status.NewManager(st, status.ManagerOptions{}), Cleaner: cl},
+		Options{Allocatable: alloc})
 	return m, w, st, rt, cl
 }
 
@@ -126,7 +127,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 	if len(w.updates) != 1 {
 		t.Fatalf("rejected pod reached the workers: %d updates", len(w.updates))
 	}
-	m.flushStatuses()
+	m.statuses.(*status.Manager).Flush()
 	if got := st.statuses["u2"]; got.Phase != corev1.PodFailed || got.Reason != "HostPortConflict" {
 		t.Fatalf("status %+v", got)
 	}
@@ -192,22 +193,21 @@ func TestFirstSnapshotKillsOrphansFirst(t *testing.T) {
 	}
 }
 
+// The first snapshot names the pods the daemon's readiness waits for.
 func TestReadyAfterFirstSyncOfEveryPod(t *testing.T) {
 	m, _, _, _, _ := newTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}, {Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 0)}}, nil)
-	m.mu.Lock()
-	m.started = true
-	m.checkReadyLocked()
-	m.mu.Unlock()
-	m.markSynced("u1")
+	a, b := hostPortPod("a", "u1", 0), hostPortPod("b", "u2", 0)
+	m.applySnapshot(context.Background(), source.Snapshot{Pods: []*corev1.Pod{a, b}}, nil)
+	sm := m.statuses.(*status.Manager)
+	sm.SetStatus(m.desired["u1"], corev1.PodStatus{Phase: corev1.PodRunning})
 	select {
-	case <-m.Ready():
+	case <-sm.Ready():
 		t.Fatal("ready before every pod synced")
 	default:
 	}
-	m.markSynced("u2")
+	sm.SetStatus(m.desired["u2"], corev1.PodStatus{Phase: corev1.PodRunning})
 	select {
-	case <-m.Ready():
+	case <-sm.Ready():
 	default:
 		t.Fatal("not ready after every pod synced")
 	}

@@ -57,14 +57,13 @@ func connect(t *testing.T) *runtime.Runtime {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	rt, err := runtime.Connect(ctx, env.Address, env.Namespace)
+	rt, err := runtime.Connect(ctx, env.Address, env.Namespace, runtime.Options{
+		Snapshotter: env.Snapshotter, LogDriver: logDriver(t), AuthFiles: []string{},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rt.Close() })
-	rt.Snapshotter = env.Snapshotter
-	rt.LogDriver = logDriver(t)
-	rt.AuthFiles = nil
 	return rt
 }
 
@@ -416,7 +415,7 @@ func TestCreateContainerRequiresPodLabel(t *testing.T) {
 func TestConnectGivesUp(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	if _, err := runtime.Connect(ctx, filepath.Join(t.TempDir(), "none.sock"), "x"); err == nil {
+	if _, err := runtime.Connect(ctx, filepath.Join(t.TempDir(), "none.sock"), "x", runtime.Options{}); err == nil {
 		t.Fatal("connected to nothing")
 	}
 }

@@ -61,8 +61,29 @@ var (
 	ErrNotFound = errdefs.ErrNotFound
 )
 
+// Options configure a Runtime (Connect); zero values take the defaults.
+type Options struct {
+	// Snapshotter for image unpacking and container rootfs (default
+	// "overlayfs").
+	Snapshotter string
+	// LogDriver is the binary the shim runs as the log driver; default
+	// os.Executable().
+	LogDriver string
+	// LogMaxSize / LogMaxFiles configure log rotation (logs.Default*).
+	LogMaxSize  int64
+	LogMaxFiles int
+	// HostsDir is containerd's registry hosts dir (certs.d layout). Default
+	// /etc/containerd/certs.d.
+	HostsDir string
+	// AuthFiles are docker config.json files searched in order for registry
+	// credentials. nil: DefaultAuthFiles(); empty: none.
+	AuthFiles []string
+	Logger    *slog.Logger
+}
+
 // Runtime talks to one containerd in one namespace. Its exported fields
-// are settings: change them right after Connect, before first use.
+// are the settings Connect took from Options: read them, do not change
+// them once the Runtime is in use.
 type Runtime struct {
 	// Snapshotter for image unpacking and container rootfs (default
 	// "overlayfs").
@@ -94,7 +115,7 @@ type Runtime struct {
 
 // Connect connects to containerd at address and waits until it serves,
 // retrying with backoff until ctx is done.
-func Connect(ctx context.Context, address, namespace string) (*Runtime, error) {
+func Connect(ctx context.Context, address, namespace string, opts Options) (*Runtime, error) {
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
@@ -103,6 +124,7 @@ func Connect(ctx context.Context, address, namespace string) (*Runtime, error) {
 		return nil, fmt.Errorf("containerd client %s: %w", address, err)
 	}
 	r := newRuntime(c, namespace)
+	r.apply(opts)
 	if err := r.waitServing(ctx, address); err != nil {
 		c.Close()
 		return nil, err
@@ -123,6 +145,28 @@ func newRuntime(c *client.Client, namespace string) *Runtime {
 		ns:          namespace,
 		oom:         map[string]bool{},
 	}
+}
+
+func (r *Runtime) apply(o Options) {
+	if o.Snapshotter != "" {
+		r.Snapshotter = o.Snapshotter
+	}
+	if o.LogDriver != "" {
+		r.LogDriver = o.LogDriver
+	}
+	if o.LogMaxSize > 0 {
+		r.LogMaxSize = o.LogMaxSize
+	}
+	if o.LogMaxFiles > 0 {
+		r.LogMaxFiles = o.LogMaxFiles
+	}
+	if o.HostsDir != "" {
+		r.HostsDir = o.HostsDir
+	}
+	if o.AuthFiles != nil {
+		r.AuthFiles = o.AuthFiles
+	}
+	r.Logger = o.Logger
 }
 
 func (r *Runtime) waitServing(ctx context.Context, address string) error {

@@ -12,6 +12,23 @@ type observation struct {
 	Running      *podstate.Pod // may be nil: nothing exists yet
 	SandboxID    string        // current sandbox, "" if none
 	SandboxReady bool
+	// Unhealthy: container instances whose liveness or startup probe
+	// failed (by container name; the prober's results).
+	Unhealthy map[string]probeFailure
+}
+
+// probeFailure is one failed liveness or startup probe of a container
+// instance.
+type probeFailure struct {
+	ContainerID string
+	Probe       string // "liveness" or "startup"
+}
+
+// unhealthyKill is a running container to stop because a probe failed; the
+// restart policy then applies to it as to any exited container.
+type unhealthyKill struct {
+	Container *podstate.Container
+	Probe     string
 }
 
 // podActions is the plan for one SyncPod (kubelet's podActions, minus CRI).
@@ -26,6 +43,9 @@ type podActions struct {
 	Start []*corev1.Container
 	// Kill lists running containers to stop (their spec hash changed).
 	Kill []*podstate.Container
+	// Unhealthy lists running containers whose liveness or startup probe
+	// failed: stop them first, then plan again (they restart per policy).
+	Unhealthy []unhealthyKill
 	// Terminal is set when the pod has reached Succeeded or Failed.
 	Terminal bool
 	Phase    corev1.PodPhase
@@ -59,7 +79,9 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		case c == nil:
 			a.Start = append(a.Start, spec)
 		case c.State == podstate.StateRunning:
-			if hash != "" && c.Hash != "" && c.Hash != hash {
+			if f, ok := obs.Unhealthy[spec.Name]; ok && f.ContainerID == c.ID {
+				a.Unhealthy = append(a.Unhealthy, unhealthyKill{Container: c, Probe: f.Probe})
+			} else if hash != "" && c.Hash != "" && c.Hash != hash {
 				a.Kill = append(a.Kill, c)
 				a.Start = append(a.Start, spec)
 			}
@@ -69,7 +91,7 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			a.Start = append(a.Start, spec)
 		}
 	}
-	if len(a.Start) == 0 && len(a.Kill) == 0 {
+	if len(a.Start) == 0 && len(a.Kill) == 0 && len(a.Unhealthy) == 0 {
 		a.Terminal, a.Phase = terminalPhase(pod, running)
 	}
 	return a

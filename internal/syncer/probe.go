@@ -9,15 +9,16 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/prober"
 )
 
-// Prober runs the containers' liveness, readiness and startup probes
-// (internal/prober.Manager).
+// Prober runs the containers' liveness, readiness and startup probes and
+// keeps their results (internal/prober.Manager). It never acts on a pod:
+// SyncPod reads Results and kills unhealthy containers itself.
 type Prober interface {
 	// Sync tells the prober which containers run and the IP to probe.
 	Sync(pod *corev1.Pod, running *podstate.Pod, podIP string)
-	// Results: readiness and started overrides for running containers.
-	Results(uid types.UID) (ready, started map[string]bool)
+	Results(uid types.UID) prober.PodResults
 	// StopLivenessAndStartup: the pod is terminating (until Forget).
 	StopLivenessAndStartup(uid types.UID)
 	Forget(uid types.UID)
@@ -26,10 +27,10 @@ type Prober interface {
 // noProber is the Prober of a Syncer built without one.
 type noProber struct{}
 
-func (noProber) Sync(*corev1.Pod, *podstate.Pod, string)            {}
-func (noProber) Results(types.UID) (ready, started map[string]bool) { return nil, nil }
-func (noProber) StopLivenessAndStartup(types.UID)                   {}
-func (noProber) Forget(types.UID)                                   {}
+func (noProber) Sync(*corev1.Pod, *podstate.Pod, string) {}
+func (noProber) Results(types.UID) prober.PodResults     { return prober.PodResults{} }
+func (noProber) StopLivenessAndStartup(types.UID)        {}
+func (noProber) Forget(types.UID)                        {}
 
 // probeResults hands the observed pod to the prober and returns its
 // readiness and started results for status.
@@ -39,54 +40,51 @@ func (s *Syncer) probeResults(pod *corev1.Pod, running *podstate.Pod, ips []stri
 		ip = ips[0]
 	}
 	s.prober.Sync(pod, running, ip)
-	return s.prober.Results(pod.UID)
+	r := s.prober.Results(pod.UID)
+	return r.Ready, r.Started
 }
 
-// KillContainer stops a container that failed its liveness or startup probe
-// (reason "liveness" or "startup"), as the kubelet: a Killing event, the
-// probe's terminationGracePeriodSeconds or else the pod's, then a sync, in
-// which the restart policy applies. A container that no longer runs, or a
-// pod no longer desired (terminating anyway), is left alone.
-func (s *Syncer) KillContainer(ctx context.Context, pod *corev1.Pod, containerID, containerName, reason string) error {
-	if !s.obs.IsDesired(pod.UID) {
+// unhealthy returns the prober's failed liveness and startup probes of uid.
+func (s *Syncer) unhealthy(uid types.UID) map[string]probeFailure {
+	r := s.prober.Results(uid)
+	if len(r.Unhealthy) == 0 {
 		return nil
 	}
-	running, err := s.runtimePod(ctx, pod.UID)
-	if err != nil {
-		return fmt.Errorf("kill container %s: %w", containerName, err)
+	out := make(map[string]probeFailure, len(r.Unhealthy))
+	for name, u := range r.Unhealthy {
+		out[name] = probeFailure{ContainerID: u.ContainerID, Probe: u.Reason}
 	}
-	alive := false
-	for _, c := range running.Containers {
-		alive = alive || (c.ID == containerID && c.State == podstate.StateRunning)
-	}
-	if !alive {
-		return nil
-	}
-	msg := fmt.Sprintf("Container %s failed %s probe", containerName, reason)
-	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
-		msg += ", will be restarted"
-	}
-	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", msg)
-	s.podLog(pod).Info("killing container", "container", containerName, "id", containerID, "reason", msg)
-	if err := s.rt.StopContainer(ctx, containerID, probeGracePeriod(pod, containerName, reason)); err != nil {
-		return fmt.Errorf("kill container %s: %w", containerName, err)
-	}
-	if s.waker != nil {
-		s.waker.Wake(pod.UID)
+	return out
+}
+
+// killUnhealthy stops containers whose liveness or startup probe failed, as
+// the kubelet: a Killing event, the probe's terminationGracePeriodSeconds
+// or else the pod's; the caller then plans again, and the restart policy
+// applies to them as to any exited container.
+func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unhealthyKill) error {
+	for _, k := range kills {
+		msg := fmt.Sprintf("Container %s failed %s probe", k.Container.Name, k.Probe)
+		if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+			msg += ", will be restarted"
+		}
+		s.podLog(pod).Info("killing container", "container", k.Container.Name, "id", k.Container.ID, "reason", msg)
+		if err := s.stopContainer(ctx, pod, k.Container, probeGracePeriod(pod, k.Container.Name, k.Probe), msg); err != nil {
+			return fmt.Errorf("kill unhealthy container %s: %w", k.Container.Name, err)
+		}
 	}
 	return nil
 }
 
 // probeGracePeriod is the failed probe's terminationGracePeriodSeconds if
 // set, else the pod's grace period.
-func probeGracePeriod(pod *corev1.Pod, containerName, reason string) time.Duration {
+func probeGracePeriod(pod *corev1.Pod, containerName, probe string) time.Duration {
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
 		if c.Name != containerName {
 			continue
 		}
 		p := c.LivenessProbe
-		if reason == "startup" {
+		if probe == prober.ReasonStartup {
 			p = c.StartupProbe
 		}
 		if p != nil && p.TerminationGracePeriodSeconds != nil {

@@ -21,7 +21,7 @@ import (
 )
 
 // errBackoff marks a container waiting out a back-off: not a sync failure
-// (the syncer wakes the worker itself when the back-off expires).
+// (SyncPod asks its worker for a sync when the back-off expires).
 var errBackoff = errors.New("back-off")
 
 // LabelGracePeriod records the pod's termination grace period on each
@@ -34,6 +34,7 @@ type startInput struct {
 	sandbox state.SandboxRecord
 	cgroup  cgroups.PodCgroup
 	volumes map[string]string
+	requeue *requeue
 }
 
 // startContainer creates and starts the next attempt of container c, unless
@@ -48,15 +49,15 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		restarts = prev.RestartCount
 		if prev.State == podstate.StateExited {
 			restarts++
-			if s.inCrashLoop(pod, c.Name, prev) {
+			if s.inCrashLoop(pod, c.Name, prev, in.requeue) {
 				return nil
 			}
-		} else if err := s.rt.RemoveContainer(ctx, prev.ID); err != nil { // created, never started
+		} else if err := s.removeContainer(ctx, prev.ID); err != nil { // created, never started
 			return fmt.Errorf("remove stale container %s: %w", prev.ID, err)
 		}
 	}
 	t0 := time.Now()
-	img, err := s.ensureImage(ctx, pod, c)
+	img, err := s.ensureImage(ctx, pod, c, in.requeue)
 	if err != nil {
 		return err
 	}
@@ -85,7 +86,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	tCreate := time.Since(t0)
 	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Created", "Created container "+c.Name)
 	if err := s.rt.StartContainer(ctx, id); err != nil {
-		_ = s.rt.RemoveContainer(context.WithoutCancel(ctx), id)
+		_ = s.removeContainer(context.WithoutCancel(ctx), id)
 		return s.failStart(pod, c.Name, "RunContainerError", err)
 	}
 	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
@@ -100,7 +101,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 // the kubelet, the first restart is immediate and opens a 10 s window; each
 // restart inside a window waits it out and doubles the next one (to 5 min).
 // A run of 10 min or more starts over.
-func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Container) bool {
+func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Container, rq *requeue) bool {
 	key := backoffKey(pod.UID, name, "crash")
 	if !prev.StartedAt.IsZero() && prev.FinishedAt.Sub(prev.StartedAt) >= backoffReset {
 		s.backoff.reset(key)
@@ -110,7 +111,7 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 			left.Round(time.Second), name, pod.Name, pod.Namespace, pod.UID)
 		s.setWaiting(pod.UID, name, "CrashLoopBackOff", msg)
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "BackOff", "Back-off restarting failed container "+name)
-		s.wakeAfter(pod.UID, left)
+		rq.after(left)
 		return true
 	}
 	s.backoff.next(key, s.now())
@@ -119,11 +120,11 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 
 // ensureImage resolves the container's image per pull policy, with
 // ImagePullBackOff between failed pulls.
-func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container) (runtimeapi.Image, error) {
+func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue) (runtimeapi.Image, error) {
 	key := backoffKey(pod.UID, c.Name, "pull")
 	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
 		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
-		s.wakeAfter(pod.UID, left)
+		rq.after(left)
 		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
 	}
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
@@ -135,8 +136,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		return img, s.failStart(pod, c.Name, "ErrImageNeverPull", errors.New(msg))
 	default:
-		d := s.backoff.next(key, s.now())
-		s.wakeAfter(pod.UID, d)
+		rq.after(s.backoff.next(key, s.now()))
 		return img, s.failStart(pod, c.Name, "ErrImagePull", err)
 	}
 }
@@ -183,7 +183,7 @@ func (s *Syncer) labels(pod *corev1.Pod, sandboxID, name string, init bool, rest
 func (s *Syncer) pruneOld(ctx context.Context, running *podstate.Pod, name string, prev *podstate.Container) {
 	for _, c := range running.Containers {
 		if c.Name == name && c != prev && c.State != podstate.StateRunning {
-			if err := s.rt.RemoveContainer(ctx, c.ID); err != nil {
+			if err := s.removeContainer(ctx, c.ID); err != nil {
 				s.log.Warn("remove old container", "id", c.ID, "err", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -33,7 +34,13 @@ type Runtime interface {
 	StartContainer(ctx context.Context, id string) error
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
-	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+}
+
+// PodCache lists one pod's containers now and keeps the result for the pod
+// workers (internal/podcache): the syncer calls it after it changed a pod.
+// Its cost does not grow with the number of pods.
+type PodCache interface {
+	Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error)
 }
 
 // Sandboxes pins and removes a pod's namespaces and per-pod files.
@@ -90,11 +97,6 @@ type Observer interface {
 	IsDesired(uid types.UID) bool
 }
 
-// Waker asks the pod worker of uid to sync again (crash-loop back-off expiry).
-type Waker interface {
-	Wake(uid types.UID) bool
-}
-
 // Config holds host facts and paths.
 type Config struct {
 	LogDir         string
@@ -109,17 +111,18 @@ type Config struct {
 type Syncer struct {
 	cfg     Config
 	rt      Runtime
+	cache   PodCache
 	sb      Sandboxes
 	net     Network
 	cg      Cgroups
 	vol     Volumes
 	store   Store
 	obs     Observer
-	waker   Waker
 	prober  Prober
 	log     *slog.Logger
 	now     func() time.Time
 	backoff *backoff
+	stops   *stopper
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -128,13 +131,13 @@ type Syncer struct {
 // Deps are the syncer's collaborators.
 type Deps struct {
 	Runtime   Runtime
+	Cache     PodCache
 	Sandboxes Sandboxes
 	Network   Network
 	Cgroups   Cgroups
 	Volumes   Volumes
 	Store     Store
 	Observer  Observer
-	Waker     Waker
 	Prober    Prober // nil: no probes run
 	Logger    *slog.Logger
 	Now       func() time.Time
@@ -152,33 +155,31 @@ func New(cfg Config, d Deps) *Syncer {
 		d.Prober = noProber{}
 	}
 	return &Syncer{
-		cfg: cfg, rt: d.Runtime, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
-		vol: d.Volumes, store: d.Store, obs: d.Observer, waker: d.Waker, prober: d.Prober,
-		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now),
+		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
+		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober,
+		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now), stops: newStopper(),
 		waiting: map[types.UID]map[string]status.Reason{},
 	}
 }
 
-// SetWaker sets the waker after construction (the pod workers need the
-// syncer first).
-func (s *Syncer) SetWaker(w Waker) { s.waker = w }
+// Close ends container stops still in flight (their syncs were cancelled)
+// and waits for them: the daemon calls it after the pod workers shut down.
+func (s *Syncer) Close() { s.stops.close() }
 
 func (s *Syncer) podLog(pod *corev1.Pod) *slog.Logger {
-	return s.log.With("pod", pod.Namespace+"/"+pod.Name, "uid", string(pod.UID))
+	return s.log.With("pod", pod.Namespace+"/"+pod.Name, "podUID", string(pod.UID))
 }
 
-// runtimePod returns the runtime's view of one pod (never nil).
+// runtimePod lists one pod's containers now (never nil).
 func (s *Syncer) runtimePod(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
-	pods, err := s.rt.ListPods(ctx)
+	p, err := s.cache.Refresh(ctx, uid)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list runtime pod %s: %w", uid, err)
 	}
-	for _, p := range pods {
-		if p.UID == uid {
-			return p, nil
-		}
+	if p == nil {
+		p = &podstate.Pod{UID: uid}
 	}
-	return &podstate.Pod{UID: uid}, nil
+	return p, nil
 }
 
 func newID() string {

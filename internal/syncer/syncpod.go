@@ -20,49 +20,84 @@ import (
 
 // SyncPod moves the pod towards its spec: pod cgroup, sandbox, init
 // containers one by one, then app containers, restarting exited ones per
-// restartPolicy with crash-loop back-off. It reports terminal=true once the
-// pod has Succeeded or Failed.
-func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *corev1.Pod, _ *podstate.Pod) (bool, error) {
-	log := s.podLog(pod)
-	running, err := s.runtimePod(ctx, pod.UID)
-	if err != nil {
-		return false, fmt.Errorf("list runtime pod: %w", err)
+// restartPolicy with crash-loop back-off, and killing containers whose
+// liveness or startup probe failed. running is the pod as the pod cache
+// observed it after the worker's previous sync. It reports Terminal once
+// the pod has Succeeded or Failed, and RequeueAfter when a back-off ends.
+func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *corev1.Pod, running *podstate.Pod) (podworkers.SyncResult, error) {
+	if running == nil {
+		running = &podstate.Pod{UID: pod.UID}
 	}
 	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), cgroups.PodResources(pod))
 	if err != nil {
-		return false, fmt.Errorf("pod cgroup: %w", err)
+		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
 	sb, ready := s.currentSandbox(pod.UID)
-	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready})
-	log.Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"start", len(actions.Start), "kill", len(actions.Kill), "terminal", actions.Terminal)
-
-	if actions.KillPod {
-		if err := s.stopContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
-			return false, err
+	actions := s.plan(pod, running, sb, ready)
+	if len(actions.Unhealthy) > 0 {
+		if err := s.killUnhealthy(ctx, pod, actions.Unhealthy); err != nil {
+			return podworkers.SyncResult{}, err
 		}
-	}
-	if actions.CreateSandbox {
-		if sb, err = s.recreateSandbox(ctx, pod, sb, pc); err != nil {
-			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedCreatePodSandBox", err.Error())
-			s.updateStatus(pod, running, sb)
-			return false, err
-		}
-	}
-	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
-		return false, err
-	}
-	errs := s.startAll(ctx, pod, running, sb, pc, actions)
-	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.StartInit != nil || len(actions.Start) > 0 {
 		if running, err = s.runtimePod(ctx, pod.UID); err != nil {
+			return podworkers.SyncResult{}, err
+		}
+		actions = s.plan(pod, running, sb, ready) // the killed ones restart per policy
+	}
+	var rq requeue
+	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
+	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil || len(actions.Start) > 0 {
+		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {
 			errs = append(errs, err)
+		} else {
+			running = fresh
 		}
 	}
 	s.updateStatus(pod, running, sb)
-	return actions.Terminal, errors.Join(errs...)
+	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d}, errors.Join(errs...)
 }
 
-func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions) []error {
+func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
+	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready, Unhealthy: s.unhealthy(pod.UID)})
+	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
+		"start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
+	return actions
+}
+
+// execute carries out a plan: stop, (re)create the sandbox, start.
+func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb *state.SandboxRecord, pc cgroups.PodCgroup, actions podActions, rq *requeue) []error {
+	if actions.KillPod {
+		if err := s.stopContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
+			return []error{err}
+		}
+	}
+	if actions.CreateSandbox {
+		rec, err := s.recreateSandbox(ctx, pod, *sb, pc)
+		*sb = rec
+		if err != nil {
+			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedCreatePodSandBox", err.Error())
+			return []error{err}
+		}
+	}
+	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
+		return []error{err}
+	}
+	return s.startAll(ctx, pod, running, *sb, pc, actions, rq)
+}
+
+// requeue collects when the pod's next sync is due: the earliest end of a
+// back-off the sync waited on.
+type requeue struct{ d time.Duration }
+
+// after asks for a sync once d has passed (plus a little, so the back-off
+// has ended by then).
+func (r *requeue) after(d time.Duration) {
+	d += 50 * time.Millisecond
+	if r.d == 0 || d < r.d {
+		r.d = d
+	}
+}
+
+func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions, rq *requeue) []error {
 	if a.StartInit == nil && len(a.Start) == 0 {
 		return nil
 	}
@@ -71,7 +106,7 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
 		return []error{fmt.Errorf("volumes: %w", err)}
 	}
-	in := startInput{pod: pod, running: running, sandbox: sb, cgroup: pc, volumes: vols}
+	in := startInput{pod: pod, running: running, sandbox: sb, cgroup: pc, volumes: vols, requeue: rq}
 	if a.StartInit != nil {
 		if err := s.startContainer(ctx, in, a.StartInit, true); err != nil && !errors.Is(err, errBackoff) {
 			return []error{err}
@@ -148,14 +183,6 @@ func (s *Syncer) forget(uid types.UID) {
 	s.mu.Unlock()
 	s.backoff.forgetPod(uid)
 	s.prober.Forget(uid)
-}
-
-// wakeAfter asks the worker to sync again once d has passed.
-func (s *Syncer) wakeAfter(uid types.UID, d time.Duration) {
-	if s.waker == nil {
-		return
-	}
-	time.AfterFunc(d+50*time.Millisecond, func() { s.waker.Wake(uid) })
 }
 
 // gracePeriod is the pod's termination grace period, or the override.

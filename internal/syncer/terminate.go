@@ -16,18 +16,25 @@ import (
 )
 
 // SyncTerminatingPod stops every container of the pod in parallel, each with
-// the grace period (which the pod workers only ever shrink).
-func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *podstate.Pod, grace int64) error {
+// the grace period (which the pod workers only ever shrink). running is the
+// pod cache's view after the worker's previous sync; a stop already in
+// flight (a liveness kill) is joined, not repeated.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, grace int64) error {
 	s.prober.StopLivenessAndStartup(pod.UID)
-	running, err := s.runtimePod(ctx, pod.UID)
-	if err != nil {
-		return err
+	var err error
+	if running == nil {
+		if running, err = s.runtimePod(ctx, pod.UID); err != nil {
+			return err
+		}
 	}
 	if err := s.stopContainers(ctx, pod, running.Running(), time.Duration(grace)*time.Second); err != nil {
 		return err
 	}
 	if running, err = s.runtimePod(ctx, pod.UID); err != nil {
 		return err
+	}
+	if n := len(running.Running()); n > 0 {
+		return fmt.Errorf("pod %s/%s: %d containers still running after their stop", pod.Namespace, pod.Name, n)
 	}
 	sb, _ := s.currentSandbox(pod.UID)
 	s.updateStatus(pod, running, sb)
@@ -42,6 +49,10 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, _ *pod
 func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *podstate.Pod) error {
 	if running == nil {
 		return nil
+	}
+	running, err := s.runtimePod(ctx, running.UID) // the housekeeping list may be old
+	if err != nil {
+		return err
 	}
 	var grace time.Duration
 	for _, c := range running.Containers {
@@ -103,7 +114,7 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 			return err
 		}
 		for _, c := range running.Containers {
-			if err := s.rt.RemoveContainer(ctx, c.ID); err != nil {
+			if err := s.removeContainer(ctx, c.ID); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -135,10 +146,7 @@ func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*pods
 		wg.Add(1)
 		go func(c *podstate.Container) {
 			defer wg.Done()
-			if pod != nil {
-				s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", "Stopping container "+c.Name)
-			}
-			if err := s.rt.StopContainer(ctx, c.ID, grace); err != nil {
+			if err := s.stopContainer(ctx, pod, c, grace, "Stopping container "+c.Name); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("stop %s: %w", c.Name, err))
 				mu.Unlock()
@@ -147,6 +155,18 @@ func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*pods
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// stopContainer stops one container with grace, once: a stop of the same
+// container already in flight is joined (see stopper). The Killing event
+// (message msg) is recorded by the call that starts the stop.
+func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string) error {
+	return s.stops.stop(ctx, c.ID, grace, func(ctx context.Context) error {
+		if pod != nil {
+			s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", msg)
+		}
+		return s.rt.StopContainer(ctx, c.ID, grace)
+	})
 }
 
 // CleanupSandboxRecord tears down a sandbox nobody owns any more (found by
@@ -204,4 +224,14 @@ func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) 
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeContainer removes a container (task, container, snapshot) and
+// forgets its stop.
+func (s *Syncer) removeContainer(ctx context.Context, id string) error {
+	err := s.rt.RemoveContainer(ctx, id)
+	if err == nil {
+		s.stops.forget(id)
+	}
+	return err
 }

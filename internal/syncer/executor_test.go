@@ -1,0 +1,189 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/prober"
+)
+
+func syncOnce(t *testing.T, w *world, pod *corev1.Pod) (podworkers.SyncResult, error) {
+	t.Helper()
+	running, _ := w.rt.ListPod(context.Background(), pod.UID)
+	return w.s.SyncPod(context.Background(), podworkers.SyncPodSync, pod, running)
+}
+
+func TestSyncPodStartsANewPod(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
+	res, err := syncOnce(t, w, pod)
+	if err != nil || res.Terminal {
+		t.Fatalf("SyncPod = %+v, %v", res, err)
+	}
+	want := []string{"pull busybox:1", "create a", "start a", "pull busybox:1", "create b", "start b"}
+	if !slices.Equal(w.rt.calls, want) {
+		t.Fatalf("calls %q, want %q", w.rt.calls, want)
+	}
+	if len(w.host.sandboxes) != 1 {
+		t.Fatalf("sandboxes %v", w.host.sandboxes)
+	}
+	st := w.obs.last()
+	if st.PodIP != "10.89.0.2" || len(st.ContainerStatuses) != 2 || st.ContainerStatuses[0].State.Running == nil {
+		t.Fatalf("status %+v", st)
+	}
+	// Nothing to do on the next sync: no call to the runtime but lists.
+	w.rt.calls = nil
+	if _, err := syncOnce(t, w, pod); err != nil || len(w.rt.calls) != 0 {
+		t.Fatalf("second sync: calls %q err %v", w.rt.calls, err)
+	}
+}
+
+// Each failing step of sandbox creation leaves no sandbox record and
+// releases what the earlier steps made.
+func TestSyncPodSandboxRollback(t *testing.T) {
+	for _, step := range []string{"sandbox", "network", "hosts", "put2", "put3"} {
+		t.Run(step, func(t *testing.T) {
+			w := newWorld()
+			w.host.fail[step] = errors.New("injected " + step + " failure")
+			pod := worldPod(corev1.RestartPolicyAlways, "a")
+			if _, err := syncOnce(t, w, pod); err == nil || !strings.Contains(err.Error(), "injected") {
+				t.Fatalf("SyncPod err = %v", err)
+			}
+			if len(w.host.sandboxes) != 0 {
+				t.Fatalf("sandbox records left: %v", w.host.sandboxes)
+			}
+			if len(w.host.removed) != 1 {
+				t.Fatalf("sandbox dirs removed %v, want the one made", w.host.removed)
+			}
+			if len(w.rt.calls) != 0 {
+				t.Fatalf("containers made without a sandbox: %q", w.rt.calls)
+			}
+			if ev := w.obs.eventList(); len(ev) == 0 || !strings.HasPrefix(ev[len(ev)-1], "Warning FailedCreatePodSandBox") {
+				t.Fatalf("events %q", ev)
+			}
+			// Once the fault is gone the next sync succeeds.
+			delete(w.host.fail, step)
+			if _, err := syncOnce(t, w, pod); err != nil || len(w.host.sandboxes) != 1 {
+				t.Fatalf("retry: %v, sandboxes %v", err, w.host.sandboxes)
+			}
+		})
+	}
+}
+
+// Crash-loop back-off: the first restart is immediate, the second waits and
+// asks the worker for a sync when the back-off ends (no timer of its own).
+func TestSyncPodCrashLoopRequeue(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	first := w.rt.pods[pod.UID].Containers[0].ID
+	w.rt.exit(first, 1)
+	if res, err := syncOnce(t, w, pod); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("first restart: %+v %v", res, err)
+	}
+	second := w.rt.pods[pod.UID].Containers[1]
+	if second.RestartCount != 1 {
+		t.Fatalf("restart count %d", second.RestartCount)
+	}
+	w.rt.exit(second.ID, 1)
+	w.now = w.now.Add(time.Second)
+	res, err := syncOnce(t, w, pod)
+	if err != nil || res.RequeueAfter < 8*time.Second || res.RequeueAfter > 10*time.Second {
+		t.Fatalf("in back-off: %+v %v", res, err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 2 {
+		t.Fatalf("%d containers: restarted inside the back-off", n)
+	}
+	if st := w.obs.last(); st.ContainerStatuses[0].State.Waiting == nil || st.ContainerStatuses[0].State.Waiting.Reason != "CrashLoopBackOff" {
+		t.Fatalf("status %+v", st.ContainerStatuses[0].State)
+	}
+}
+
+func TestSyncPodImagePullBackoffRequeue(t *testing.T) {
+	w := newWorld()
+	w.rt.pullErr = errors.New("registry down")
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	res, err := syncOnce(t, w, pod)
+	if err == nil || res.RequeueAfter < 10*time.Second {
+		t.Fatalf("pull failure: %+v %v", res, err)
+	}
+}
+
+// A failed liveness probe: the worker's own sync kills the container (the
+// probe's grace period, a Killing event) and restarts it per policy.
+func TestSyncPodKillsAndRestartsUnhealthyContainer(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	probeGrace := int64(2)
+	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{TerminationGracePeriodSeconds: &probeGrace}
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	old := w.rt.pods[pod.UID].Containers[0].ID
+	w.prb.set("a", prober.Unhealthy{ContainerID: old, Reason: prober.ReasonLiveness})
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if w.rt.stopCount(old) != 1 || w.rt.graces[old] != 2*time.Second {
+		t.Fatalf("stops %v graces %v", w.rt.stops, w.rt.graces)
+	}
+	cs := w.rt.pods[pod.UID].Containers
+	if len(cs) != 2 || cs[1].RestartCount != 1 || cs[1].State != "running" {
+		t.Fatalf("containers after the kill: %+v", cs)
+	}
+	if !slices.Contains(w.obs.eventList(), "Normal Killing Container a failed liveness probe, will be restarted") {
+		t.Fatalf("events %q", w.obs.eventList())
+	}
+	// The prober still reports the old instance: it is not killed again.
+	if _, err := syncOnce(t, w, pod); err != nil || w.rt.stopCount(cs[1].ID) != 0 {
+		t.Fatalf("new instance stopped: %v", err)
+	}
+}
+
+func TestSyncPodUnhealthyWithRestartPolicyNeverEndsThePod(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyNever, "a")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	id := w.rt.pods[pod.UID].Containers[0].ID
+	w.prb.set("a", prober.Unhealthy{ContainerID: id, Reason: prober.ReasonLiveness})
+	res, err := syncOnce(t, w, pod)
+	if err != nil || !res.Terminal || len(w.rt.pods[pod.UID].Containers) != 1 {
+		t.Fatalf("%+v %v containers %d", res, err, len(w.rt.pods[pod.UID].Containers))
+	}
+}
+
+// Terminating then terminated, no longer desired: containers, sandbox,
+// cgroup and records all go.
+func TestTerminationCleansUp(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	running, _ := w.rt.ListPod(ctx, pod.UID)
+	if err := w.s.SyncTerminatingPod(ctx, pod, running, 5); err != nil {
+		t.Fatal(err)
+	}
+	w.obs.desired = false
+	if err := w.s.SyncTerminatedPod(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 0 {
+		t.Fatalf("%d containers left", n)
+	}
+	if len(w.host.sandboxes) != 0 || len(w.host.teardowns) != 1 || len(w.host.cgroups) != 0 || !slices.Contains(w.host.purged, pod.UID) {
+		t.Fatalf("left: sandboxes %v teardowns %v cgroups %v purged %v", w.host.sandboxes, w.host.teardowns, w.host.cgroups, w.host.purged)
+	}
+}

@@ -1,0 +1,381 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/network"
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/prober"
+	"github.com/podhost/podhost/internal/runtimeapi"
+	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// fakeRuntime keeps containers in memory and logs every call.
+type fakeRuntime struct {
+	mu      sync.Mutex
+	pods    map[types.UID]*podstate.Pod
+	calls   []string
+	stops   map[string]int
+	graces  map[string]time.Duration
+	pullErr error
+	// stopGate, if set, is waited on by StopContainer (a grace period).
+	stopGate chan struct{}
+	// onStop runs at the first StopContainer; onStart once every container
+	// of a pod runs (tests' signals).
+	onStop, onStart func()
+	lists           int
+}
+
+func newFakeRuntime() *fakeRuntime {
+	return &fakeRuntime{pods: map[types.UID]*podstate.Pod{}, stops: map[string]int{}, graces: map[string]time.Duration{}}
+}
+
+func (r *fakeRuntime) log(format string, a ...any) {
+	r.calls = append(r.calls, fmt.Sprintf(format, a...))
+}
+
+func (r *fakeRuntime) EnsureImage(_ context.Context, ref string, _ corev1.PullPolicy) (runtimeapi.Image, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.log("pull %s", ref)
+	if r.pullErr != nil {
+		return runtimeapi.Image{}, fmt.Errorf("%w: %w", runtimeapi.ErrImagePull, r.pullErr)
+	}
+	return runtimeapi.Image{Ref: ref}, nil
+}
+
+func (r *fakeRuntime) CreateContainer(_ context.Context, cfg runtimeapi.ContainerConfig) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := cfg.Labels
+	uid := types.UID(l[podstate.LabelPodUID])
+	p := r.pods[uid]
+	if p == nil {
+		p = &podstate.Pod{UID: uid, Name: l[podstate.LabelPodName], Namespace: l[podstate.LabelPodNamespace]}
+		r.pods[uid] = p
+	}
+	var restarts, attempt int
+	_, _ = fmt.Sscan(l[podstate.LabelRestartCount], &restarts)
+	_, _ = fmt.Sscan(l[podstate.LabelAttempt], &attempt)
+	p.Containers = append(p.Containers, &podstate.Container{
+		ID: cfg.ID, Name: l[podstate.LabelContainerName], Init: l[podstate.LabelInit] == "true",
+		Hash: l[podstate.LabelSpecHash], SandboxID: l[podstate.LabelSandboxID], RestartCount: restarts, Attempt: attempt,
+		State: podstate.StateCreated, CreatedAt: time.Now(), Labels: l,
+	})
+	r.log("create %s", l[podstate.LabelContainerName])
+	return nil
+}
+
+func (r *fakeRuntime) find(id string) *podstate.Container {
+	for _, p := range r.pods {
+		for _, c := range p.Containers {
+			if c.ID == id {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+func (r *fakeRuntime) StartContainer(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.find(id)
+	if c == nil {
+		return errors.New("no such container")
+	}
+	c.State, c.StartedAt = podstate.StateRunning, time.Now()
+	r.log("start %s", c.Name)
+	if r.onStart != nil && len(r.pods[types.UID(c.Labels[podstate.LabelPodUID])].Running()) > 1 {
+		r.onStart()
+		r.onStart = nil
+	}
+	return nil
+}
+
+// exit makes a running container exit by itself.
+func (r *fakeRuntime) exit(id string, code int32) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if c := r.find(id); c != nil && c.State == podstate.StateRunning {
+		c.State, c.ExitCode, c.FinishedAt = podstate.StateExited, code, time.Now()
+	}
+}
+
+func (r *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
+	r.mu.Lock()
+	r.stops[id]++
+	r.graces[id] = grace
+	gate := r.stopGate
+	if r.onStop != nil {
+		r.onStop()
+		r.onStop = nil
+	}
+	r.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	r.exit(id, 137)
+	return nil
+}
+
+func (r *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, p := range r.pods {
+		for i, c := range p.Containers {
+			if c.ID == id {
+				p.Containers = append(p.Containers[:i], p.Containers[i+1:]...)
+				r.log("remove %s", c.Name)
+				return nil
+			}
+		}
+	}
+	return nil
+}
+
+// ListPod returns a copy: what a list saw, not a live view.
+func (r *fakeRuntime) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lists++
+	out := &podstate.Pod{UID: uid}
+	if p := r.pods[uid]; p != nil {
+		out.Name, out.Namespace = p.Name, p.Namespace
+		for _, c := range p.Containers {
+			cp := *c
+			out.Containers = append(out.Containers, &cp)
+		}
+	}
+	return out, nil
+}
+
+func (r *fakeRuntime) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
+	return r.ListPod(ctx, uid)
+}
+
+func (r *fakeRuntime) stopCount(id string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.stops[id]
+}
+
+// fakeHost fakes sandboxes, network, cgroups, volumes and the store, with
+// a failure to inject per step.
+type fakeHost struct {
+	mu        sync.Mutex
+	fail      map[string]error // step name -> error
+	sandboxes map[string]state.SandboxRecord
+	removed   []string // sandbox dirs removed
+	teardowns []string // sandbox ids torn down on the network
+	cgroups   map[types.UID]bool
+	purged    []types.UID
+	puts      int
+}
+
+func newFakeHost() *fakeHost {
+	return &fakeHost{fail: map[string]error{}, sandboxes: map[string]state.SandboxRecord{}, cgroups: map[types.UID]bool{}}
+}
+
+func (h *fakeHost) err(step string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fail[step]
+}
+
+func (h *fakeHost) Dir(id string) string { return "/fake/sandboxes/" + id }
+func (h *fakeHost) Create(_ context.Context, id string, _ *corev1.Pod) (sandbox.Paths, error) {
+	// Any existing path passes currentSandbox's check that the pin is there.
+	return sandbox.Paths{Dir: h.Dir(id), NetNS: "/proc/self/ns/net"}, h.err("sandbox")
+}
+func (h *fakeHost) WriteHosts(sandbox.Paths, *corev1.Pod, []string) error { return h.err("hosts") }
+func (h *fakeHost) Remove(_ context.Context, p sandbox.Paths) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.removed = append(h.removed, p.Dir)
+	return nil
+}
+
+func (h *fakeHost) Setup(context.Context, string, string, []network.PortMapping) (*network.Result, error) {
+	if err := h.err("network"); err != nil {
+		return nil, err
+	}
+	return &network.Result{IPs: []string{"10.89.0.2"}}, nil
+}
+func (h *fakeHost) Teardown(_ context.Context, id, _ string, _ []network.PortMapping) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.teardowns = append(h.teardowns, id)
+	return nil
+}
+
+func (h *fakeHost) Driver() string { return cgroups.DriverCgroupfs }
+func (h *fakeHost) EnsurePod(_ context.Context, uid types.UID, q corev1.PodQOSClass, _ cgroups.Resources) (cgroups.PodCgroup, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cgroups[uid] = true
+	return cgroups.PodCgroup{Name: "/podhost/pod" + string(uid), UID: uid, QOS: q}, nil
+}
+func (h *fakeHost) ContainerPath(pc cgroups.PodCgroup, id string) string { return pc.Name + "/" + id }
+func (h *fakeHost) RemovePod(_ context.Context, pc cgroups.PodCgroup) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.cgroups, pc.UID)
+	return nil
+}
+func (h *fakeHost) ListPods(context.Context) ([]cgroups.PodCgroup, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []cgroups.PodCgroup
+	for uid := range h.cgroups {
+		out = append(out, cgroups.PodCgroup{Name: "/podhost/pod" + string(uid), UID: uid})
+	}
+	return out, nil
+}
+
+func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, error) {
+	return map[string]string{}, h.err("volumes")
+}
+func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
+
+func (h *fakeHost) PutSandbox(r state.SandboxRecord) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.puts++
+	if err := h.fail[fmt.Sprintf("put%d", h.puts)]; err != nil {
+		return err
+	}
+	h.sandboxes[r.ID] = r
+	return nil
+}
+func (h *fakeHost) DeleteSandbox(id string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.sandboxes, id)
+	return nil
+}
+func (h *fakeHost) ListSandboxes() ([]state.SandboxRecord, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []state.SandboxRecord
+	for _, r := range h.sandboxes {
+		out = append(out, r)
+	}
+	return out, nil
+}
+func (h *fakeHost) PurgePod(uid types.UID) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.purged = append(h.purged, uid)
+	return nil
+}
+
+// fakeVolumes adds ListPods (the cgroups fake has one of its own).
+type fakeVolumes struct{ *fakeHost }
+
+func (fakeVolumes) ListPods() ([]types.UID, error) { return nil, nil }
+
+// fakeObserver records statuses and events.
+type fakeObserver struct {
+	mu       sync.Mutex
+	desired  bool
+	events   []string
+	statuses []corev1.PodStatus
+}
+
+func (o *fakeObserver) SetStatus(_ *corev1.Pod, st corev1.PodStatus) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.statuses = append(o.statuses, st)
+}
+func (o *fakeObserver) LastStatus(types.UID) *corev1.PodStatus { return nil }
+func (o *fakeObserver) Event(_ types.UID, typ, reason, msg string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.events = append(o.events, typ+" "+reason+" "+msg)
+}
+func (o *fakeObserver) IsDesired(types.UID) bool { o.mu.Lock(); defer o.mu.Unlock(); return o.desired }
+func (o *fakeObserver) eventList() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.events...)
+}
+func (o *fakeObserver) last() corev1.PodStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.statuses[len(o.statuses)-1]
+}
+
+// fakeProber reports the unhealthy containers it is told.
+type fakeProber struct {
+	mu        sync.Mutex
+	unhealthy map[string]prober.Unhealthy
+}
+
+func (p *fakeProber) Sync(*corev1.Pod, *podstate.Pod, string) {}
+func (p *fakeProber) Results(types.UID) prober.PodResults {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	u := map[string]prober.Unhealthy{}
+	for k, v := range p.unhealthy {
+		u[k] = v
+	}
+	return prober.PodResults{Unhealthy: u}
+}
+func (p *fakeProber) StopLivenessAndStartup(types.UID) {}
+func (p *fakeProber) Forget(types.UID)                 {}
+func (p *fakeProber) set(name string, u prober.Unhealthy) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.unhealthy == nil {
+		p.unhealthy = map[string]prober.Unhealthy{}
+	}
+	p.unhealthy[name] = u
+}
+
+type world struct {
+	s    *Syncer
+	rt   *fakeRuntime
+	host *fakeHost
+	obs  *fakeObserver
+	prb  *fakeProber
+	now  time.Time
+}
+
+func newWorld() *world {
+	w := &world{rt: newFakeRuntime(), host: newFakeHost(), obs: &fakeObserver{desired: true}, prb: &fakeProber{}, now: time.Now()}
+	w.s = New(Config{BootID: "boot1", HostIP: "192.0.2.1"}, Deps{
+		Runtime: w.rt, Cache: w.rt, Sandboxes: w.host, Network: w.host, Cgroups: w.host,
+		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb,
+		Now: func() time.Time { return w.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	return w
+}
+
+func worldPod(policy corev1.RestartPolicy, containers ...string) *corev1.Pod {
+	grace := int64(5)
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1",
+		Annotations: map[string]string{podstate.AnnotationConfigHash: "h1"}},
+		Spec: corev1.PodSpec{RestartPolicy: policy, TerminationGracePeriodSeconds: &grace}}
+	for _, n := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: n, Image: "busybox:1",
+			Command: []string{"sleep", "1000"}, ImagePullPolicy: corev1.PullIfNotPresent})
+	}
+	return p
+}
