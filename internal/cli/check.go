@@ -18,6 +18,7 @@ import (
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/source"
+	"github.com/podhost/podhost/internal/state"
 )
 
 // CheckOptions are the inputs of Check.
@@ -116,6 +117,7 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkCNIConf(cfg.CNIConfDir),
 		checkManifestDir(cfg.ManifestDir, cfg.AllowInsecureManifests),
 		checkStateDir(cfg.StateDir),
+		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkRunc(p),
 	}
 }
@@ -258,6 +260,33 @@ func checkStateDir(dir string) CheckResult {
 		return CheckResult{name, StatusFail, fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, err)}
 	}
 	return CheckResult{name, StatusOK, dir + " does not exist yet (will be created)"}
+}
+
+// checkStateDB reports a rebuild of the state db (state.OpenRecover and
+// the daemon's rebuild leave a note) and damaged copies kept next to it.
+func checkStateDB(path string) CheckResult {
+	name := "state-db"
+	note, err := state.ReadNote(path)
+	if err != nil {
+		return CheckResult{name, StatusWarn, err.Error()}
+	}
+	copies, err := state.DamagedCopies(path)
+	if err != nil {
+		return CheckResult{name, StatusWarn, err.Error()}
+	}
+	if note == nil && len(copies) == 0 {
+		return CheckResult{name, StatusOK, path + ": no rebuild recorded"}
+	}
+	var parts []string
+	if note != nil {
+		parts = append(parts, fmt.Sprintf("state was rebuilt at %s (%s), %d pods adopted",
+			note.At.UTC().Format(time.RFC3339), note.Reason, note.Adopted))
+	}
+	if len(copies) > 0 {
+		parts = append(parts, "damaged copies kept: "+strings.Join(copies, ", "))
+	}
+	parts = append(parts, fmt.Sprintf("remove %s and the copies once inspected", state.NotePath(path)))
+	return CheckResult{name, StatusWarn, strings.Join(parts, "; ")}
 }
 
 func checkRunc(p probes) CheckResult {

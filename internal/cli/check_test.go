@@ -13,6 +13,7 @@ import (
 	"github.com/containerd/cgroups/v3"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/state"
 )
 
 func TestCheckCgroups(t *testing.T) {
@@ -144,8 +145,8 @@ func TestCheckPrintsAndFails(t *testing.T) {
 	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
 		t.Errorf("out:\n%s", out.String())
 	}
-	if n := strings.Count(out.String(), "\n"); n != 7 {
-		t.Errorf("%d lines, want 7:\n%s", n, out.String())
+	if n := strings.Count(out.String(), "\n"); n != 8 {
+		t.Errorf("%d lines, want 8:\n%s", n, out.String())
 	}
 }
 
@@ -164,5 +165,24 @@ func TestVersion(t *testing.T) {
 	}
 	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
 		t.Error("yaml output: want error")
+	}
+}
+
+func TestCheckStateDB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if r := checkStateDB(path); r.Status != StatusOK {
+		t.Fatalf("no db: %s %q", r.Status, r.Detail)
+	}
+	if err := os.WriteFile(path, []byte("garbage, not a bbolt file at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, rec, err := state.OpenRecover(path)
+	if err != nil || rec == nil {
+		t.Fatalf("OpenRecover = %+v, %v", rec, err)
+	}
+	db.Close()
+	r := checkStateDB(path)
+	if r.Status != StatusWarn || !strings.Contains(r.Detail, "rebuilt") || !strings.Contains(r.Detail, rec.DamagedCopy) {
+		t.Fatalf("after recovery: %s %q", r.Status, r.Detail)
 	}
 }

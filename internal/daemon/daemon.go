@@ -64,7 +64,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	db, err := state.Open(filepath.Join(cfg.StateDir, "state.db"))
+	db, dbRecovery, err := openState(cfg, log)
 	if err != nil {
 		return err
 	}
@@ -87,6 +87,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return fmt.Errorf("cgroups: %w", err)
 	}
 	log.Info("cgroups", "mode", cg.Mode(), "driver", cg.Driver())
+	if err := rebuildState(ctx, cfg, log, db, rt, cg, boot, dbRecovery); err != nil {
+		return err
+	}
 	netw, err := network.New(network.Config{ConfDir: cfg.CNIConfDir, BinDirs: cfg.CNIBinDirs,
 		CacheDir: filepath.Join(cfg.StateDir, "cni-cache"), IPAMDataDir: filepath.Join(cfg.RunDir, "cni", "networks"), Logger: log})
 	if err != nil {

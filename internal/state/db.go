@@ -63,8 +63,9 @@ func migrateV1(tx *bolt.Tx) error {
 
 // DB is the open state database. It is safe for concurrent use.
 type DB struct {
-	bolt *bolt.DB
-	path string
+	bolt  *bolt.DB
+	path  string
+	fresh bool // the file had no schema yet when opened (new, empty or replaced)
 }
 
 // Open opens (creating if needed) the state database at path and migrates it
@@ -73,6 +74,19 @@ type DB struct {
 func Open(path string) (*DB, error) { return open(path, lockTimeout) }
 
 func open(path string, timeout time.Duration) (*DB, error) {
+	db, err := openBolt(path, timeout)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.migrate(); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openBolt opens the file (no migration: nothing is written yet).
+func openBolt(path string, timeout time.Duration) (*DB, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state db dir: %w", err)
 	}
@@ -88,12 +102,20 @@ func open(path string, timeout time.Duration) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open state db %s: %w", path, err)
 	}
-	db := &DB{bolt: bdb, path: path}
-	if err := bdb.Update(migrate); err != nil {
-		_ = bdb.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
+	return &DB{bolt: bdb, path: path}, nil
+}
+
+// migrate brings the file to SchemaVersion and notes whether it was fresh.
+func (db *DB) migrate() error {
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		cur, err := schemaVersion(tx)
+		db.fresh = err == nil && cur == 0
+		return migrate(tx)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", db.path, err)
 	}
-	return db, nil
+	return nil
 }
 
 // migrate brings the file to SchemaVersion in the caller's transaction.
@@ -134,6 +156,10 @@ func schemaVersion(tx *bolt.Tx) (int, error) {
 	}
 	return v, nil
 }
+
+// Fresh tells whether the file held no schema when it was opened: it was
+// just created (new, deleted, empty, or replaced by OpenRecover).
+func (db *DB) Fresh() bool { return db.fresh }
 
 // Path is the file the DB was opened from.
 func (db *DB) Path() string { return db.path }
