@@ -9,10 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
+	apitask "github.com/containerd/containerd/api/types/task"
+	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/pkg/cio"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -144,4 +150,45 @@ func leasesIn(t *testing.T, ctx context.Context) []string {
 		out = append(out, fmt.Sprintf("%s%v(%s)", l.ID, l.Labels, l.CreatedAt.Format(time.RFC3339)))
 	}
 	return out
+}
+
+// TestRobustTaskLeftCreated: podhost killed between NewTask and Start
+// leaves a task in state created (made here by hand while podhost is
+// down). The next podhost removes that container and runs the pod in a new
+// one: Running within 30 s, no task left in state created.
+func TestRobustTaskLeftCreated(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("p.yaml", sleeper("p", 1, ""))
+	p := d.waitRunning("p")
+	id := strings.TrimPrefix(containerStatus(p, "main").ContainerID, "containerd://")
+	d.kill(syscall.SIGKILL)
+	ctx := testCtx(t, time.Minute)
+	c, err := env.Client().LoadContainer(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := c.Task(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Delete(ctx, client.WithProcessKill); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.NewTask(ctx, cio.NullIO); err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	d.waitPod("p", 30*time.Second, "running in a new container", func(p *corev1.Pod) bool {
+		return allRunning(p) && containerStatus(p, "main").ContainerID != "containerd://"+id
+	})
+	resp, err := env.Client().TaskService().List(ctx, &tasksapi.ListTasksRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range resp.Tasks {
+		if tk.Status == apitask.Status_CREATED || tk.ID == id {
+			t.Fatalf("task %s left (status %v)", tk.ID, tk.Status)
+		}
+	}
 }
