@@ -85,8 +85,13 @@ type Config struct {
 	LogMaxFiles            int   // rotated files kept per container
 	// CgroupParent is the top-level pod cgroup: a cgroupfs directory
 	// (/<parent>/burstable/pod<uid>) or the systemd slice prefix
-	// (<parent>.slice). Default "podhost".
+	// (<parent>.slice). Default "podhost", or "podhost-<namespace>" when
+	// Namespace is not the default one (DefaultCgroupParentFor): two
+	// instances on one host must not share it, since housekeeping removes
+	// the pod cgroups under it that it does not know.
 	CgroupParent string
+	// cgroupParentSet: CgroupParent was given (else it follows Namespace).
+	cgroupParentSet bool
 	// Snapshotter is containerd's snapshotter for pod rootfs ("" = overlayfs).
 	Snapshotter string
 	// AuthFiles are docker config.json files with registry credentials,
@@ -194,10 +199,29 @@ func Parse(data []byte) (*Config, error) {
 	if err := f.applyTo(c); err != nil {
 		return nil, err
 	}
+	c.scopeByNamespace()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return c, nil
+}
+
+// DefaultCgroupParentFor is the cgroup parent of an instance using
+// containerd namespace ns that sets none: "podhost" for the default
+// namespace (existing installs keep their paths), "podhost-<ns>" otherwise.
+func DefaultCgroupParentFor(ns string) string {
+	if ns == "" || ns == DefaultNamespace {
+		return DefaultCgroupParent
+	}
+	return DefaultCgroupParent + "-" + ns
+}
+
+// scopeByNamespace derives defaults that must differ between instances
+// from Namespace (see docs/robustness.md, "Two instances on one host").
+func (c *Config) scopeByNamespace() {
+	if !c.cgroupParentSet {
+		c.CgroupParent = DefaultCgroupParentFor(c.Namespace)
+	}
 }
 
 func setString(dst *string, src *string) {
@@ -217,6 +241,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.CNIConfDir, f.CNIConfDir)
 	setString(&c.CgroupDriver, f.CgroupDriver)
 	setString(&c.CgroupParent, f.CgroupParent)
+	c.cgroupParentSet = c.cgroupParentSet || f.CgroupParent != nil
 	setString(&c.Snapshotter, f.Snapshotter)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	if f.AuthFiles != nil {

@@ -45,6 +45,7 @@ logMaxFiles: 3
 			want: func(c *Config) {
 				c.ManifestDir, c.StateDir, c.LogDir, c.RunDir = "/m", "/s", "/l", "/r"
 				c.Socket, c.ContainerdAddress, c.Namespace = "/r/p.sock", "/c.sock", "ns"
+				c.CgroupParent = "podhost-ns" // follows the namespace
 				c.CNIConfDir, c.CNIBinDirs, c.CgroupDriver = "/cni", []string{"/b1", "/b2"}, "systemd"
 				c.ResyncPeriod, c.RelistPeriod = 30*time.Second, 5*time.Second
 				c.SystemReserved = corev1.ResourceList{
@@ -210,5 +211,46 @@ func TestSystemReservedFlag(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--system-reserved", "gpu=1"}); err == nil {
 		t.Fatal("unsupported resource accepted")
+	}
+}
+
+// TestCgroupParentFollowsNamespace: an instance in another containerd
+// namespace gets a cgroup parent of its own unless it sets one; the default
+// namespace keeps "podhost".
+func TestCgroupParentFollowsNamespace(t *testing.T) {
+	tests := []struct {
+		name, file string
+		args       []string
+		want       string
+	}{
+		{"defaults", "", nil, "podhost"},
+		{"namespace in file", "namespace: blue\n", nil, "podhost-blue"},
+		{"namespace flag", "", []string{"--namespace", "green"}, "podhost-green"},
+		{"default namespace by flag", "namespace: blue\n", []string{"--namespace", "podhost"}, "podhost"},
+		{"explicit parent kept", "cgroupParent: mine\n", []string{"--namespace", "green"}, "mine"},
+		{"explicit default parent kept", "cgroupParent: podhost\nnamespace: blue\n", nil, "podhost"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "config.yaml")
+			if err := os.WriteFile(path, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			flags := Default()
+			var cfgPath string
+			flags.BindGlobalFlags(fs, &cfgPath)
+			flags.BindDaemonFlags(fs)
+			if err := fs.Parse(append([]string{"--config", path}, tt.args...)); err != nil {
+				t.Fatal(err)
+			}
+			c, err := Resolve(cfgPath, flags, fs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.CgroupParent != tt.want {
+				t.Errorf("CgroupParent = %q, want %q", c.CgroupParent, tt.want)
+			}
+		})
 	}
 }

@@ -122,6 +122,7 @@ func Resolve(path string, flags *Config, fs *pflag.FlagSet) (*Config, error) {
 		return nil, err
 	}
 	c.MergeFlags(flags, fs)
+	c.scopeByNamespace()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}

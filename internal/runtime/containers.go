@@ -10,6 +10,7 @@ import (
 	"github.com/containerd/containerd/api/types/runc/options"
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/containerd/v2/plugins"
@@ -25,25 +26,38 @@ import (
 type ContainerConfig = runtimeapi.ContainerConfig
 
 // CreateContainer creates the container and its rootfs snapshot (no task).
+// Everything it makes is held by a podhost lease until the container record
+// references it (leases.go): a create cut by a crash or a cancelled ctx
+// leaves nothing that CollectGarbage does not remove.
 func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) error {
 	ctx = r.nsctx(ctx)
 	if cfg.ID == "" || cfg.Labels[podstate.LabelPodUID] == "" {
 		return fmt.Errorf("create container %q: ID and label %s are required: %w",
 			cfg.ID, podstate.LabelPodUID, errdefs.ErrInvalidArgument)
 	}
+	r.inflight.Store(cfg.ID, true)
+	defer r.inflight.Delete(cfg.ID)
+	err := r.withLease(ctx, func(ctx context.Context) error { return r.createContainer(ctx, cfg) })
+	if err != nil {
+		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+	}
+	return nil
+}
+
+func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) error {
 	img, err := r.client.GetImage(ctx, cfg.Image.Ref)
 	if err != nil {
-		return fmt.Errorf("create container %s: image %s: %w", cfg.ID, cfg.Image.Ref, err)
+		return fmt.Errorf("image %s: %w", cfg.Image.Ref, err)
 	}
 	sn := r.snapshotter(cfg.Snapshotter)
 	cacheKey := img.Target().Digest.String() + "|" + sn
 	if _, ok := r.images.Load(cacheKey); !ok {
 		if err := r.unpack(ctx, img, sn); err != nil {
-			return fmt.Errorf("create container %s: %w", cfg.ID, err)
+			return err
 		}
 	}
 	if err := r.clearStaleSnapshot(ctx, sn, cfg.ID); err != nil {
-		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+		return err
 	}
 	group := cfg.Labels[podstate.LabelSandboxID]
 	if group == "" {
@@ -52,7 +66,7 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) erro
 	opts := []client.NewContainerOpts{
 		client.WithImage(img),
 		client.WithSnapshotter(sn),
-		client.WithNewSnapshot(cfg.ID, img),
+		client.WithNewSnapshot(cfg.ID, img, snapshots.WithLabels(map[string]string{LabelSnapshotContainer: cfg.ID})),
 	}
 	if cfg.SystemdCgroup {
 		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))
@@ -61,7 +75,10 @@ func (r *Runtime) CreateContainer(ctx context.Context, cfg ContainerConfig) erro
 	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(r.containerLabels(cfg)))
 	if _, err := r.client.NewContainer(ctx, cfg.ID, opts...); err != nil {
 		r.images.Delete(cacheKey) // the snapshot may be gone: check again next time
-		return fmt.Errorf("create container %s: %w", cfg.ID, err)
+		// The snapshot may exist without a container: remove it now rather
+		// than wait for the lease (best effort; CollectGarbage retries).
+		r.removeUnownedSnapshot(context.WithoutCancel(ctx), sn, cfg.ID)
+		return err
 	}
 	return nil
 }
@@ -99,6 +116,17 @@ func (r *Runtime) clearStaleSnapshot(ctx context.Context, sn, id string) error {
 	return nil
 }
 
+// removeUnownedSnapshot removes snapshot id unless a container id exists
+// (a create that failed on the client's side may have succeeded).
+func (r *Runtime) removeUnownedSnapshot(ctx context.Context, sn, id string) {
+	if _, err := r.client.LoadContainer(ctx, id); !errdefs.IsNotFound(err) {
+		return
+	}
+	if err := r.client.SnapshotService(sn).Remove(ctx, id); err != nil && !errdefs.IsNotFound(err) {
+		r.log().Debug("remove snapshot of failed create", "id", id, "err", err)
+	}
+}
+
 // withDefaultAnnotation sets an OCI annotation unless already set.
 func withDefaultAnnotation(key, value string) oci.SpecOpts {
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
@@ -130,6 +158,14 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
 	task, err := c.NewTask(ctx, r.logIO(info.Labels[LabelLogPath]))
+	if errdefs.IsAlreadyExists(err) {
+		// A task left by a podhost killed between NewTask and Start (state
+		// created): delete it and create the task again.
+		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
+			return fmt.Errorf("start container %s: %w", id, derr)
+		}
+		task, err = c.NewTask(ctx, r.logIO(info.Labels[LabelLogPath]))
+	}
 	if err != nil {
 		return fmt.Errorf("start container %s: create task: %w", id, err)
 	}
@@ -238,17 +274,53 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	} else if err != nil {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
-	task, err := c.Task(ctx, nil)
-	switch {
-	case err == nil:
-		if _, err := task.Delete(ctx, client.WithProcessKill); err != nil && !errdefs.IsNotFound(err) {
-			return fmt.Errorf("remove container %s: delete task: %w", id, err)
-		}
-	case !errdefs.IsNotFound(err):
-		return fmt.Errorf("remove container %s: load task: %w", id, err)
+	if err := r.deleteTask(ctx, c); err != nil {
+		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	return nil
+}
+
+// taskKillWait bounds the wait for a SIGKILLed task's exit before deleting
+// it: a task that never started (state created) must not hold a removal
+// (and so its pod's worker) for ever.
+const taskKillWait = 10 * time.Second
+
+// deleteTask kills (SIGKILL, every process) and deletes c's task, if any.
+func (r *Runtime) deleteTask(ctx context.Context, c client.Container) error {
+	task, err := c.Task(ctx, nil)
+	if errdefs.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("load task: %w", err)
+	}
+	kctx, cancel := context.WithTimeout(ctx, taskKillWait)
+	defer cancel()
+	if err := client.WithProcessKill(kctx, task); err != nil && !errdefs.IsNotFound(err) {
+		r.log().Warn("kill task before delete", "container", c.ID(), "err", err)
+	}
+	if _, err := task.Delete(ctx); err != nil && !errdefs.IsNotFound(err) {
+		return fmt.Errorf("delete task: %w", err) // not stopped yet: the caller retries
+	}
+	return nil
+}
+
+// deleteLeftoverTask deletes c's task if it never started; a task in any
+// other state is an error (the caller must not start c twice).
+func (r *Runtime) deleteLeftoverTask(ctx context.Context, c client.Container) error {
+	task, err := c.Task(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("load existing task: %w", err)
+	}
+	st, err := task.Status(ctx)
+	if err != nil {
+		return fmt.Errorf("existing task status: %w", err)
+	}
+	if st.Status != client.Created {
+		return fmt.Errorf("task exists in state %s: %w", st.Status, errdefs.ErrAlreadyExists)
+	}
+	r.log().Info("deleting task left in state created", "container", c.ID())
+	return r.deleteTask(ctx, c)
 }

@@ -42,18 +42,31 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 		img, err := r.client.GetImage(ctx, name)
 		switch {
 		case err == nil:
-			return r.readyImage(ctx, img)
+			if d, ok := r.cachedImage(img); ok {
+				return d, nil
+			}
+			var d Image
+			err := r.withLease(ctx, func(ctx context.Context) (err error) {
+				d, err = r.readyImage(ctx, img)
+				return err
+			})
+			return d, err
 		case !errdefs.IsNotFound(err):
 			return Image{}, fmt.Errorf("image %s: %w", name, err)
 		case policy == corev1.PullNever:
 			return Image{}, fmt.Errorf("%w: %s", ErrImageNeverPull, name)
 		}
 	}
-	img, err := r.pull(ctx, name)
-	if err != nil {
-		return Image{}, err
-	}
-	return r.readyImage(ctx, img)
+	var d Image
+	err = r.withLease(ctx, func(ctx context.Context) error {
+		img, err := r.pull(ctx, name)
+		if err != nil {
+			return err
+		}
+		d, err = r.readyImage(ctx, img)
+		return err
+	})
+	return d, err
 }
 
 // readyImage makes sure img is unpacked and returns its description. Images
@@ -61,10 +74,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 // from memory: checking the snapshot chain and reading the config blob for
 // every container start is what made starting many pods at once slow.
 func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, error) {
-	key := img.Target().Digest.String() + "|" + r.snapshotter("")
-	if v, ok := r.images.Load(key); ok {
-		d := v.(Image)
-		d.Ref = img.Name()
+	if d, ok := r.cachedImage(img); ok {
 		return d, nil
 	}
 	if err := r.unpack(ctx, img, ""); err != nil {
@@ -74,8 +84,18 @@ func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, erro
 	if err != nil {
 		return Image{}, err
 	}
-	r.images.Store(key, d)
+	r.images.Store(img.Target().Digest.String()+"|"+r.snapshotter(""), d)
 	return d, nil
+}
+
+func (r *Runtime) cachedImage(img client.Image) (Image, bool) {
+	v, ok := r.images.Load(img.Target().Digest.String() + "|" + r.snapshotter(""))
+	if !ok {
+		return Image{}, false
+	}
+	d := v.(Image)
+	d.Ref = img.Name()
+	return d, true
 }
 
 func (r *Runtime) pull(ctx context.Context, name string) (client.Image, error) {
@@ -124,11 +144,15 @@ func describe(ctx context.Context, img client.Image) (Image, error) {
 // import@<digest>.
 func (r *Runtime) ImportImage(ctx context.Context, in io.Reader) ([]Image, error) {
 	ctx = r.nsctx(ctx)
-	ctx, done, err := r.client.WithLease(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("import: lease: %w", err)
-	}
-	defer func() { _ = done(context.WithoutCancel(ctx)) }()
+	var out []Image
+	err := r.withLease(ctx, func(ctx context.Context) (err error) {
+		out, err = r.importImage(ctx, in)
+		return err
+	})
+	return out, err
+}
+
+func (r *Runtime) importImage(ctx context.Context, in io.Reader) ([]Image, error) {
 	imgs, err := r.client.Import(ctx, in,
 		client.WithImageRefTranslator(importRefName),
 		client.WithDigestRef(archive.DigestTranslator("import")),

@@ -111,6 +111,9 @@ type Runtime struct {
 
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
+
+	owner    string   // LabelLeaseOwner of this process's leases
+	inflight sync.Map // lease IDs and container IDs of creates in progress
 }
 
 // Connect connects to containerd at address and waits until it serves,
@@ -144,6 +147,7 @@ func newRuntime(c *client.Client, namespace string) *Runtime {
 		client:      c,
 		ns:          namespace,
 		oom:         map[string]bool{},
+		owner:       processOwner(),
 	}
 }
 
