@@ -41,6 +41,7 @@ systemReserved: {cpu: 500m, memory: 256Mi}
 allowInsecureManifests: true
 logMaxSize: 5Mi
 logMaxFiles: 3
+maxPods: 20
 `,
 			want: func(c *Config) {
 				c.ManifestDir, c.StateDir, c.LogDir, c.RunDir = "/m", "/s", "/l", "/r"
@@ -52,6 +53,7 @@ logMaxFiles: 3
 					corev1.ResourceMemory: resource.MustParse("256Mi"),
 				}
 				c.AllowInsecureManifests, c.LogMaxSize, c.LogMaxFiles = true, 5<<20, 3
+				c.MaxPods = 20
 			},
 		},
 		{name: "unknown key", yaml: "manifestDirs: /x\n", wantErr: `unknown field "manifestDirs"`},
@@ -64,6 +66,7 @@ logMaxFiles: 3
 		{name: "bad reserved quantity", yaml: "systemReserved: {memory: lots}\n", wantErr: "systemReserved.memory"},
 		{name: "empty bin dirs", yaml: "cniBinDirs: []\n", wantErr: "cniBinDirs: must not be empty"},
 		{name: "not yaml", yaml: "{{{", wantErr: "yaml"},
+		{name: "zero max pods", yaml: "maxPods: 0\n", wantErr: "maxPods: must be positive, got 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,5 +213,25 @@ func TestSystemReservedFlag(t *testing.T) {
 	}
 	if err := fs.Parse([]string{"--system-reserved", "gpu=1"}); err == nil {
 		t.Fatal("unsupported resource accepted")
+	}
+}
+
+func TestMaxPodsFlag(t *testing.T) {
+	if d := Default(); d.MaxPods != 110 {
+		t.Fatalf("default maxPods = %d, want 110", d.MaxPods)
+	}
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--max-pods", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte("maxPods: 50\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MergeFlags(flags, fs)
+	if c.MaxPods != 3 {
+		t.Fatalf("maxPods = %d, want the flag's 3 over the file's 50", c.MaxPods)
 	}
 }

@@ -78,7 +78,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
-	allocatable, err := admission.NodeAllocatable(cfg.SystemReserved)
+	allocatable, err := admission.NodeAllocatable(cfg.SystemReserved, cfg.MaxPods)
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
