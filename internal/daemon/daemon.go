@@ -32,6 +32,7 @@ import (
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/source"
@@ -123,7 +124,12 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, db *state.
 	go pleg.New(rt, pleg.Options{Logger: log}).Run(ctx, events)
 	go mgr.Run(ctx, snaps, events, prev, housekeepingPeriod)
 	node, _ := os.Hostname()
-	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt, node: node}
+	health := rthealth.New(cfg.ContainerdAddress, func(ctx context.Context) error {
+		_, err := rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
+		return err
+	}, rthealth.Options{Logger: log})
+	go health.Run(ctx)
+	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt, node: node, health: health}
 	go func() { errc <- api.NewServer(b, log).Listen(ctx, cfg.Socket) }()
 	select {
 	case <-mgr.Ready():
