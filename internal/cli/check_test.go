@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/containerd/cgroups/v3"
 
+	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/config"
 )
 
@@ -51,6 +54,9 @@ func fakeProbes(containerdErr error) probes {
 		cgroupMode:    func() cgroups.CGMode { return cgroups.Unified },
 		systemdBooted: func() bool { return true },
 		lookPath:      func(string) (string, error) { return "/usr/sbin/runc", nil },
+		daemonFileErrors: func(context.Context, string) ([]api.FileError, error) {
+			return nil, api.ErrDaemonDown
+		},
 	}
 }
 
@@ -60,6 +66,7 @@ func checkHost(t *testing.T) *config.Config {
 	cfg := config.Default()
 	cfg.ManifestDir = filepath.Join(root, "manifests")
 	cfg.StateDir = filepath.Join(root, "state")
+	cfg.Socket = filepath.Join(root, "none.sock")
 	cfg.CNIConfDir = filepath.Join(root, "net.d")
 	cfg.CNIBinDirs = []string{filepath.Join(root, "bin1"), filepath.Join(root, "bin2")}
 	for _, d := range []string{cfg.ManifestDir, cfg.CNIBinDirs[0], cfg.CNIBinDirs[1]} {
@@ -164,5 +171,33 @@ func TestVersion(t *testing.T) {
 	}
 	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
 		t.Error("yaml output: want error")
+	}
+}
+
+func TestCheckListsDaemonFileErrors(t *testing.T) {
+	cfg := checkHost(t)
+	p := fakeProbes(nil)
+	p.daemonFileErrors = func(context.Context, string) ([]api.FileError, error) {
+		return []api.FileError{
+			{File: "/m/fifo.yaml", Error: "fifo.yaml: not a regular file"},
+			{File: "/m/open.yaml", Error: "open.yaml: insecure permissions: mode 0666 is group- or world-writable\nopen.yaml: second problem"},
+		}, nil
+	}
+	rs := runChecks(context.Background(), CheckOptions{Config: cfg}, p)
+	var got []string
+	for _, r := range rs[7:] {
+		got = append(got, fmt.Sprintf("%s %s %s", r.Status, r.Name, r.Detail))
+	}
+	want := []string{
+		"ok daemon running at " + cfg.Socket + ", 2 manifest files refused",
+		"warn manifest-file fifo.yaml: not a regular file",
+		"warn manifest-file open.yaml: insecure permissions: mode 0666 is group- or world-writable",
+		"warn manifest-file open.yaml: second problem",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("daemon lines\n%q\nwant\n%q", got, want)
+	}
+	if rs := runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)); len(rs) != 7 {
+		t.Fatalf("no daemon: %d results, want the 7 host checks", len(rs))
 	}
 }
