@@ -124,10 +124,10 @@ func serve(ctx context.Context, cfg *config.Config, log *slog.Logger, db *state.
 	go pleg.New(rt, pleg.Options{Logger: log}).Run(ctx, events)
 	go mgr.Run(ctx, snaps, events, prev, housekeepingPeriod)
 	node, _ := os.Hostname()
-	health := rthealth.New(cfg.ContainerdAddress, func(ctx context.Context) error {
+	health := rthealth.New(cfg.ContainerdAddress, rthealth.SocketProbe(cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err
-	}, rthealth.Options{Logger: log})
+	}), rthealth.Options{Logger: log})
 	go health.Run(ctx)
 	b := &backend{mgr: mgr, logDir: cfg.LogDir, rt: rt, node: node, health: health}
 	go func() { errc <- api.NewServer(b, log).Listen(ctx, cfg.Socket) }()

@@ -7,7 +7,11 @@ package rthealth
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 )
@@ -111,4 +115,19 @@ func (m *Monitor) Status() Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.status
+}
+
+// SocketProbe wraps call (e.g. containerd's Version) with a check that the
+// unix socket at address exists: containerd's dialer waits for a missing
+// socket until the timeout, which would only report "timeout".
+func SocketProbe(address string, call func(context.Context) error) func(context.Context) error {
+	path := strings.TrimPrefix(address, "unix://")
+	return func(ctx context.Context) error {
+		if filepath.IsAbs(path) {
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("socket missing: %w", err)
+			}
+		}
+		return call(ctx)
+	}
 }

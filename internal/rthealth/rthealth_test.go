@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +48,20 @@ func TestCheckTimesOut(t *testing.T) {
 	m.Check(context.Background())
 	if s := m.Status(); s.Healthy || s.Err != context.DeadlineExceeded.Error() {
 		t.Fatalf("hung probe: %+v", s)
+	}
+}
+
+func TestSocketProbe(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "c.sock")
+	calls := 0
+	probe := SocketProbe("unix://"+sock, func(context.Context) error { calls++; return nil })
+	if err := probe(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "socket missing: stat "+sock) || calls != 0 {
+		t.Fatalf("missing socket: %v (%d calls)", err, calls)
+	}
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe(context.Background()); err != nil || calls != 1 {
+		t.Fatalf("present socket: %v (%d calls)", err, calls)
 	}
 }
