@@ -26,6 +26,7 @@ func (execBackend) Pods() []*corev1.Pod                                         
 func (execBackend) Events(string, string) ([]api.Event, error)                      { return nil, nil }
 func (execBackend) FileErrors() []api.FileError                                     { return nil }
 func (execBackend) Ready() bool                                                     { return true }
+func (execBackend) Runtime() api.RuntimeStatus                                      { return api.RuntimeStatus{Healthy: true} }
 func (execBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
 func (b execBackend) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, _ io.Writer) (int, error) {
 	b.got <- req
@@ -72,6 +73,8 @@ func TestExec(t *testing.T) {
 		{args: []string{"exec", "web", "true"}, code: 1, stderr: "use exec NAME -- COMMAND"},
 		{args: []string{"exec", "web", "x", "--", "true"}, code: 1, stderr: "exactly one pod NAME"},
 		{args: []string{"exec", "web"}, code: 1, stderr: "Error: you must specify at least one command for the container\n"},
+		{args: []string{"exec", "-n", "..", "web", "--", "true"}, code: 1,
+			stderr: "Error: invalid namespace \"..\": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, tc.stdin, append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || !strings.Contains(stderr, tc.stderr) || (tc.stderr == "" && stderr != "") {

@@ -45,9 +45,10 @@ type Host struct {
 	MaxPods int64                  // default DefaultMaxPods
 }
 
-// NodeAllocatable is the real machine's capacity minus reserved.
-func NodeAllocatable(reserved corev1.ResourceList) (corev1.ResourceList, error) {
-	return Host{}.Allocatable(reserved)
+// NodeAllocatable is the real machine's capacity minus reserved, with
+// maxPods pods (0: DefaultMaxPods).
+func NodeAllocatable(reserved corev1.ResourceList, maxPods int64) (corev1.ResourceList, error) {
+	return Host{MaxPods: maxPods}.Allocatable(reserved)
 }
 
 // Capacity is cpu (cores), memory (MemTotal) and pods.

@@ -62,12 +62,35 @@ func TestCapacityErrors(t *testing.T) {
 }
 
 func TestNodeAllocatableReadsMachine(t *testing.T) {
-	alloc, err := NodeAllocatable(nil)
+	alloc, err := NodeAllocatable(nil, 0)
 	if err != nil {
 		t.Skipf("no /proc/meminfo: %v", err)
 	}
-	if alloc.Cpu().IsZero() || alloc.Memory().IsZero() {
+	if alloc.Cpu().IsZero() || alloc.Memory().IsZero() || alloc.Pods().Value() != DefaultMaxPods {
 		t.Errorf("allocatable = %v", alloc)
+	}
+}
+
+func TestNodeAllocatableMaxPods(t *testing.T) {
+	alloc, err := NodeAllocatable(nil, 3)
+	if err != nil {
+		t.Skipf("no /proc/meminfo: %v", err)
+	}
+	if got := alloc.Pods().Value(); got != 3 {
+		t.Fatalf("allocatable pods = %d, want 3", got)
+	}
+	admitted := []*corev1.Pod{}
+	var rejected []Result
+	for range 5 {
+		p := pod("", "")
+		if r := Admit(p, alloc, admitted); r.Admit {
+			admitted = append(admitted, p)
+		} else {
+			rejected = append(rejected, r)
+		}
+	}
+	if len(admitted) != 3 || len(rejected) != 2 || rejected[0].Reason != "OutOfpods" {
+		t.Fatalf("admitted %d, rejected %+v; want 3 admitted and 2 OutOfpods", len(admitted), rejected)
 	}
 }
 

@@ -23,6 +23,9 @@ var ErrDaemonDown = errors.New("podhost daemon is not running")
 type Client struct {
 	socket string
 	hc     *http.Client
+	// Warn, when set, receives the text of each Warning header of a
+	// response (refused manifest files, a containerd outage).
+	Warn func(text string)
 }
 
 // NewClient returns a client for the socket at path.
@@ -45,6 +48,16 @@ func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 			return nil, fmt.Errorf("%w (socket %s)", ErrDaemonDown, c.socket)
 		}
 		return nil, err
+	}
+	if c.Warn != nil {
+		for _, v := range resp.Header.Values("Warning") {
+			c.Warn(parseWarning(v))
+		}
+	}
+	if resp.StatusCode == http.StatusBadRequest {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return nil, errors.New(strings.TrimSpace(string(b)))
 	}
 	if resp.StatusCode == http.StatusNotFound {
 		defer resp.Body.Close()
@@ -100,6 +113,12 @@ func (c *Client) Events(ctx context.Context, namespace, name string) ([]Event, e
 func (c *Client) FileErrors(ctx context.Context) ([]FileError, error) {
 	var fe []FileError
 	return fe, c.getJSON(ctx, "/v1/errors", &fe)
+}
+
+// Runtime returns containerd's health as the daemon sees it.
+func (c *Client) Runtime(ctx context.Context) (RuntimeStatus, error) {
+	var rs RuntimeStatus
+	return rs, c.getJSON(ctx, "/v1/runtime", &rs)
 }
 
 // Logs copies a container log to w.

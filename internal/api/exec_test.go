@@ -83,6 +83,7 @@ func (fakeBackend) Pods() []*corev1.Pod                                         
 func (fakeBackend) Events(string, string) ([]Event, error)                      { return nil, ErrNotFound }
 func (fakeBackend) FileErrors() []FileError                                     { return nil }
 func (fakeBackend) Ready() bool                                                 { return true }
+func (fakeBackend) Runtime() RuntimeStatus                                      { return RuntimeStatus{Healthy: true} }
 func (fakeBackend) Logs(context.Context, LogRequest, http.ResponseWriter) error { return nil }
 func (f fakeBackend) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	return f.exec(ctx, req, stdin, stdout, stderr)
@@ -108,7 +109,12 @@ func startServer(t *testing.T, b Backend) *Client {
 	})
 	c := NewClient(sock)
 	deadline := time.Now().Add(5 * time.Second)
-	for c.Ready(ctx) != nil {
+	for {
+		resp, err := c.get(ctx, "/healthz") // the server answers (ready or not)
+		if err == nil {
+			resp.Body.Close()
+			break
+		}
 		if time.Now().After(deadline) {
 			t.Fatal("server did not come up")
 		}

@@ -2,14 +2,20 @@
 // the client the CLI uses.
 //
 //	GET /healthz                                  200 "ok" while the daemon runs
-//	GET /readyz                                   200 after the first full sync, else 503
-//	GET /v1/pods                                  core/v1 PodList with status
-//	GET /v1/pods/{namespace}/{name}               core/v1 Pod with status
+//	GET /readyz                                   200 after the first full sync while containerd
+//	                                              answers, else 503
+//	GET /v1/pods                                  core/v1 PodList with status; Warning headers
+//	                                              name refused manifest files and a containerd outage
+//	GET /v1/pods/{namespace}/{name}               core/v1 Pod with status (Warning: containerd outage)
 //	GET /v1/pods/{namespace}/{name}/events        []Event
 //	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=
 //	GET /v1/errors                                manifest files that failed to load
+//	GET /v1/runtime                               RuntimeStatus: containerd's health
 //	POST /v1/pods/{namespace}/{name}/exec?container=&tty=&stdin=&command=...
 //	                                              upgrades to the exec protocol (exec.go)
+//
+// Namespaces and names in /v1/pods/ paths are validated as the manifest
+// decoder validates them (400 otherwise), before routing.
 package api
 
 import (
@@ -63,6 +69,7 @@ type Backend interface {
 	Events(namespace, name string) ([]Event, error)
 	FileErrors() []FileError
 	Ready() bool
+	Runtime() RuntimeStatus
 	// Logs writes the selected log to w until done (or ctx ends when following).
 	Logs(ctx context.Context, req LogRequest, w http.ResponseWriter) error
 	// Exec runs req.Command in a running container and returns its exit
@@ -93,7 +100,8 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /v1/pods/{namespace}/{name}/log", s.logs)
 	mux.HandleFunc("POST /v1/pods/{namespace}/{name}/exec", s.exec)
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	mux.HandleFunc("GET /v1/runtime", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.Runtime()) })
+	s.srv = &http.Server{Handler: validatePodPaths(mux), ReadHeaderTimeout: 5 * time.Second}
 	return s
 }
 
@@ -133,10 +141,18 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "not ready: first sync in progress", http.StatusServiceUnavailable)
 		return
 	}
+	if warn := s.b.Runtime().Warning(); warn != "" {
+		http.Error(w, "not ready: "+warn, http.StatusServiceUnavailable)
+		return
+	}
 	fmt.Fprintln(w, "ok")
 }
 
 func (s *Server) listPods(w http.ResponseWriter, _ *http.Request) {
+	for _, fe := range s.b.FileErrors() {
+		addWarning(w, fe.Error)
+	}
+	addWarning(w, s.b.Runtime().Warning())
 	list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}
 	for _, p := range s.b.Pods() {
 		list.Items = append(list.Items, *p)
@@ -163,6 +179,7 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
 		notFound(w, r)
 		return
 	}
+	addWarning(w, s.b.Runtime().Warning())
 	writeJSON(w, p)
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/containerd/cgroups/v3"
 	containerd "github.com/containerd/containerd/v2/client"
 
+	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
@@ -53,6 +54,9 @@ type probes struct {
 	cgroupMode        func() cgroups.CGMode
 	systemdBooted     func() bool
 	lookPath          func(file string) (string, error)
+	// daemonFileErrors asks a running daemon for the manifest files it
+	// refused (api.ErrDaemonDown when none runs).
+	daemonFileErrors func(ctx context.Context, socket string) ([]api.FileError, error)
 }
 
 func hostProbes() probes {
@@ -64,6 +68,9 @@ func hostProbes() probes {
 			return err == nil && fi.IsDir()
 		},
 		lookPath: exec.LookPath,
+		daemonFileErrors: func(ctx context.Context, socket string) ([]api.FileError, error) {
+			return api.NewClient(socket).FileErrors(ctx)
+		},
 	}
 }
 
@@ -110,7 +117,7 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
-	return []CheckResult{
+	results := []CheckResult{
 		checkContainerd(ctx, cfg.ContainerdAddress, timeout, p),
 		checkCgroups(p.cgroupMode(), cfg.CgroupDriver, p.systemdBooted()),
 		checkCNIPlugins(cfg.CNIBinDirs),
@@ -120,6 +127,29 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkRunc(p),
 	}
+	return append(results, checkDaemon(ctx, cfg.Socket, timeout, p)...)
+}
+
+// checkDaemon lists, when a daemon answers on socket, the manifest files it
+// refused: one warn line each ("manifest-file  web.yaml: not a regular
+// file"). Nothing is printed when no daemon runs (check is a preflight).
+func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p probes) []CheckResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fes, err := p.daemonFileErrors(ctx, socket)
+	switch {
+	case errors.Is(err, api.ErrDaemonDown):
+		return nil
+	case err != nil:
+		return []CheckResult{{"daemon", StatusWarn, fmt.Sprintf("not answering at %s: %v", socket, err)}}
+	}
+	out := []CheckResult{{"daemon", StatusOK, fmt.Sprintf("running at %s, %d manifest files refused", socket, len(fes))}}
+	for _, fe := range fes {
+		for _, line := range strings.Split(fe.Error, "\n") {
+			out = append(out, CheckResult{"manifest-file", StatusWarn, line})
+		}
+	}
+	return out
 }
 
 func checkContainerd(ctx context.Context, address string, timeout time.Duration, p probes) CheckResult {

@@ -5,13 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/containerd/cgroups/v3"
 
+	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/state"
 )
@@ -184,5 +187,33 @@ func TestCheckStateDB(t *testing.T) {
 	r := checkStateDB(path)
 	if r.Status != StatusWarn || !strings.Contains(r.Detail, "rebuilt") || !strings.Contains(r.Detail, rec.DamagedCopy) {
 		t.Fatalf("after recovery: %s %q", r.Status, r.Detail)
+	}
+}
+
+func TestCheckListsDaemonFileErrors(t *testing.T) {
+	cfg := checkHost(t)
+	p := fakeProbes(nil)
+	p.daemonFileErrors = func(context.Context, string) ([]api.FileError, error) {
+		return []api.FileError{
+			{File: "/m/fifo.yaml", Error: "fifo.yaml: not a regular file"},
+			{File: "/m/open.yaml", Error: "open.yaml: insecure permissions: mode 0666 is group- or world-writable\nopen.yaml: second problem"},
+		}, nil
+	}
+	rs := runChecks(context.Background(), CheckOptions{Config: cfg}, p)
+	var got []string
+	for _, r := range rs[8:] {
+		got = append(got, fmt.Sprintf("%s %s %s", r.Status, r.Name, r.Detail))
+	}
+	want := []string{
+		"ok daemon running at " + cfg.Socket + ", 2 manifest files refused",
+		"warn manifest-file fifo.yaml: not a regular file",
+		"warn manifest-file open.yaml: insecure permissions: mode 0666 is group- or world-writable",
+		"warn manifest-file open.yaml: second problem",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("daemon lines\n%q\nwant\n%q", got, want)
+	}
+	if rs := runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)); len(rs) != 8 {
+		t.Fatalf("no daemon: %d results, want the 8 host checks", len(rs))
 	}
 }

@@ -103,12 +103,15 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 	if ns == "" {
 		ns = "default"
 	}
+	if err := manifest.ValidateNamespace(ns); err != nil {
+		return nil, err
+	}
 	for _, n := range opts.Names {
 		for _, prefix := range []string{"pod/", "pods/", "po/"} {
 			n = strings.TrimPrefix(n, prefix)
 		}
-		if n == "" || strings.ContainsAny(n, "/") {
-			return nil, fmt.Errorf("invalid pod name %q", n)
+		if err := manifest.ValidatePodName(n); err != nil {
+			return nil, err
 		}
 		add(target{ns, n})
 	}

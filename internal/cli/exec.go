@@ -28,6 +28,9 @@ func Exec(ctx context.Context, o ExecOptions, s IOStreams) (int, error) {
 	if len(o.Command) == 0 {
 		return -1, errors.New("you must specify at least one command for the container")
 	}
+	if err := validateNames(o.Namespace, o.Name); err != nil {
+		return -1, err
+	}
 	req := api.ExecRequest{Namespace: o.Namespace, Name: o.Name, Container: o.Container,
 		Command: o.Command, Stdin: o.Stdin, TTY: o.TTY}
 	var stdin io.Reader

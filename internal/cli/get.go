@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podview"
 )
 
@@ -39,7 +40,10 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	default:
 		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", o.Output)
 	}
-	c := api.NewClient(o.Socket)
+	if err := validateNames(o.Namespace, o.Name); err != nil {
+		return err
+	}
+	c := newClient(o.Socket, s)
 	list, err := c.ListPods(ctx)
 	if err != nil {
 		return err
@@ -92,7 +96,10 @@ func printObject(s IOStreams, v any, format string) error {
 
 // Describe prints one pod's details and events.
 func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
-	c := api.NewClient(o.Socket)
+	if err := validateNames(o.Namespace, o.Name); err != nil {
+		return err
+	}
+	c := newClient(o.Socket, s)
 	p, err := c.GetPod(ctx, o.Namespace, o.Name)
 	if errors.Is(err, api.ErrNotFound) {
 		return fmt.Errorf("pods %q not found", o.Name)
@@ -108,7 +115,11 @@ func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
 	for _, e := range evs {
 		view = append(view, podview.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message})
 	}
-	return podview.Describe(s.Out, p, view, time.Now())
+	rs, err := c.Runtime(ctx)
+	if err != nil {
+		return err
+	}
+	return podview.Describe(s.Out, p, view, rs.LastConfirmed, time.Now())
 }
 
 // LogsOptions select a container log.
@@ -120,7 +131,32 @@ type LogsOptions struct {
 
 // Logs prints a container's log through the daemon.
 func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
+	if err := validateNames(o.Namespace, o.Name); err != nil {
+		return err
+	}
 	req := api.LogRequest{Namespace: o.Namespace, Name: o.Name, Container: o.Container,
 		Follow: o.Follow, Previous: o.Previous, Timestamps: o.Timestamps, Tail: o.Tail}
 	return api.NewClient(o.Socket).Logs(ctx, req, s.Out)
+}
+
+// newClient returns an API client that prints the daemon's warnings (refused
+// manifest files, a containerd outage) on stderr as kubectl does.
+func newClient(socket string, s IOStreams) *api.Client {
+	c := api.NewClient(socket)
+	c.Warn = func(text string) { fmt.Fprintf(s.ErrOut, "Warning: %s\n", text) }
+	return c
+}
+
+// validateNames checks a namespace and pod name given on the command line
+// as the manifest decoder checks them ("" = not given).
+func validateNames(namespace, name string) error {
+	if namespace != "" {
+		if err := manifest.ValidateNamespace(namespace); err != nil {
+			return err
+		}
+	}
+	if name != "" {
+		return manifest.ValidatePodName(name)
+	}
+	return nil
 }

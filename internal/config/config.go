@@ -44,8 +44,10 @@ const (
 	DefaultRelistPeriod      = 20 * time.Second
 	DefaultLogMaxSize        = 10 << 20 // bytes
 	DefaultLogMaxFiles       = 5
-	DefaultCgroupParent      = "podhost"
-	DefaultRegistryHostsDir  = "/etc/containerd/certs.d"
+	// DefaultMaxPods is the pod capacity, as the kubelet's default.
+	DefaultMaxPods          = 110
+	DefaultCgroupParent     = "podhost"
+	DefaultRegistryHostsDir = "/etc/containerd/certs.d"
 	// MaxFileSize bounds the config file read.
 	MaxFileSize = 1 << 20
 )
@@ -83,6 +85,9 @@ type Config struct {
 	AllowInsecureManifests bool
 	LogMaxSize             int64 // bytes per container log file before rotation
 	LogMaxFiles            int   // rotated files kept per container
+	// MaxPods is the node's pod capacity (allocatable pods): admission
+	// rejects pods beyond it with OutOfpods. Default 110 (the kubelet's).
+	MaxPods int64
 	// CgroupParent is the top-level pod cgroup: a cgroupfs directory
 	// (/<parent>/burstable/pod<uid>) or the systemd slice prefix
 	// (<parent>.slice). Default "podhost", or "podhost-<namespace>" when
@@ -121,6 +126,7 @@ type file struct {
 	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
 	LogMaxFiles            *int               `json:"logMaxFiles"`
+	MaxPods                *int64             `json:"maxPods"`
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
 	AuthFiles              []string           `json:"authFiles"`
@@ -145,6 +151,7 @@ func Default() *Config {
 		SystemReserved:    corev1.ResourceList{},
 		LogMaxSize:        DefaultLogMaxSize,
 		LogMaxFiles:       DefaultLogMaxFiles,
+		MaxPods:           DefaultMaxPods,
 		CgroupParent:      DefaultCgroupParent,
 		AuthFiles:         slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:  DefaultRegistryHostsDir,
@@ -256,6 +263,9 @@ func (f *file) applyTo(c *Config) error {
 	if f.LogMaxFiles != nil {
 		c.LogMaxFiles = *f.LogMaxFiles
 	}
+	if f.MaxPods != nil {
+		c.MaxPods = *f.MaxPods
+	}
 	if f.LogMaxSize != nil {
 		c.LogMaxSize = f.LogMaxSize.Value()
 	}
@@ -322,6 +332,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.MaxPods <= 0 {
+		errs = append(errs, fmt.Errorf("maxPods: must be positive, got %d", c.MaxPods))
 	}
 	if c.CgroupParent == "" || strings.HasPrefix(c.CgroupParent, "/") || strings.Contains(c.CgroupParent, "..") {
 		errs = append(errs, fmt.Errorf("cgroupParent: must be a relative cgroup name without \"..\", got %q", c.CgroupParent))

@@ -254,3 +254,23 @@ func TestCgroupParentFollowsNamespace(t *testing.T) {
 		})
 	}
 }
+
+func TestMaxPodsFlag(t *testing.T) {
+	if d := Default(); d.MaxPods != 110 {
+		t.Fatalf("default maxPods = %d, want 110", d.MaxPods)
+	}
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--max-pods", "3"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte("maxPods: 50\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MergeFlags(flags, fs)
+	if c.MaxPods != 3 {
+		t.Fatalf("maxPods = %d, want the flag's 3 over the file's 50", c.MaxPods)
+	}
+}

@@ -25,6 +25,7 @@ const (
 	FlagCgroupDriver      = "cgroup-driver"
 	FlagResyncPeriod      = "resync-period"
 	FlagSystemReserved    = "system-reserved"
+	FlagMaxPods           = "max-pods"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -41,6 +42,7 @@ var copyField = map[string]func(dst, src *Config){
 	FlagCgroupDriver:      func(d, s *Config) { d.CgroupDriver = s.CgroupDriver },
 	FlagResyncPeriod:      func(d, s *Config) { d.ResyncPeriod = s.ResyncPeriod },
 	FlagSystemReserved:    func(d, s *Config) { d.SystemReserved = s.SystemReserved.DeepCopy() },
+	FlagMaxPods:           func(d, s *Config) { d.MaxPods = s.MaxPods },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -64,6 +66,7 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.CgroupDriver, FlagCgroupDriver, c.CgroupDriver, "cgroup driver: auto, systemd or cgroupfs")
 	fs.DurationVar(&c.ResyncPeriod, FlagResyncPeriod, c.ResyncPeriod, "periodic pod resync interval")
 	fs.Var(&reservedFlag{c: c}, FlagSystemReserved, "resources kept for the system, subtracted from node allocatable (e.g. cpu=500m,memory=512Mi)")
+	fs.Int64Var(&c.MaxPods, FlagMaxPods, c.MaxPods, "pod capacity: pods beyond it are rejected with OutOfpods")
 }
 
 // reservedFlag parses --system-reserved cpu=500m,memory=512Mi.

@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/status"
 )
 
@@ -23,6 +24,13 @@ type backend struct {
 	logDir string
 	rt     execer
 	node   string // this host's name: every pod's spec.nodeName in the API
+	health *rthealth.Monitor
+}
+
+// Runtime reports containerd's health (the rthealth probe).
+func (b *backend) Runtime() api.RuntimeStatus {
+	s := b.health.Status()
+	return api.RuntimeStatus{Address: s.Address, Healthy: s.Healthy, Since: s.Since, Error: s.Err, LastConfirmed: s.LastConfirmed}
 }
 
 // execer runs a command in a running container (*runtime.Runtime).

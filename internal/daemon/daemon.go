@@ -41,6 +41,7 @@ import (
 	"github.com/podhost/podhost/internal/podcache"
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/prober"
+	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/source"
@@ -95,7 +96,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
-	allocatable, err := admission.NodeAllocatable(cfg.SystemReserved)
+	allocatable, err := admission.NodeAllocatable(cfg.SystemReserved, cfg.MaxPods)
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
@@ -166,8 +167,13 @@ func (d *daemon) serve(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
+	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
+		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
+		return err
+	}), rthealth.Options{Logger: d.log})
+	g.Go(func() error { health.Run(gctx); return nil })
 	node, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node}
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health}
 	g.Go(func() error { return api.NewServer(b, d.log).Listen(gctx, d.cfg.Socket) })
 	g.Go(func() error {
 		select {

@@ -55,10 +55,8 @@ func (m *Manager) housekeeping(ctx context.Context) {
 	if err := m.cleaner.CleanupLeaks(ctx, active); err != nil {
 		m.log.Warn("housekeeping: leaks", "err", err)
 	}
-	if gc, ok := m.rt.(interface{ CollectGarbage(context.Context) error }); ok { // runtime.Runtime: leases, snapshots
-		if err := gc.CollectGarbage(ctx); err != nil {
-			m.log.Warn("housekeeping: containerd leases and snapshots", "err", err)
-		}
+	if err := m.rt.CollectGarbage(ctx); err != nil {
+		m.log.Warn("housekeeping: containerd leases and snapshots", "err", err)
 	}
 	for _, rec := range staleSandboxes(recs, m.IsDesired, known, inRuntime) {
 		m.log.Info("removing leaked sandbox", "sandbox", rec.ID, "pod", rec.FullName)

@@ -30,9 +30,11 @@ type Workers interface {
 	IsPodTerminationRequested(uid types.UID) bool
 }
 
-// Runtime lists what runs.
+// Runtime lists what runs and collects what podhost's creates left
+// behind (orphaned containerd leases and snapshots).
 type Runtime interface {
 	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+	CollectGarbage(ctx context.Context) error
 }
 
 // Store is the persistent state the manager uses.

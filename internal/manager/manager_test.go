@@ -40,6 +40,7 @@ func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
 type fakeRuntime struct{ pods []*podstate.Pod }
 
 func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) { return f.pods, nil }
+func (f *fakeRuntime) CollectGarbage(context.Context) error              { return nil }
 
 type fakeStore struct {
 	mu        sync.Mutex

@@ -20,7 +20,9 @@ type Event struct {
 
 // Describe writes a kubectl-style description of a pod: metadata, status,
 // containers with their states, conditions, volumes and recent events.
-func Describe(w io.Writer, p *corev1.Pod, events []Event, now time.Time) error {
+// confirmed is when the status was last confirmed against the runtime
+// (containerd last answered); zero omits the line.
+func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
 	kv := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	kv("Name", p.Name)
@@ -32,6 +34,9 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, now time.Time) error {
 	kv("Labels", mapString(p.Labels))
 	kv("Annotations", mapString(p.Annotations))
 	kv("Status", Status(p))
+	if !confirmed.IsZero() {
+		kv("Last confirmed", fmt.Sprintf("%s (%s ago)", confirmed.Format(time.RFC1123Z), duration.HumanDuration(now.Sub(confirmed))))
+	}
 	if p.Status.Reason != "" {
 		kv("Reason", p.Status.Reason)
 	}

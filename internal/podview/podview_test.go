@@ -89,10 +89,11 @@ func TestTableAndDescribe(t *testing.T) {
 	}
 	buf.Reset()
 	evs := []Event{{Time: now.Add(-time.Minute), Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container b"}}
-	if err := Describe(&buf, &p, evs, now); err != nil {
+	if err := Describe(&buf, &p, evs, now.Add(-95*time.Second), now); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Name:", "web", "Containers:", "CrashLoopBackOff", "Restart Count:", "BackOff", "10.89.0.5"} {
+	for _, want := range []string{"Name:", "web", "Containers:", "CrashLoopBackOff", "Restart Count:", "BackOff", "10.89.0.5",
+		"Last confirmed: Thu, 01 Jan 2026 11:58:25 +0000 (95s ago)"} {
 		if !strings.Contains(buf.String(), want) {
 			t.Fatalf("describe lacks %q:\n%s", want, buf.String())
 		}

@@ -75,8 +75,10 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 		*sb = rec
 		if err != nil {
 			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedCreatePodSandBox", err.Error())
+			s.setWaitingAll(pod.UID, allContainers(pod), ReasonCreatePodSandboxError, err.Error())
 			return []error{err}
 		}
+		s.clearWaitingReason(pod.UID, ReasonCreatePodSandboxError)
 	}
 	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
 		return []error{err}
@@ -104,6 +106,11 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 	vols, err := s.vol.Prepare(ctx, pod)
 	if err != nil {
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
+		starting := a.Start
+		if a.StartInit != nil {
+			starting = []*corev1.Container{a.StartInit}
+		}
+		s.setWaitingAll(pod.UID, starting, "CreateContainerConfigError", "volumes: "+err.Error())
 		return []error{fmt.Errorf("volumes: %w", err)}
 	}
 	in := startInput{pod: pod, running: running, sandbox: sb, cgroup: pc, volumes: vols, requeue: rq}
@@ -169,6 +176,40 @@ func (s *Syncer) setWaiting(uid types.UID, container, reason, message string) {
 		s.waiting[uid] = m
 	}
 	m[container] = status.Reason{Reason: reason, Message: message}
+}
+
+// ReasonCreatePodSandboxError is the waiting reason of every container not
+// running while the pod's sandbox cannot be created (CNI, namespaces, state
+// record), as the kubelet reports it.
+const ReasonCreatePodSandboxError = "CreatePodSandboxError"
+
+// setWaitingAll records the same waiting reason for each container; the
+// status shows it on those not running.
+func (s *Syncer) setWaitingAll(uid types.UID, containers []*corev1.Container, reason, message string) {
+	for _, c := range containers {
+		s.setWaiting(uid, c.Name, reason, message)
+	}
+}
+
+// clearWaitingReason drops the pod's waiting reasons equal to reason.
+func (s *Syncer) clearWaitingReason(uid types.UID, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, r := range s.waiting[uid] {
+		if r.Reason == reason {
+			delete(s.waiting[uid], name)
+		}
+	}
+}
+
+func allContainers(pod *corev1.Pod) []*corev1.Container {
+	var out []*corev1.Container
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			out = append(out, &cs[i])
+		}
+	}
+	return out
 }
 
 func (s *Syncer) clearWaiting(uid types.UID, container string) {

@@ -267,6 +267,20 @@ func (e *Env) RestartContainerd(ctx context.Context) error {
 	return e.connect(ctx)
 }
 
+// StopContainerd stops the private containerd (SIGTERM) and leaves it
+// stopped, for tests of an outage; StartContainerd brings it back. Running
+// containers and their shims survive.
+func (e *Env) StopContainerd() error { return e.stopContainerd(15 * time.Second) }
+
+// StartContainerd starts the private containerd stopped by StopContainerd
+// and reconnects the client returned by Client.
+func (e *Env) StartContainerd(ctx context.Context) error {
+	if err := e.startContainerd(ctx); err != nil {
+		return err
+	}
+	return e.connect(ctx)
+}
+
 // LogTail returns the last n lines of the private containerd's log.
 func (e *Env) LogTail(n int) string {
 	b, err := os.ReadFile(e.ContainerdLog)

@@ -1,0 +1,112 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// statusBackend serves pods, file errors and a runtime status.
+type statusBackend struct {
+	fakeBackend
+	pods    []*corev1.Pod
+	errs    []FileError
+	runtime RuntimeStatus
+}
+
+func (b statusBackend) Pods() []*corev1.Pod     { return b.pods }
+func (b statusBackend) FileErrors() []FileError { return b.errs }
+func (b statusBackend) Runtime() RuntimeStatus  { return b.runtime }
+
+func TestInvalidNamesAre400(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name = "default", "web"
+	c := startServer(t, statusBackend{pods: []*corev1.Pod{pod}, runtime: RuntimeStatus{Healthy: true},
+		fakeBackend: fakeBackend{exec: func(context.Context, ExecRequest, io.Reader, io.Writer, io.Writer) (int, error) {
+			return 0, errors.New("exec reached")
+		}}})
+	ctx := context.Background()
+	for _, tt := range []struct {
+		ns, name, want string
+	}{
+		{"..", "web", `invalid namespace "..": a lowercase RFC 1123 label`},
+		{"default", "..", `invalid pod name "..": a lowercase RFC 1123 subdomain`},
+		{"Default", "web", `invalid namespace "Default"`},
+		{"default", "a b", `invalid pod name "a b"`},
+	} {
+		calls := map[string]error{}
+		_, calls["get"] = c.GetPod(ctx, tt.ns, tt.name)
+		_, calls["events"] = c.Events(ctx, tt.ns, tt.name)
+		calls["logs"] = c.Logs(ctx, LogRequest{Namespace: tt.ns, Name: tt.name}, io.Discard)
+		_, calls["exec"] = c.Exec(ctx, ExecRequest{Namespace: tt.ns, Name: tt.name, Command: []string{"true"}}, nil, io.Discard, io.Discard)
+		for call, err := range calls {
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("%s %s/%s: %v, want %q…", call, tt.ns, tt.name, err, tt.want)
+			}
+		}
+	}
+	if _, err := c.GetPod(ctx, "default", "web"); err != nil {
+		t.Fatalf("valid pod: %v", err)
+	}
+}
+
+func TestRawDotDotPathIsNotRedirected(t *testing.T) {
+	c := startServer(t, statusBackend{runtime: RuntimeStatus{Healthy: true}})
+	req, _ := http.NewRequest(http.MethodPost, "http://podhost/v1/pods/../web/exec?command=true", nil)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(body), `invalid namespace ".."`) {
+		t.Fatalf("%s: %q; want 400 invalid namespace", resp.Status, body)
+	}
+}
+
+func TestWarningsAndReadiness(t *testing.T) {
+	since := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	b := statusBackend{
+		errs: []FileError{
+			{File: "/m/fifo.yaml", Error: "fifo.yaml: not a regular file"},
+			{File: "/m/multi.yaml", Error: "multi.yaml: spec.containers: Required value\nmulti.yaml: say \"hi\" \\o/"},
+		},
+		runtime: RuntimeStatus{Address: "/run/c.sock", Since: since, Error: "connection refused"},
+	}
+	c := startServer(t, statusBackend{runtime: RuntimeStatus{Healthy: true}})
+	var got []string
+	c.Warn = func(s string) { got = append(got, s) }
+	if _, err := c.ListPods(context.Background()); err != nil || got != nil {
+		t.Fatalf("healthy: %v, warnings %q", err, got)
+	}
+
+	c = startServer(t, b)
+	c.Warn = func(s string) { got = append(got, s) }
+	if _, err := c.ListPods(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"fifo.yaml: not a regular file",
+		"multi.yaml: spec.containers: Required value",
+		`multi.yaml: say "hi" \o/`,
+		"containerd at /run/c.sock is unreachable since 2026-11-23T10:00:00Z: connection refused; statuses may be stale",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("warnings\n%q\nwant\n%q", got, want)
+	}
+	err := c.Ready(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "containerd at /run/c.sock is unreachable") {
+		t.Fatalf("readyz while containerd is down: %v", err)
+	}
+	rs, err := c.Runtime(context.Background())
+	if err != nil || rs.Healthy || !rs.Since.Equal(since) || rs.Error != "connection refused" {
+		t.Fatalf("Runtime = %+v, %v", rs, err)
+	}
+}

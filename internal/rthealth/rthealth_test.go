@@ -1,0 +1,67 @@
+package rthealth
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestMonitor(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var probeErr error
+	m := New("/run/c.sock", func(context.Context) error { return probeErr },
+		Options{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	start := now
+	if s := m.Status(); !s.Healthy || !s.LastConfirmed.Equal(start) || s.Address != "/run/c.sock" {
+		t.Fatalf("initial status %+v", s)
+	}
+	steps := []struct {
+		err              error
+		healthy          bool
+		since, confirmed time.Time
+		wantErr          string
+	}{
+		{err: nil, healthy: true, confirmed: start.Add(time.Second)},
+		{err: errors.New("dial: no such file"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second), wantErr: "dial: no such file"},
+		{err: errors.New("connection refused"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second), wantErr: "connection refused"},
+		{err: nil, healthy: true, confirmed: start.Add(4 * time.Second)},
+	}
+	for i, st := range steps {
+		now = start.Add(time.Duration(i+1) * time.Second)
+		probeErr = st.err
+		m.Check(context.Background())
+		s := m.Status()
+		if s.Healthy != st.healthy || !s.Since.Equal(st.since) || !s.LastConfirmed.Equal(st.confirmed) || s.Err != st.wantErr {
+			t.Errorf("step %d: %+v, want healthy=%v since=%v confirmed=%v err=%q", i, s, st.healthy, st.since, st.confirmed, st.wantErr)
+		}
+	}
+}
+
+func TestCheckTimesOut(t *testing.T) {
+	m := New("x", func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+		Options{Timeout: 10 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)})
+	m.Check(context.Background())
+	if s := m.Status(); s.Healthy || s.Err != context.DeadlineExceeded.Error() {
+		t.Fatalf("hung probe: %+v", s)
+	}
+}
+
+func TestSocketProbe(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "c.sock")
+	calls := 0
+	probe := SocketProbe("unix://"+sock, func(context.Context) error { calls++; return nil })
+	if err := probe(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "socket missing: stat "+sock) || calls != 0 {
+		t.Fatalf("missing socket: %v (%d calls)", err, calls)
+	}
+	if err := os.WriteFile(sock, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe(context.Background()); err != nil || calls != 1 {
+		t.Fatalf("present socket: %v (%d calls)", err, calls)
+	}
+}

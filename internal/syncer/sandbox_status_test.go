@@ -1,0 +1,52 @@
+package syncer
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+func waitingReasons(st corev1.PodStatus) map[string]string {
+	out := map[string]string{}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, st.InitContainerStatuses...), st.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil {
+			out[cs.Name] = w.Reason + ": " + w.Message
+		}
+	}
+	return out
+}
+
+func TestSandboxFailureShowsInContainerStatuses(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "app")
+	pod.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "img", Command: []string{"true"}}}
+	enospc := fmt.Errorf("write state.db: %w", syscall.ENOSPC)
+	for _, step := range []struct {
+		name string
+		fail map[string]error
+		want map[string]string
+	}{
+		{name: "ENOSPC recording the sandbox", fail: map[string]error{"put1": enospc}, want: map[string]string{
+			"init": "CreatePodSandboxError: record sandbox: write state.db: no space left on device",
+			"app":  "CreatePodSandboxError: record sandbox: write state.db: no space left on device"}},
+		{name: "CNI failure", fail: map[string]error{"network": errors.New(`plugin type="bridge" failed (add): boom`)}, want: map[string]string{
+			"init": `CreatePodSandboxError: set up pod network: plugin type="bridge" failed (add): boom`,
+			"app":  `CreatePodSandboxError: set up pod network: plugin type="bridge" failed (add): boom`}},
+		{name: "sandbox made, volumes fail", fail: map[string]error{"volumes": enospc}, want: map[string]string{
+			"init": "CreateContainerConfigError: volumes: write state.db: no space left on device",
+			"app":  "PodInitializing: "}},
+	} {
+		w.host.mu.Lock()
+		w.host.fail, w.host.puts = step.fail, 0
+		w.host.mu.Unlock()
+		if _, err := syncOnce(t, w, pod); err == nil {
+			t.Fatalf("%s: SyncPod succeeded", step.name)
+		}
+		if got := waitingReasons(w.obs.last()); fmt.Sprint(got) != fmt.Sprint(step.want) {
+			t.Errorf("%s: waiting\n%q\nwant\n%q", step.name, got, step.want)
+		}
+	}
+}
