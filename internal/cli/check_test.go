@@ -55,6 +55,9 @@ func fakeProbes(containerdErr error) probes {
 		cgroupMode:    func() cgroups.CGMode { return cgroups.Unified },
 		systemdBooted: func() bool { return true },
 		lookPath:      func(string) (string, error) { return "/usr/sbin/runc", nil },
+		daemonFileErrors: func(context.Context, string) ([]api.FileError, error) {
+			return nil, api.ErrDaemonDown
+		},
 	}
 }
 
@@ -64,6 +67,7 @@ func checkHost(t *testing.T) *config.Config {
 	cfg := config.Default()
 	cfg.ManifestDir = filepath.Join(root, "manifests")
 	cfg.StateDir = filepath.Join(root, "state")
+	cfg.Socket = filepath.Join(root, "none.sock")
 	cfg.CNIConfDir = filepath.Join(root, "net.d")
 	cfg.CNIBinDirs = []string{filepath.Join(root, "bin1"), filepath.Join(root, "bin2")}
 	for _, d := range []string{cfg.ManifestDir, cfg.CNIBinDirs[0], cfg.CNIBinDirs[1]} {
