@@ -99,6 +99,10 @@ type Config struct {
 	cgroupParentSet bool
 	// Snapshotter is containerd's snapshotter for pod rootfs ("" = overlayfs).
 	Snapshotter string
+	// LogDriver is the binary the shims run as the log driver ("" = this
+	// executable). Not a config key: tests that run the daemon in-process
+	// point it at a podhost binary.
+	LogDriver string
 	// AuthFiles are docker config.json files with registry credentials,
 	// searched in order ("" entries ignored). Default: /root/.docker/config.json
 	// and /etc/podhost/auth.json.

@@ -76,7 +76,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	notify("STATUS=connecting to containerd at " + cfg.ContainerdAddress)
 	rt, err := runtime.Connect(ctx, cfg.ContainerdAddress, cfg.Namespace, runtime.Options{
-		Snapshotter: cfg.Snapshotter, AuthFiles: cfg.AuthFiles, HostsDir: cfg.RegistryHostsDir,
+		Snapshotter: cfg.Snapshotter, LogDriver: cfg.LogDriver, AuthFiles: cfg.AuthFiles, HostsDir: cfg.RegistryHostsDir,
 		LogMaxSize: cfg.LogMaxSize, LogMaxFiles: cfg.LogMaxFiles, Logger: log,
 	})
 	if err != nil {
