@@ -49,7 +49,7 @@ func readInputs(files []string, stdin io.Reader) ([]input, error) {
 			errs = append(errs, errors.New("-f -: stdin can only be given once"))
 		case f == "-":
 			usedStdin = true
-			data, err := readLimited(stdin, "-", -1)
+			data, err := manifest.ReadLimited(stdin, "-", -1)
 			out, errs = appendInput(out, errs, input{name: f, data: data}, err)
 		default:
 			ins, err := readPath(f)
@@ -111,42 +111,14 @@ func unwrapPathError(err error) error {
 }
 
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	data, _, err := manifest.ReadBytes(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
-	}
-	defer f.Close()
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil {
-		if !fi.Mode().IsRegular() {
-			return nil, fileErr(path, "not a regular file")
+		var el manifest.ErrorList
+		if !errors.As(err, &el) {
+			return nil, fmt.Errorf("%s: %w", path, unwrapPathError(errors.Unwrap(err)))
 		}
-		size = fi.Size()
 	}
-	return readLimited(f, path, size)
-}
-
-// readLimited reads at most manifest.MaxFileSize bytes; size is the known
-// size or -1.
-func readLimited(r io.Reader, name string, size int64) ([]byte, error) {
-	tooBig := func(n int64) error {
-		what := fmt.Sprintf("%d bytes", n)
-		if n < 0 {
-			what = "larger than that"
-		}
-		return fileErr(name, "file is %s, more than the %d-byte limit for a manifest", what, manifest.MaxFileSize)
-	}
-	if size > manifest.MaxFileSize {
-		return nil, tooBig(size)
-	}
-	data, err := io.ReadAll(io.LimitReader(r, manifest.MaxFileSize+1))
-	if err != nil {
-		return nil, fileErr(name, "read: %v", err)
-	}
-	if len(data) > manifest.MaxFileSize {
-		return nil, tooBig(size)
-	}
-	return data, nil
+	return data, err
 }
 
 // fileErr formats a one-line error about a whole input file.

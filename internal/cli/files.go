@@ -83,7 +83,7 @@ func isJSONFile(path string) bool { return strings.EqualFold(filepath.Ext(path),
 // fileDocs reads a manifest file and returns its documents with the pod
 // each one declares (same index).
 func fileDocs(path string) ([][]byte, []*corev1.Pod, error) {
-	data, err := os.ReadFile(path)
+	data, _, err := manifest.ReadBytes(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -168,44 +168,66 @@ func cleanServerFields(pod *corev1.Pod) {
 	pod.ManagedFields = nil
 }
 
-// ReadFile reads a manifest file and decodes it (see Decode). It refuses
-// files that are not regular or are larger than MaxFileSize before reading
-// them. I/O errors are returned wrapped; decoding errors are an ErrorList.
+// ReadFile reads a manifest file (ReadBytes) and decodes it (see Decode).
+// I/O errors are returned wrapped; file and decoding errors are an ErrorList.
 func ReadFile(path string) ([]*corev1.Pod, error) {
-	st, err := os.Stat(path)
+	data, _, err := ReadBytes(path)
 	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	if err := checkFileInfo(path, st); err != nil {
 		return nil, err
-	}
-	// O_NONBLOCK: should path be swapped for a FIFO after Stat, opening it
-	// must not hang; the Fstat below then refuses it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, fmt.Errorf("read manifest: %w", err)
-	}
-	if err := checkFileInfo(path, st); err != nil {
-		return nil, err
-	}
-	// Read at most one byte more than allowed: the file may grow after Stat.
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("read manifest %s: %w", path, err)
 	}
 	return Decode(path, data)
+}
+
+// ReadBytes is the one safe reader of manifest files (the source, the CLI
+// and ReadFile use it): it opens path without blocking (a FIFO named
+// *.yaml must not hang anyone), refuses what is not a regular file or is
+// larger than MaxFileSize — checked on the opened file, so a swap after a
+// Stat cannot slip through — and reads at most MaxFileSize bytes even if
+// the file grows meanwhile. It returns the opened file's info (owner and
+// mode checks are the caller's). Refusals are an ErrorList naming path.
+func ReadBytes(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read manifest: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read manifest: %w", err)
+	}
+	if err := checkFileInfo(path, st); err != nil {
+		return nil, st, err
+	}
+	data, err := ReadLimited(f, path, st.Size())
+	return data, st, err
+}
+
+// ReadLimited reads a manifest from r (a file, or stdin with size -1): at
+// most MaxFileSize bytes, else an ErrorList naming name.
+func ReadLimited(r io.Reader, name string, size int64) ([]byte, error) {
+	tooBig := func(n int64) error {
+		what := fmt.Sprintf("%d bytes", n)
+		if n < 0 {
+			what = "larger than that"
+		}
+		return fileError(name, "file is %s, more than the %d-byte limit for a manifest", what, MaxFileSize)
+	}
+	if size > MaxFileSize {
+		return nil, tooBig(size)
+	}
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("read manifest %s: %w", name, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, tooBig(size)
+	}
+	return data, nil
 }
 
 func checkFileInfo(path string, st os.FileInfo) error {
 	if !st.Mode().IsRegular() {
 		return fileError(path, "not a regular file (mode %s)", st.Mode().Type())
-	}
-	if st.Size() > MaxFileSize {
-		return fileError(path, "file is %d bytes, more than the %d-byte limit for a manifest", st.Size(), MaxFileSize)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -164,33 +163,24 @@ func (s *scanner) loadFile(path string) (*filePods, bool) {
 // mode and size, and decodes it (cached by content).
 func (s *scanner) read(path string) ([]*corev1.Pod, error) {
 	base := filepath.Base(path)
-	// O_NONBLOCK: a FIFO named *.yaml must not hang the scan.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	data, fi, err := manifest.ReadBytes(path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var el manifest.ErrorList
+		switch {
+		case errors.As(err, &el):
+			return nil, err
+		case errors.Is(err, fs.ErrNotExist):
 			if _, lerr := os.Lstat(path); lerr == nil {
 				return nil, fmt.Errorf("%s: dangling symlink", base)
 			}
-			return nil, err
+			return nil, errors.Unwrap(err)
 		}
-		return nil, fmt.Errorf("%s: %w", base, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", base, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", base)
+		return nil, fmt.Errorf("%s: %w", base, errors.Unwrap(err))
 	}
 	if !s.allowInsecure {
 		if err := checkInfo(base, fi); err != nil {
 			return nil, err
 		}
-	}
-	data, err := readAll(f, fi.Size(), base)
-	if err != nil {
-		return nil, err
 	}
 	if c := s.cache[path]; c != nil && bytes.Equal(c.data, data) {
 		return c.pods, c.err
@@ -198,21 +188,6 @@ func (s *scanner) read(path string) ([]*corev1.Pod, error) {
 	pods, err := manifest.Decode(path, data)
 	s.cache[path] = &cacheEntry{data: data, pods: pods, err: err}
 	return pods, err
-}
-
-func readAll(r io.Reader, size int64, name string) ([]byte, error) {
-	tooBig := fmt.Errorf("%s: file too large (max %d bytes)", name, manifest.MaxFileSize)
-	if size > manifest.MaxFileSize {
-		return nil, tooBig
-	}
-	data, err := io.ReadAll(io.LimitReader(r, manifest.MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if len(data) > manifest.MaxFileSize {
-		return nil, tooBig
-	}
-	return data, nil
 }
 
 // assemble resolves duplicate full names (first file by name wins; files

@@ -59,7 +59,7 @@ func TestScan(t *testing.T) {
 		{
 			name:    "too large",
 			files:   map[string]string{"big.yaml": strings.Repeat("#", 2<<20)},
-			wantErr: []string{"big.yaml: file too large"},
+			wantErr: []string{"big.yaml: file is 2097152 bytes, more than the 1048576-byte limit"},
 			want:    "ERR big.yaml",
 		},
 		{
