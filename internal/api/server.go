@@ -36,10 +36,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// AnnotationWarnings carries manifest warnings (e.g. "file turned invalid;
-// running the last good version") on pods the API returns.
-const AnnotationWarnings = "podhost.io/warnings"
-
 // Event is one pod event.
 type Event struct {
 	Time    time.Time `json:"time"`

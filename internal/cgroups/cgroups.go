@@ -1,4 +1,4 @@
-// Package cgroups puts every pod in its own cgroup (DESIGN decision 8).
+// Package cgroups puts every pod in its own cgroup (see docs/ARCHITECTURE.md).
 //
 // Layout (kubelet-like, Parent defaults to "podhost"):
 //

@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/status"
 )
@@ -60,7 +61,7 @@ func (b *backend) Pods() []*corev1.Pod {
 			if p.Annotations == nil {
 				p.Annotations = map[string]string{}
 			}
-			p.Annotations[api.AnnotationWarnings] = strings.Join(e.Warnings, "; ")
+			p.Annotations[podstate.AnnotationWarnings] = strings.Join(e.Warnings, "; ")
 		}
 		out = append(out, p)
 	}

@@ -1,5 +1,5 @@
 // Package logs owns podhost's container logs: the CRI-format log driver that
-// the containerd shim spawns for every task (DESIGN decision 6), and reading /
+// the containerd shim spawns for every task (see docs/ARCHITECTURE.md), and reading /
 // following those files for `podhost logs`.
 //
 // On-disk format (one line per record, as the kubelet/CRI writes it):

@@ -1,6 +1,6 @@
 package manifest
 
-// Spec hash and pod identity (DESIGN decision 7).
+// Spec hash and pod identity (see docs/ARCHITECTURE.md).
 //
 // The spec hash is computed over a canonical form of the document exactly as
 // the user wrote it, never over the decoded and defaulted Go struct, so that

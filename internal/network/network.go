@@ -1,5 +1,4 @@
-// Package network wires pods to CNI through containerd/go-cni (DESIGN
-// decision 3): loopback plus the first network config in ConfDir (podhost's
+// Package network wires pods to CNI through containerd/go-cni (see docs/ARCHITECTURE.md): loopback plus the first network config in ConfDir (podhost's
 // default bridge conflist is written there when the dir has none), hostPorts
 // through the portmap plugin's portMappings capability.
 //

@@ -12,7 +12,7 @@ import (
 )
 
 // Labels podhost sets on every containerd container. They are the recovery
-// truth for what runs (DESIGN decision 4).
+// truth for what runs (see docs/ARCHITECTURE.md).
 const (
 	LabelPodUID        = "podhost.io/pod-uid"
 	LabelPodName       = "podhost.io/pod-name"
@@ -101,3 +101,40 @@ func (p *Pod) Running() []*Container {
 	}
 	return out
 }
+
+// Labels the runtime keeps on containers, leases and snapshots for
+// itself, and keys the syncer and the API add. Every podhost.io/ key is
+// defined here, once.
+const (
+	// LabelStopSignal is the image's STOPSIGNAL, recorded at create time.
+	LabelStopSignal = "podhost.io/stop-signal"
+	// LabelLogPath is where the task's log driver writes (CRI format).
+	LabelLogPath = "podhost.io/log-path"
+	// LabelImageDigest is the digest of the image the container runs.
+	LabelImageDigest = "podhost.io/image-digest"
+	// LabelStartedAt is set (RFC3339Nano) right after the task started:
+	// containerd keeps no start time.
+	LabelStartedAt = "podhost.io/started-at"
+	// LabelOOM is set to "true" when containerd reported an OOM kill in the
+	// container (survives podhost and containerd restarts).
+	LabelOOM = "podhost.io/oom"
+	// LabelExitCode and LabelFinishedAt record a container's exit when
+	// podhost first sees it stopped: the task (and its exit status) does
+	// not survive a host reboot, and a finished pod must stay Succeeded.
+	LabelExitCode   = "podhost.io/exit-code"
+	LabelFinishedAt = "podhost.io/finished-at"
+	// LabelLease marks podhost's leases ("true").
+	LabelLease = "podhost.io/lease"
+	// LabelLeaseOwner is "<pid>-<process start time in ticks>" of the
+	// process that took the lease.
+	LabelLeaseOwner = "podhost.io/lease-owner"
+	// LabelSnapshotContainer is set on a container's rootfs snapshot to the
+	// container ID.
+	LabelSnapshotContainer = "podhost.io/container"
+	// LabelGracePeriod records the pod's termination grace period on each
+	// container so orphans (no manifest any more) still stop gracefully.
+	LabelGracePeriod = "podhost.io/termination-grace-period"
+	// AnnotationWarnings carries manifest warnings (e.g. "file turned invalid;
+	// running the last good version") on pods the API returns.
+	AnnotationWarnings = "podhost.io/warnings"
+)

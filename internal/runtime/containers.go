@@ -66,7 +66,7 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 	opts := []client.NewContainerOpts{
 		client.WithImage(img),
 		client.WithSnapshotter(sn),
-		client.WithNewSnapshot(cfg.ID, img, snapshots.WithLabels(map[string]string{LabelSnapshotContainer: cfg.ID})),
+		client.WithNewSnapshot(cfg.ID, img, snapshots.WithLabels(map[string]string{podstate.LabelSnapshotContainer: cfg.ID})),
 	}
 	if cfg.SystemdCgroup {
 		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))
@@ -89,13 +89,13 @@ func (r *Runtime) containerLabels(cfg ContainerConfig) map[string]string {
 		l[k] = v
 	}
 	if s := cfg.Image.Config.StopSignal; s != "" {
-		l[LabelStopSignal] = s
+		l[podstate.LabelStopSignal] = s
 	}
 	if cfg.LogPath != "" {
-		l[LabelLogPath] = cfg.LogPath
+		l[podstate.LabelLogPath] = cfg.LogPath
 	}
 	if cfg.Image.Digest != "" {
-		l[LabelImageDigest] = cfg.Image.Digest
+		l[podstate.LabelImageDigest] = cfg.Image.Digest
 	}
 	return l
 }
@@ -144,7 +144,7 @@ func withDefaultAnnotation(key, value string) oci.SpecOpts {
 }
 
 // StartContainer creates the task with the log driver as its IO and starts
-// it, then records LabelStartedAt. There is no in-process Wait: exits are
+// it, then records podstate.LabelStartedAt. There is no in-process Wait: exits are
 // observed through Events and task status (the shim keeps the exit status
 // until the task is deleted), so they survive podhost restarts.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
@@ -157,14 +157,14 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	task, err := c.NewTask(ctx, r.logIO(info.Labels[LabelLogPath]))
+	task, err := c.NewTask(ctx, r.logIO(info.Labels[podstate.LabelLogPath]))
 	if errdefs.IsAlreadyExists(err) {
 		// A task left by a podhost killed between NewTask and Start (state
 		// created): delete it and create the task again.
 		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
 			return fmt.Errorf("start container %s: %w", id, derr)
 		}
-		task, err = c.NewTask(ctx, r.logIO(info.Labels[LabelLogPath]))
+		task, err = c.NewTask(ctx, r.logIO(info.Labels[podstate.LabelLogPath]))
 	}
 	if err != nil {
 		return fmt.Errorf("start container %s: create task: %w", id, err)
@@ -176,7 +176,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		}
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	if _, err := c.SetLabels(ctx, map[string]string{LabelStartedAt: started.UTC().Format(time.RFC3339Nano)}); err != nil {
+	if _, err := c.SetLabels(ctx, map[string]string{podstate.LabelStartedAt: started.UTC().Format(time.RFC3339Nano)}); err != nil {
 		r.log().Warn("record start time", "container", id, "err", err)
 	}
 	return nil
@@ -220,7 +220,7 @@ func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Durat
 	}
 	if grace > 0 {
 		info, _ := c.Info(ctx, client.WithoutRefreshedMetadata)
-		sig := r.stopSignal(info.Labels[LabelStopSignal])
+		sig := r.stopSignal(info.Labels[podstate.LabelStopSignal])
 		if err := task.Kill(ctx, sig); err != nil && !ignorableKillErr(err) {
 			return fmt.Errorf("stop container %s: signal %v: %w", id, sig, err)
 		}

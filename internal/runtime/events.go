@@ -9,6 +9,7 @@ import (
 	apievents "github.com/containerd/containerd/api/events"
 	"github.com/containerd/containerd/v2/core/events"
 	"github.com/containerd/typeurl/v2"
+	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
@@ -31,7 +32,7 @@ const (
 // Events subscribes to /tasks/exit, /tasks/oom and /tasks/start of the
 // namespace. When the stream breaks it resubscribes with backoff and then
 // sends an EventRelist. The channel is closed when ctx is done. OOM events
-// also mark the container (LabelOOM) so ListPods reports OOMKilled.
+// also mark the container (podstate.LabelOOM) so ListPods reports OOMKilled.
 func (r *Runtime) Events(ctx context.Context) <-chan Event {
 	out := make(chan Event, 64)
 	go r.eventLoop(r.nsctx(ctx), out)
@@ -160,7 +161,7 @@ func (r *Runtime) recordOOM(ctx context.Context, id string) {
 	r.oomMu.Unlock()
 	c, err := r.client.LoadContainer(ctx, id)
 	if err == nil {
-		_, err = c.SetLabels(ctx, map[string]string{LabelOOM: "true"})
+		_, err = c.SetLabels(ctx, map[string]string{podstate.LabelOOM: "true"})
 	}
 	if err != nil {
 		r.log().Warn("record OOM kill", "container", id, "err", err)

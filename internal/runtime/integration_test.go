@@ -392,7 +392,7 @@ func TestOOMKilled(t *testing.T) {
 	if pc.State != podstate.StateExited || pc.Reason != "OOMKilled" || pc.ExitCode != 137 {
 		t.Fatalf("after OOM: %+v", pc)
 	}
-	if pc.Labels[runtime.LabelOOM] != "true" {
+	if pc.Labels[podstate.LabelOOM] != "true" {
 		t.Fatalf("OOM label missing: %v", pc.Labels)
 	}
 	// A new Runtime (podhost restarted) still knows from the label.

@@ -14,28 +14,7 @@ import (
 	"github.com/containerd/containerd/v2/core/leases"
 	"github.com/containerd/containerd/v2/core/snapshots"
 	"github.com/containerd/errdefs"
-)
-
-// Leases and snapshots (docs/robustness.md, "Leases and snapshots").
-//
-// Everything podhost makes in containerd that is not yet held by a
-// container record (pulled content, unpacked layers, a container's rootfs
-// snapshot before the container exists) is held by a lease of podhost's
-// own: labelled LabelLease and LabelLeaseOwner, deleted (with a context
-// that outlives cancellation) as soon as the container holds its
-// references. A lease whose owner process is gone (podhost was killed
-// mid-create) is deleted by CollectGarbage, and containerd's GC then
-// removes what it held; the client's default leases (24 h, deleted with
-// the caller's possibly cancelled context) are never used.
-const (
-	// LabelLease marks podhost's leases ("true").
-	LabelLease = "podhost.io/lease"
-	// LabelLeaseOwner is "<pid>-<process start time in ticks>" of the
-	// process that took the lease.
-	LabelLeaseOwner = "podhost.io/lease-owner"
-	// LabelSnapshotContainer is set on a container's rootfs snapshot to the
-	// container ID.
-	LabelSnapshotContainer = "podhost.io/container"
+	"github.com/podhost/podhost/internal/podstate"
 )
 
 // leaseExpiry bounds a lease whose owner died and whose namespace no
@@ -57,7 +36,7 @@ func (r *Runtime) withLease(ctx context.Context, fn func(ctx context.Context) er
 	defer r.inflight.Delete(id)
 	ls := r.client.LeasesService()
 	l, err := ls.Create(ctx, leases.WithID(id), leases.WithExpiration(leaseExpiry), leases.WithLabels(map[string]string{
-		LabelLease: "true", LabelLeaseOwner: r.owner,
+		podstate.LabelLease: "true", podstate.LabelLeaseOwner: r.owner,
 	}))
 	if err != nil {
 		return fmt.Errorf("create lease: %w", err)
@@ -87,7 +66,7 @@ func (r *Runtime) CollectGarbage(ctx context.Context) error {
 	ctx = r.nsctx(ctx)
 	var errs []error
 	ls := r.client.LeasesService()
-	all, err := ls.List(ctx, fmt.Sprintf("labels.%q==true", LabelLease))
+	all, err := ls.List(ctx, fmt.Sprintf("labels.%q==true", podstate.LabelLease))
 	if err != nil {
 		return fmt.Errorf("collect garbage: list leases: %w", err)
 	}
@@ -95,7 +74,7 @@ func (r *Runtime) CollectGarbage(ctx context.Context) error {
 		if !r.orphanLease(l, time.Now()) {
 			continue
 		}
-		r.log().Info("deleting orphaned lease", "lease", l.ID, "owner", l.Labels[LabelLeaseOwner], "created", l.CreatedAt)
+		r.log().Info("deleting orphaned lease", "lease", l.ID, "owner", l.Labels[podstate.LabelLeaseOwner], "created", l.CreatedAt)
 		if err := ls.Delete(ctx, l, leases.SynchronousDelete); err != nil && !errdefs.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("delete lease %s: %w", l.ID, err))
 		}
@@ -111,7 +90,7 @@ func (r *Runtime) orphanLease(l leases.Lease, now time.Time) bool {
 	if _, ok := r.inflight.Load(l.ID); ok {
 		return false
 	}
-	owner := l.Labels[LabelLeaseOwner]
+	owner := l.Labels[podstate.LabelLeaseOwner]
 	switch {
 	case owner == r.owner: // ours, and no create holds it: its delete failed
 		return true
@@ -125,11 +104,11 @@ func (r *Runtime) orphanLease(l leases.Lease, now time.Time) bool {
 func (r *Runtime) removeOrphanSnapshots(ctx context.Context, sn string) error {
 	var keys []string
 	err := r.client.SnapshotService(sn).Walk(ctx, func(_ context.Context, info snapshots.Info) error {
-		if id := info.Labels[LabelSnapshotContainer]; id != "" && info.Kind == snapshots.KindActive {
+		if id := info.Labels[podstate.LabelSnapshotContainer]; id != "" && info.Kind == snapshots.KindActive {
 			keys = append(keys, info.Name)
 		}
 		return nil
-	}, fmt.Sprintf("labels.%q", LabelSnapshotContainer))
+	}, fmt.Sprintf("labels.%q", podstate.LabelSnapshotContainer))
 	if err != nil {
 		return fmt.Errorf("collect garbage: walk snapshots: %w", err)
 	}

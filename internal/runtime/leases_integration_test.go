@@ -16,13 +16,12 @@ import (
 	"github.com/containerd/errdefs"
 
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/runtime"
 )
 
-// podhostLeases lists the leases labelled runtime.LabelLease.
+// podhostLeases lists the leases labelled podstate.LabelLease.
 func podhostLeases(t *testing.T, ctx context.Context) []leases.Lease {
 	t.Helper()
-	ls, err := env.Client().LeasesService().List(env.Context(ctx), fmt.Sprintf("labels.%q==true", runtime.LabelLease))
+	ls, err := env.Client().LeasesService().List(env.Context(ctx), fmt.Sprintf("labels.%q==true", podstate.LabelLease))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +49,7 @@ func TestCreateLeavesNoLease(t *testing.T) {
 		t.Fatalf("leases left after create: %+v", ls)
 	}
 	info, err := env.Client().SnapshotService(env.Snapshotter).Stat(env.Context(ctx), id)
-	if err != nil || info.Labels[runtime.LabelSnapshotContainer] != id {
+	if err != nil || info.Labels[podstate.LabelSnapshotContainer] != id {
 		t.Fatalf("snapshot %s: %+v, %v", id, info, err)
 	}
 	if err := rt.CollectGarbage(ctx); err != nil {
@@ -79,14 +78,14 @@ func TestCollectGarbageCutCreate(t *testing.T) {
 	}
 	ls := env.Client().LeasesService()
 	l, err := ls.Create(env.Context(ctx), leases.WithID("cut-"+t.Name()), leases.WithExpiration(time.Hour),
-		leases.WithLabels(map[string]string{runtime.LabelLease: "true", runtime.LabelLeaseOwner: "1-1"}))
+		leases.WithLabels(map[string]string{podstate.LabelLease: "true", podstate.LabelLeaseOwner: "1-1"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := "cut-create-snapshot"
 	lctx := leases.WithLease(env.Context(ctx), l.ID)
 	// What WithNewSnapshot does before the container record exists.
-	err = client.WithNewSnapshot(key, cimg, snapshots.WithLabels(map[string]string{runtime.LabelSnapshotContainer: key}))(lctx, env.Client(), &containers.Container{Snapshotter: env.Snapshotter})
+	err = client.WithNewSnapshot(key, cimg, snapshots.WithLabels(map[string]string{podstate.LabelSnapshotContainer: key}))(lctx, env.Client(), &containers.Container{Snapshotter: env.Snapshotter})
 	if err != nil {
 		t.Fatal(err)
 	}

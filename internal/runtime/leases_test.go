@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/core/leases"
+	"github.com/podhost/podhost/internal/podstate"
 )
 
 func TestOrphanLease(t *testing.T) {
@@ -19,12 +20,12 @@ func TestOrphanLease(t *testing.T) {
 		lease leases.Lease
 		want  bool
 	}{
-		{"in flight here", leases.Lease{ID: "busy", CreatedAt: now, Labels: map[string]string{LabelLeaseOwner: r.owner}}, false},
-		{"ours, create over", leases.Lease{ID: "a", CreatedAt: now, Labels: map[string]string{LabelLeaseOwner: r.owner}}, true},
-		{"owner dead", leases.Lease{ID: "b", CreatedAt: now, Labels: map[string]string{LabelLeaseOwner: "1-1"}}, true},
-		{"owner alive", leases.Lease{ID: "c", CreatedAt: now, Labels: map[string]string{LabelLeaseOwner: live}}, false},
-		{"owner alive, too old", leases.Lease{ID: "d", CreatedAt: now.Add(-time.Hour), Labels: map[string]string{LabelLeaseOwner: live}}, true},
-		{"owner unparsable", leases.Lease{ID: "e", CreatedAt: now, Labels: map[string]string{LabelLeaseOwner: "x"}}, false},
+		{"in flight here", leases.Lease{ID: "busy", CreatedAt: now, Labels: map[string]string{podstate.LabelLeaseOwner: r.owner}}, false},
+		{"ours, create over", leases.Lease{ID: "a", CreatedAt: now, Labels: map[string]string{podstate.LabelLeaseOwner: r.owner}}, true},
+		{"owner dead", leases.Lease{ID: "b", CreatedAt: now, Labels: map[string]string{podstate.LabelLeaseOwner: "1-1"}}, true},
+		{"owner alive", leases.Lease{ID: "c", CreatedAt: now, Labels: map[string]string{podstate.LabelLeaseOwner: live}}, false},
+		{"owner alive, too old", leases.Lease{ID: "d", CreatedAt: now.Add(-time.Hour), Labels: map[string]string{podstate.LabelLeaseOwner: live}}, true},
+		{"owner unparsable", leases.Lease{ID: "e", CreatedAt: now, Labels: map[string]string{podstate.LabelLeaseOwner: "x"}}, false},
 	} {
 		if got := r.orphanLease(tc.lease, now); got != tc.want {
 			t.Errorf("%s: orphan = %v, want %v", tc.name, got, tc.want)

@@ -110,7 +110,7 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 		Name:         l[podstate.LabelContainerName],
 		Init:         l[podstate.LabelInit] == "true",
 		Image:        c.Image,
-		ImageRef:     l[LabelImageDigest],
+		ImageRef:     l[podstate.LabelImageDigest],
 		Hash:         l[podstate.LabelSpecHash],
 		SandboxID:    l[podstate.LabelSandboxID],
 		RestartCount: atoi(l[podstate.LabelRestartCount]),
@@ -118,7 +118,7 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 		CreatedAt:    c.CreatedAt,
 		Labels:       l,
 	}
-	if t, err := time.Parse(time.RFC3339Nano, l[LabelStartedAt]); err == nil {
+	if t, err := time.Parse(time.RFC3339Nano, l[podstate.LabelStartedAt]); err == nil {
 		pc.StartedAt = t
 	}
 	if p == nil {
@@ -140,8 +140,8 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 		if p.ExitedAt != nil {
 			pc.FinishedAt = p.ExitedAt.AsTime()
 		}
-		pc.Reason = exitReason(pc.ExitCode, l[LabelOOM] == "true" || r.sawOOM(c.ID))
-		if _, ok := l[LabelExitCode]; !ok {
+		pc.Reason = exitReason(pc.ExitCode, l[podstate.LabelOOM] == "true" || r.sawOOM(c.ID))
+		if _, ok := l[podstate.LabelExitCode]; !ok {
 			r.recordExit(ctx, c.ID, pc)
 		}
 	default:
@@ -168,10 +168,10 @@ func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) {
 		pc.State, pc.Message = podstate.StateUnknown, err.Error()
 		return
 	}
-	if code, err := strconv.Atoi(pc.Labels[LabelExitCode]); err == nil { // recorded before the task went
+	if code, err := strconv.Atoi(pc.Labels[podstate.LabelExitCode]); err == nil { // recorded before the task went
 		pc.State, pc.ExitCode = podstate.StateExited, int32(code)
-		pc.FinishedAt, _ = time.Parse(time.RFC3339Nano, pc.Labels[LabelFinishedAt])
-		pc.Reason = exitReason(pc.ExitCode, pc.Labels[LabelOOM] == "true")
+		pc.FinishedAt, _ = time.Parse(time.RFC3339Nano, pc.Labels[podstate.LabelFinishedAt])
+		pc.Reason = exitReason(pc.ExitCode, pc.Labels[podstate.LabelOOM] == "true")
 		return
 	}
 	pc.State, pc.ExitCode, pc.Reason = podstate.StateExited, unknownExitCode, "Unknown"
@@ -185,9 +185,9 @@ func (r *Runtime) recordExit(ctx context.Context, id string, pc *podstate.Contai
 	if err != nil {
 		return
 	}
-	labels := map[string]string{LabelExitCode: strconv.Itoa(int(pc.ExitCode))}
+	labels := map[string]string{podstate.LabelExitCode: strconv.Itoa(int(pc.ExitCode))}
 	if !pc.FinishedAt.IsZero() {
-		labels[LabelFinishedAt] = pc.FinishedAt.UTC().Format(time.RFC3339Nano)
+		labels[podstate.LabelFinishedAt] = pc.FinishedAt.UTC().Format(time.RFC3339Nano)
 	}
 	if _, err := c.SetLabels(ctx, labels); err != nil {
 		r.log().Debug("record container exit", "id", id, "err", err)

@@ -2,7 +2,7 @@
 // containers, tasks, exec, labels and events, all in one containerd
 // namespace (default "podhost"). It decides no policy: the syncer does.
 //
-// Containers carry podhost's labels (podstate.Label*, DESIGN decision 4) plus
+// Containers carry podhost's labels (podstate.Label*, see docs/ARCHITECTURE.md) plus
 // the runtime's own (Label* below). Tasks of exited containers are kept
 // until RemoveContainer, so their exit code and time stay readable;
 // containerd's restart monitor labels are never set.
@@ -26,29 +26,8 @@ import (
 // DefaultNamespace is the containerd namespace podhost uses.
 const DefaultNamespace = "podhost"
 
-// Labels the runtime keeps on containers for itself.
-const (
-	// LabelStopSignal is the image's STOPSIGNAL, recorded at create time.
-	LabelStopSignal = "podhost.io/stop-signal"
-	// LabelLogPath is where the task's log driver writes (CRI format).
-	LabelLogPath = "podhost.io/log-path"
-	// LabelImageDigest is the digest of the image the container runs.
-	LabelImageDigest = "podhost.io/image-digest"
-	// LabelStartedAt is set (RFC3339Nano) right after the task started:
-	// containerd keeps no start time.
-	LabelStartedAt = "podhost.io/started-at"
-	// LabelOOM is set to "true" when containerd reported an OOM kill in the
-	// container (survives podhost and containerd restarts).
-	LabelOOM = "podhost.io/oom"
-	// LabelExitCode and LabelFinishedAt record a container's exit when
-	// podhost first sees it stopped: the task (and its exit status) does
-	// not survive a host reboot, and a finished pod must stay Succeeded.
-	LabelExitCode   = "podhost.io/exit-code"
-	LabelFinishedAt = "podhost.io/finished-at"
-)
-
 // ShimGroupAnnotation groups all containers of a pod into one shim
-// (DESIGN decision 10). CreateContainer sets it to the sandbox id (else the
+// (see docs/ARCHITECTURE.md). CreateContainer sets it to the sandbox id (else the
 // pod UID) unless the spec options already did.
 const ShimGroupAnnotation = "io.containerd.runc.v2.group"
 
@@ -112,7 +91,7 @@ type Runtime struct {
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
 
-	owner    string   // LabelLeaseOwner of this process's leases
+	owner    string   // podstate.LabelLeaseOwner of this process's leases
 	inflight sync.Map // lease IDs and container IDs of creates in progress
 }
 

@@ -1,5 +1,4 @@
-// Package sandbox makes a pod's sandbox without a pause container (DESIGN
-// decision 1): pinned (bind-mounted) network, IPC and UTS namespaces, a
+// Package sandbox makes a pod's sandbox without a pause container (see docs/ARCHITECTURE.md): pinned (bind-mounted) network, IPC and UTS namespaces, a
 // /dev/shm tmpfs, and the hosts, resolv.conf and hostname files the pod's
 // containers bind-mount.
 //

@@ -1,5 +1,5 @@
 // Package state is podhost's bbolt store: what containerd cannot tell us
-// (DESIGN decision 4). It holds worker phases, resource allocation
+// (see docs/ARCHITECTURE.md). It holds worker phases, resource allocation
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //

@@ -24,10 +24,6 @@ import (
 // (SyncPod asks its worker for a sync when the back-off expires).
 var errBackoff = errors.New("back-off")
 
-// LabelGracePeriod records the pod's termination grace period on each
-// container so orphans (no manifest any more) still stop gracefully.
-const LabelGracePeriod = "podhost.io/termination-grace-period"
-
 type startInput struct {
 	pod     *corev1.Pod
 	running *podstate.Pod
@@ -170,7 +166,7 @@ func (s *Syncer) labels(pod *corev1.Pod, sandboxID, name string, init bool, rest
 		podstate.LabelSpecHash:      pod.Annotations[podstate.AnnotationConfigHash],
 		podstate.LabelRestartCount:  strconv.Itoa(restarts),
 		podstate.LabelAttempt:       strconv.Itoa(attempt),
-		LabelGracePeriod:            strconv.FormatInt(int64(gracePeriod(pod, nil)/time.Second), 10),
+		podstate.LabelGracePeriod:   strconv.FormatInt(int64(gracePeriod(pod, nil)/time.Second), 10),
 	}
 	if init {
 		l[podstate.LabelInit] = "true"

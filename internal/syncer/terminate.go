@@ -56,7 +56,7 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *podstat
 	}
 	var grace time.Duration
 	for _, c := range running.Containers {
-		if g, err := strconv.Atoi(c.Labels[LabelGracePeriod]); err == nil && time.Duration(g)*time.Second > grace {
+		if g, err := strconv.Atoi(c.Labels[podstate.LabelGracePeriod]); err == nil && time.Duration(g)*time.Second > grace {
 			grace = time.Duration(g) * time.Second
 		}
 	}
