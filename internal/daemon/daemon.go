@@ -271,12 +271,12 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) er
 		}
 		var pod corev1.Pod
 		if err := json.Unmarshal(r.Pod, &pod); err != nil {
-			log.Warn("drop unreadable worker record", "uid", string(r.UID), "err", err)
+			log.Warn("drop unreadable worker record", "podUID", string(r.UID), "err", err)
 			_ = db.DeleteWorker(r.UID)
 			continue
 		}
 		grace := r.GracePeriod
-		log.Info("resuming pod termination", "pod", r.FullName, "uid", string(r.UID), "gracePeriod", grace)
+		log.Info("resuming pod termination", "pod", r.FullName, "podUID", string(r.UID), "gracePeriod", grace)
 		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
 	}
 	return nil

@@ -36,7 +36,7 @@ func (m *Manager) housekeeping(ctx context.Context) {
 		if _, ok := known[rp.UID]; ok {
 			continue
 		}
-		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "uid", string(rp.UID))
+		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "podUID", string(rp.UID))
 		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, RunningPod: rp})
 	}
 	recs, err := m.store.ListSandboxes()

@@ -101,7 +101,7 @@ func (m *Manager) killOrphans(ctx context.Context, updates []podconfig.Update) {
 		if added[rp.UID] || m.workers.IsPodTerminationRequested(rp.UID) {
 			continue
 		}
-		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "uid", string(rp.UID))
+		m.log.Info("terminating orphaned runtime pod", "pod", rp.FullName(), "podUID", string(rp.UID))
 		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, RunningPod: rp})
 	}
 }
@@ -146,7 +146,7 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
 		if res := admission.Admit(pod, m.allocatable, m.admittedPods()); !res.Admit {
-			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "uid", string(pod.UID), "reason", res.Reason, "message", res.Message)
+			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod
 			m.mu.Unlock()
@@ -175,7 +175,7 @@ func (m *Manager) startPods(pods []*corev1.Pod) {
 		m.log.Error("checkpoint allocations", "err", err)
 	}
 	for _, p := range pods {
-		m.log.Info("pod added", "pod", manifest.FullName(p), "uid", string(p.UID))
+		m.log.Info("pod added", "pod", manifest.FullName(p), "podUID", string(p.UID))
 		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
 	}
 }
@@ -188,9 +188,9 @@ func (m *Manager) removePod(pod *corev1.Pod) {
 	m.mu.Unlock()
 	m.statuses.RemovePod(pod.UID)
 	if err := m.store.DeleteAllocation(pod.UID); err != nil {
-		m.log.Warn("delete allocation", "uid", string(pod.UID), "err", err)
+		m.log.Warn("delete allocation", "podUID", string(pod.UID), "err", err)
 	}
-	m.log.Info("pod removed", "pod", manifest.FullName(pod), "uid", string(pod.UID))
+	m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 	if wasDesired {
 		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: pod})
 		return

@@ -164,7 +164,7 @@ func (m *Manager) setResult(ctx context.Context, w *worker, res Result) {
 	if !changed {
 		return
 	}
-	m.log.Debug("probe result changed", "uid", string(w.uid), "container", w.name,
+	m.log.Debug("probe result changed", "podUID", string(w.uid), "container", w.name,
 		"probe", w.probeType.String(), "result", res.String())
 	select {
 	case m.updates <- w.uid:
@@ -191,7 +191,7 @@ func (m *Manager) probe(ctx context.Context, t ProbeType, req request) (Result, 
 	}
 	uid := req.pod.UID
 	if err != nil {
-		m.log.Debug("probe errored", "uid", string(uid), "container", req.container.Name, "probe", t.String(), "err", err)
+		m.log.Debug("probe errored", "podUID", string(uid), "container", req.container.Name, "probe", t.String(), "err", err)
 		m.event(uid, EventUnhealthy, fmt.Sprintf("%s probe errored and resulted in unknown state: %v", t, err))
 		return Failure, err
 	}

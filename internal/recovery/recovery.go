@@ -123,7 +123,7 @@ func Rebuild(ctx context.Context, cfg Config, rt Runtime, cg Cgroups, s Store) (
 			allocs = append(allocs, allocationFor(pod))
 		}
 		res.Pods = append(res.Pods, rp.UID)
-		cfg.Logger.Warn("state rebuilt for running pod", "pod", rp.FullName(), "uid", string(rp.UID),
+		cfg.Logger.Warn("state rebuilt for running pod", "pod", rp.FullName(), "podUID", string(rp.UID),
 			"sandboxes", len(recs), "ips", recs[len(recs)-1].IPs, "specKnown", in.pods[rp.UID] != nil)
 	}
 	if len(allocs) > 0 {

@@ -158,7 +158,7 @@ func (m *Manager) LastStatus(uid types.UID) *corev1.PodStatus {
 func (m *Manager) Event(uid types.UID, typ, reason, message string) {
 	e := state.Event{Time: m.opts.Clock.Now(), Type: typ, Reason: reason, Message: message}
 	if err := m.store.AddEvent(uid, e); err != nil {
-		m.log.Warn("record event", "uid", string(uid), "reason", reason, "err", err)
+		m.log.Warn("record event", "podUID", string(uid), "reason", reason, "err", err)
 	}
 }
 

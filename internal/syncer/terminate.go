@@ -93,7 +93,7 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 	defer cancel()
 	start := time.Now()
 	defer func() {
-		s.log.Debug("pod cleanup done", "uid", string(uid), "all", removeAll, "took", time.Since(start))
+		s.log.Debug("pod cleanup done", "podUID", string(uid), "all", removeAll, "took", time.Since(start))
 	}()
 	var errs []error
 	recs, err := s.store.ListSandboxes()
@@ -205,7 +205,7 @@ func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) 
 	}
 	for _, pc := range pcs {
 		if pc.UID != "" && !active(pc.UID) {
-			s.log.Info("removing leaked pod cgroup", "cgroup", pc.Name, "uid", string(pc.UID))
+			s.log.Info("removing leaked pod cgroup", "cgroup", pc.Name, "podUID", string(pc.UID))
 			if err := s.cg.RemovePod(ctx, pc); err != nil {
 				errs = append(errs, err)
 			}
@@ -217,7 +217,7 @@ func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) 
 	}
 	for _, uid := range uids {
 		if !active(uid) {
-			s.log.Info("removing leaked pod volumes", "uid", string(uid))
+			s.log.Info("removing leaked pod volumes", "podUID", string(uid))
 			if err := s.vol.Cleanup(ctx, uid); err != nil {
 				errs = append(errs, err)
 			}
