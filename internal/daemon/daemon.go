@@ -135,7 +135,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
 	}, syncer.Deps{
-		Runtime: d.rt, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir), Network: netw, Cgroups: cg,
+		Runtime: d.rt, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)), Network: netw, Cgroups: cg,
 		Volumes: volumes.New(filepath.Join(d.cfg.StateDir, "pods")), Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Logger: d.log,
 	})

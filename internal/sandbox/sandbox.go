@@ -74,9 +74,6 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
 // only points at the 127.0.0.53 stub, which a pod netns cannot reach).
 func WithHostResolvConf(path string) Option { return func(m *Manager) { m.hostResolv = path } }
 
-// WithHostHostsFile sets the hosts file hostNetwork pods copy (default /etc/hosts).
-func WithHostHostsFile(path string) Option { return func(m *Manager) { m.hostHosts = path } }
-
 // NewManager returns a Manager for runDir (e.g. /run/podhost).
 func NewManager(runDir string, opts ...Option) *Manager {
 	m := &Manager{
