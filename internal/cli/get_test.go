@@ -51,7 +51,7 @@ func serve(t *testing.T, b api.Backend) string {
 	t.Cleanup(func() {
 		cancel()
 		<-done
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 	})
 	deadline := time.Now().Add(5 * time.Second)
 	for api.NewClient(sock).Ready(ctx) != nil {
