@@ -50,7 +50,9 @@ func serve(t *testing.T, b api.Backend) string {
 	go func() { done <- api.NewServer(b, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("api server: %v", err)
+		}
 		_ = os.RemoveAll(dir)
 	})
 	deadline := time.Now().Add(5 * time.Second)
