@@ -38,6 +38,14 @@ fi
 $GO vet ./... || failed+=("go vet")
 $GO vet -tags integration ./... || failed+=("go vet -tags integration")
 
+# The core (pod lifecycle) packages must not pull in the containerd client:
+# runtime-neutral types live in internal/runtimeapi.
+core=(./internal/manager ./internal/syncer ./internal/podworkers ./internal/pleg ./internal/status ./internal/podcache)
+if leaks=$($GO list -deps "${core[@]}" | grep -x 'github.com/containerd/containerd/v2/client'); then
+	echo "lint: core packages import the containerd client: $leaks" >&2
+	failed+=("core deps")
+fi
+
 dc=$(tool deadcode "$DEADCODE_VERSION" golang.org/x/tools/cmd/deadcode)
 if [[ -n $dc ]]; then
 	dead=$("$dc" -test ./... 2>&1)
