@@ -44,9 +44,8 @@ func (s *Syncer) probeResults(pod *corev1.Pod, running *podstate.Pod, ips []stri
 	return r.Ready, r.Started
 }
 
-// unhealthy returns the prober's failed liveness and startup probes of uid.
-func (s *Syncer) unhealthy(uid types.UID) map[string]probeFailure {
-	r := s.prober.Results(uid)
+// unhealthyOf returns the prober's failed liveness and startup probes.
+func unhealthyOf(r prober.PodResults) map[string]probeFailure {
 	if len(r.Unhealthy) == 0 {
 		return nil
 	}
@@ -78,8 +77,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unh
 // probeGracePeriod is the failed probe's terminationGracePeriodSeconds if
 // set, else the pod's grace period.
 func probeGracePeriod(pod *corev1.Pod, containerName, probe string) time.Duration {
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+	for _, c := range allContainers(pod) {
 		if c.Name != containerName {
 			continue
 		}

@@ -45,7 +45,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
-	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil || len(actions.Start) > 0 {
+	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
+		len(actions.StartSidecars) > 0 || len(actions.Start) > 0 {
 		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -57,16 +58,18 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 }
 
 func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
-	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready, Unhealthy: s.unhealthy(pod.UID)})
+	r := s.prober.Results(pod.UID)
+	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
+		Unhealthy: unhealthyOf(r), Started: r.Started})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
+		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
 	return actions
 }
 
 // execute carries out a plan: stop, (re)create the sandbox, start.
 func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb *state.SandboxRecord, pc cgroups.PodCgroup, actions podActions, rq *requeue) []error {
 	if actions.KillPod {
-		if err := s.stopContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
+		if err := s.stopPodContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
 			return []error{err}
 		}
 	}
@@ -100,13 +103,13 @@ func (r *requeue) after(d time.Duration) {
 }
 
 func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions, rq *requeue) []error {
-	if a.StartInit == nil && len(a.Start) == 0 {
+	if a.StartInit == nil && len(a.StartSidecars) == 0 && len(a.Start) == 0 {
 		return nil
 	}
 	vols, err := s.vol.Prepare(ctx, pod)
 	if err != nil {
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
-		starting := a.Start
+		starting := append(append([]*corev1.Container(nil), a.StartSidecars...), a.Start...)
 		if a.StartInit != nil {
 			starting = []*corev1.Container{a.StartInit}
 		}
@@ -121,6 +124,11 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 		return nil
 	}
 	var errs []error
+	for _, c := range a.StartSidecars {
+		if err := s.startContainer(ctx, in, c, true); err != nil && !errors.Is(err, errBackoff) {
+			errs = append(errs, err)
+		}
+	}
 	for _, c := range a.Start {
 		if err := s.startContainer(ctx, in, c, false); err != nil && !errors.Is(err, errBackoff) {
 			errs = append(errs, err)
