@@ -301,6 +301,7 @@ type fakeObserver struct {
 	desired  bool
 	events   []string
 	statuses []corev1.PodStatus
+	keepLast bool // LastStatus returns the last status set (as the status manager)
 }
 
 func (o *fakeObserver) SetStatus(_ *corev1.Pod, st corev1.PodStatus) {
@@ -308,7 +309,15 @@ func (o *fakeObserver) SetStatus(_ *corev1.Pod, st corev1.PodStatus) {
 	defer o.mu.Unlock()
 	o.statuses = append(o.statuses, st)
 }
-func (o *fakeObserver) LastStatus(types.UID) *corev1.PodStatus { return nil }
+func (o *fakeObserver) LastStatus(types.UID) *corev1.PodStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.keepLast || len(o.statuses) == 0 {
+		return nil
+	}
+	st := o.statuses[len(o.statuses)-1].DeepCopy()
+	return st
+}
 func (o *fakeObserver) Event(_ types.UID, typ, reason, msg string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -33,6 +33,10 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
 	sb, ready := s.currentSandbox(pod.UID)
+	if s.enforceDeadline(pod) {
+		s.updateStatus(pod, running, sb)
+		return podworkers.SyncResult{Terminal: true}, nil
+	}
 	actions := s.plan(pod, running, sb, ready)
 	if len(actions.Unhealthy) > 0 {
 		if err := s.killUnhealthy(ctx, pod, actions.Unhealthy); err != nil {
@@ -54,6 +58,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 	}
 	s.updateStatus(pod, running, sb)
+	s.requeueAtDeadline(pod, &rq)
 	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d}, errors.Join(errs...)
 }
 
@@ -171,7 +176,7 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
 		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
-		Previous: s.obs.LastStatus(pod.UID), Now: s.now()}
+		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now()}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 
