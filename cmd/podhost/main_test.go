@@ -129,6 +129,12 @@ func TestApplyBadManifests(t *testing.T) {
 		{"garbage-10mb", garbage, "file is "},
 		{"invalid-utf8", []byte(pod("{name: \"w\xffeb\"}", "{containers: [{name: c, image: busybox}]}")), "invalid UTF-8 at line 3"},
 		{"yaml-bomb", []byte(yamlBomb()), "yaml: "},
+		{"init-restart-onfailure", []byte(pod("{name: web}", "{initContainers: [{name: i, image: busybox, restartPolicy: OnFailure}], containers: [{name: c, image: busybox}]}")),
+			`spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"`},
+		{"container-restart-policy", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, restartPolicy: Always}]}")),
+			"spec.containers[0].restartPolicy: Forbidden: a restartPolicy on a regular container (container restart rules) is not supported by podhost"},
+		{"init-probe", []byte(pod("{name: web}", "{initContainers: [{name: i, image: busybox, startupProbe: {exec: {command: [\"true\"]}}}], containers: [{name: c, image: busybox}]}")),
+			"spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,7 +21,8 @@ import (
 // Features podhost cannot honour are rejected rather than silently ignored,
 // because ignoring them would change what runs: ephemeral containers,
 // volume types other than hostPath and emptyDir, ConfigMap/Secret
-// references, sidecar (restartable init) containers, pod-level resources,
+// references, container restartPolicy other than Always on an init
+// container (a native sidecar), pod-level resources,
 // runtime classes, user namespaces, a shared PID namespace.
 
 const notSupported = "not supported by podhost"

@@ -83,11 +83,9 @@ func validateContainer(c *corev1.Container, ctx *podContext, p *field.Path, init
 	all = append(all, validateEnv(c, ctx, p)...)
 	all = append(all, validateResources(&c.Resources, p.Child("resources"))...)
 	all = append(all, validateMounts(c, ctx.volumes, p)...)
-	all = append(all, validateProbes(c, p, init)...)
+	all = append(all, validateProbes(c, p, init && !isSidecar(c))...)
 	all = append(all, validateSecurityContext(c.SecurityContext, p.Child("securityContext"))...)
-	if c.RestartPolicy != nil {
-		all = append(all, forbidden(p.Child("restartPolicy"), "a container restartPolicy (sidecar containers) is"))
-	}
+	all = append(all, validateContainerRestartPolicy(c, p.Child("restartPolicy"), init)...)
 	if len(c.RestartPolicyRules) > 0 {
 		all = append(all, forbidden(p.Child("restartPolicyRules"), "restartPolicyRules are"))
 	}
@@ -196,4 +194,24 @@ func hostPortString(p corev1.ContainerPort) string {
 		return fmt.Sprintf("%s/%s", net.JoinHostPort(p.HostIP, strconv.Itoa(int(p.HostPort))), p.Protocol)
 	}
 	return fmt.Sprintf("%d/%s", p.HostPort, p.Protocol)
+}
+
+// validateContainerRestartPolicy: only init containers may set it, and only
+// to Always (a native sidecar); per-container restart rules of regular
+// containers are not supported.
+func validateContainerRestartPolicy(c *corev1.Container, p *field.Path, init bool) field.ErrorList {
+	switch {
+	case c.RestartPolicy == nil:
+		return nil
+	case !init:
+		return field.ErrorList{forbidden(p, "a restartPolicy on a regular container (container restart rules) is")}
+	case *c.RestartPolicy != corev1.ContainerRestartPolicyAlways:
+		return field.ErrorList{field.NotSupported(p, *c.RestartPolicy, []corev1.ContainerRestartPolicy{corev1.ContainerRestartPolicyAlways})}
+	}
+	return nil
+}
+
+// isSidecar: an init container with restartPolicy Always.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
 }

@@ -14,8 +14,9 @@ var (
 	procMounts = []corev1.ProcMountType{corev1.DefaultProcMount, corev1.UnmaskedProcMount}
 )
 
-// validateProbes checks the probes and lifecycle hooks of a container. Init
-// containers may have neither (podhost has no restartable init containers).
+// validateProbes checks the probes and lifecycle hooks of a container.
+// Regular init containers (init: not sidecars) may have no probes; no init
+// container may have lifecycle hooks.
 func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorList {
 	var all field.ErrorList
 	probes := []struct {
@@ -32,7 +33,7 @@ func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorLi
 			continue
 		}
 		if init {
-			all = append(all, field.Forbidden(p.Child(pr.name), "may not be set for init containers"))
+			all = append(all, field.Forbidden(p.Child(pr.name), "may not be set for init containers without restartPolicy=Always"))
 			continue
 		}
 		all = append(all, validateProbe(c, pr.probe, p.Child(pr.name), pr.succeedOnlyOne)...)
@@ -40,7 +41,7 @@ func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorLi
 	if c.Lifecycle == nil {
 		return all
 	}
-	if init {
+	if init || isSidecar(c) {
 		return append(all, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
 	}
 	if h := c.Lifecycle.PostStart; h != nil {

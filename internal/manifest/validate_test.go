@@ -158,15 +158,27 @@ func TestValidateRules(t *testing.T) {
 		{"init container probe", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}
-		}, "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers"},
+		}, "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"},
 		{"init container lifecycle", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}
 		}, "spec.initContainers[0].lifecycle: Forbidden"},
-		{"sidecar", func(p *corev1.Pod) {
+		{"sidecar with probes", func(p *corev1.Pod) {
+			probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
+			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1",
+				RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways), StartupProbe: probe, ReadinessProbe: probe}}
+		}, ""},
+		{"init restartPolicy OnFailure", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
-				RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways)}}
-		}, "spec.initContainers[0].restartPolicy: Forbidden: a container restartPolicy (sidecar containers) is not supported by podhost"},
+				RestartPolicy: ptrTo(corev1.ContainerRestartPolicy("OnFailure"))}}
+		}, `spec.initContainers[0].restartPolicy: Unsupported value: "OnFailure": supported values: "Always"`},
+		{"regular container restartPolicy", func(p *corev1.Pod) {
+			p.Spec.Containers[0].RestartPolicy = ptrTo(corev1.ContainerRestartPolicyAlways)
+		}, "spec.containers[0].restartPolicy: Forbidden: a restartPolicy on a regular container (container restart rules) is not supported by podhost"},
+		{"sidecar lifecycle", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways),
+				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}
+		}, "spec.initContainers[0].lifecycle: Forbidden"},
 		{"init container invalid image", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init"}}
 		}, "spec.initContainers[0].image: Required value"},

@@ -26,6 +26,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/qos"
 )
 
 // ProbeType is liveness, readiness or startup.
@@ -210,8 +211,8 @@ func (m *Manager) Sync(pod *corev1.Pod, running *podstate.Pod, podIP string) {
 		m.pods[pod.UID] = pp
 	}
 	pp.pod, pp.podIP = pod, podIP
-	for i := range pod.Spec.Containers {
-		m.syncContainer(pp, &pod.Spec.Containers[i], newestRunning(running, pod.Spec.Containers[i].Name))
+	for _, c := range probed(pod) {
+		m.syncContainer(pp, c, newestRunning(running, c.Name))
 	}
 	if len(pp.containers) == 0 && !pp.noLiveness {
 		delete(m.pods, pod.UID)
@@ -340,12 +341,27 @@ func (cp *containerProbes) triggerReadiness() {
 }
 
 func hasProbes(pod *corev1.Pod) bool {
-	for _, c := range pod.Spec.Containers {
+	for _, c := range probed(pod) {
 		if c.LivenessProbe != nil || c.ReadinessProbe != nil || c.StartupProbe != nil {
 			return true
 		}
 	}
 	return false
+}
+
+// probed lists the containers that may have probes: sidecars (restartable
+// init containers) and regular containers.
+func probed(pod *corev1.Pod) []*corev1.Container {
+	var out []*corev1.Container
+	for i := range pod.Spec.InitContainers {
+		if qos.IsRestartable(&pod.Spec.InitContainers[i]) {
+			out = append(out, &pod.Spec.InitContainers[i])
+		}
+	}
+	for i := range pod.Spec.Containers {
+		out = append(out, &pod.Spec.Containers[i])
+	}
+	return out
 }
 
 // newestRunning is the newest instance of name if it runs, else nil.

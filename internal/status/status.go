@@ -70,6 +70,10 @@ type Inputs struct {
 	Previous *corev1.PodStatus
 	// Rejected marks a pod refused by admission: phase Failed.
 	Rejected *Reason
+	// Evicted marks a pod podhost ends itself (activeDeadlineSeconds passed,
+	// the kubelet's ShouldEvict): phase Failed with this reason and message,
+	// unless the pod had already reached a terminal phase.
+	Evicted *Reason
 	// Terminal: the pod is being finished (deleted, or done), so its
 	// containers will not restart whatever the restart policy.
 	Terminal bool
@@ -93,6 +97,9 @@ func Compute(pod *corev1.Pod, in Inputs) corev1.PodStatus {
 	}
 	if s.Phase == prev.Phase {
 		s.Reason, s.Message = prev.Reason, prev.Message
+	}
+	if in.Evicted != nil && !terminalPhase(prev.Phase) {
+		s.Phase, s.Reason, s.Message = corev1.PodFailed, in.Evicted.Reason, in.Evicted.Message
 	}
 	s.Conditions = conditions(pod, s, prev, in.SandboxReady, now)
 	setIPs(pod, &s, in)

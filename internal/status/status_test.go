@@ -330,3 +330,18 @@ func TestComputeHostNetworkIP(t *testing.T) {
 	s := Compute(pod, Inputs{HostIP: "192.168.1.2", SandboxReady: true, Now: now})
 	eq(t, "podIP", s.PodIP, "192.168.1.2")
 }
+
+func TestComputeEvicted(t *testing.T) {
+	app := rc("app", 0, podstate.StateRunning, 0)
+	dl := &Reason{Reason: "DeadlineExceeded", Message: "Pod was active on the node longer than the specified deadline"}
+	s := Compute(testPod(corev1.RestartPolicyAlways), ready(Inputs{Running: runtimePod(app), Evicted: dl, Now: now}))
+	eq(t, "phase", s.Phase, corev1.PodFailed)
+	eq(t, "reason", s.Reason, dl.Reason)
+	eq(t, "message", s.Message, dl.Message)
+	eq(t, "app still shown running", s.ContainerStatuses[0].State.Running != nil, true)
+
+	done := &corev1.PodStatus{Phase: corev1.PodSucceeded, StartTime: ptr(metav1.NewTime(t0))}
+	s = Compute(testPod(corev1.RestartPolicyNever), Inputs{Previous: done, Evicted: dl, Now: now})
+	eq(t, "a finished pod stays Succeeded", s.Phase, corev1.PodSucceeded)
+	eq(t, "no reason", s.Reason, "")
+}

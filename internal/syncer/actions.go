@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/qos"
 )
 
 // observation is what the executor saw before planning: the runtime's view of
@@ -15,6 +16,9 @@ type observation struct {
 	// Unhealthy: container instances whose liveness or startup probe
 	// failed (by container name; the prober's results).
 	Unhealthy map[string]probeFailure
+	// Started: the startup probe results of running containers (the
+	// prober's); a sidecar with a startupProbe and no entry has not started.
+	Started map[string]bool
 }
 
 // probeFailure is one failed liveness or startup probe of a container
@@ -39,6 +43,9 @@ type podActions struct {
 	KillPod       bool
 	// StartInit is the next init container to (re)start; app containers wait.
 	StartInit *corev1.Container
+	// StartSidecars lists sidecars (restartable init containers) to restart
+	// once the pod has initialized, started before the app containers.
+	StartSidecars []*corev1.Container
 	// Start lists app containers to create and start (restarts included).
 	Start []*corev1.Container
 	// Kill lists running containers to stop (their spec hash changed).
@@ -63,13 +70,19 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		return planNewSandbox(pod, running)
 	}
 	var a podActions
-	if next, done, failed := nextInit(pod, running, obs.SandboxID); !done {
-		if failed {
-			a.Terminal, a.Phase = true, corev1.PodFailed
+	if a.Unhealthy = unhealthySidecars(pod, running, obs); len(a.Unhealthy) > 0 {
+		return a // SyncPod kills them and plans again
+	}
+	initialized := anyAppInSandbox(pod, running, obs.SandboxID)
+	if !initialized {
+		if next, done, failed := nextInit(pod, running, obs); !done {
+			if failed {
+				a.Terminal, a.Phase = true, corev1.PodFailed
+				return a
+			}
+			a.StartInit = next
 			return a
 		}
-		a.StartInit = next
-		return a
 	}
 	hash := pod.Annotations[podstate.AnnotationConfigHash]
 	for i := range pod.Spec.Containers {
@@ -93,6 +106,11 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 	}
 	if len(a.Start) == 0 && len(a.Kill) == 0 && len(a.Unhealthy) == 0 {
 		a.Terminal, a.Phase = terminalPhase(pod, running)
+	}
+	if initialized && !a.Terminal {
+		// Sidecars restart whatever the pod's restartPolicy, until every
+		// app container has finished for good (then they are stopped).
+		a.StartSidecars = sidecarsToRestart(pod, running, obs.SandboxID)
 	}
 	return a
 }
@@ -128,17 +146,29 @@ func planNewSandbox(pod *corev1.Pod, running *podstate.Pod) podActions {
 
 // nextInit walks init containers in order, considering only those run in the
 // current sandbox (a new sandbox reruns them all, as the kubelet does).
-// done: every init container succeeded. failed: one failed and the policy
-// forbids restarting it. next: the one to start now (nil = wait for running).
-func nextInit(pod *corev1.Pod, running *podstate.Pod, sandboxID string) (next *corev1.Container, done, failed bool) {
+// done: every init container succeeded, every sidecar has started. failed:
+// one failed and the policy forbids restarting it. next: the one to start
+// now (nil = wait for a running one). A sidecar (restartPolicy Always) is
+// passed once it has started — its startupProbe succeeded, or, without one,
+// it runs — and restarted whenever it exited, whatever the pod's policy
+// (the kubelet's computeInitContainerActions).
+func nextInit(pod *corev1.Pod, running *podstate.Pod, obs observation) (next *corev1.Container, done, failed bool) {
 	for i := range pod.Spec.InitContainers {
 		spec := &pod.Spec.InitContainers[i]
-		c := findInSandbox(running, spec.Name, sandboxID)
+		c := findInSandbox(running, spec.Name, obs.SandboxID)
+		sidecar := qos.IsRestartable(spec)
 		switch {
 		case c == nil, c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
 			return spec, false, false
+		case c.State == podstate.StateRunning && sidecar:
+			if !sidecarStarted(spec, obs.Started) {
+				return nil, false, false
+			}
+			continue
 		case c.State == podstate.StateRunning:
 			return nil, false, false
+		case sidecar:
+			return spec, false, false
 		case c.ExitCode == 0:
 			continue
 		case pod.Spec.RestartPolicy == corev1.RestartPolicyNever:
@@ -148,6 +178,60 @@ func nextInit(pod *corev1.Pod, running *podstate.Pod, sandboxID string) (next *c
 		}
 	}
 	return nil, true, false
+}
+
+// sidecarStarted: a running sidecar without a startupProbe has started;
+// with one, once the probe succeeded.
+func sidecarStarted(spec *corev1.Container, started map[string]bool) bool {
+	if spec.StartupProbe == nil {
+		return true
+	}
+	return started[spec.Name]
+}
+
+// unhealthySidecars are running sidecars whose liveness or startup probe
+// failed: killed, they restart as any exited sidecar.
+func unhealthySidecars(pod *corev1.Pod, running *podstate.Pod, obs observation) []unhealthyKill {
+	var out []unhealthyKill
+	for i := range pod.Spec.InitContainers {
+		spec := &pod.Spec.InitContainers[i]
+		if !qos.IsRestartable(spec) {
+			continue
+		}
+		c := findInSandbox(running, spec.Name, obs.SandboxID)
+		if f, ok := obs.Unhealthy[spec.Name]; ok && c != nil && c.State == podstate.StateRunning && f.ContainerID == c.ID {
+			out = append(out, unhealthyKill{Container: c, Probe: f.Probe})
+		}
+	}
+	return out
+}
+
+// sidecarsToRestart are the sidecars of an initialized pod that do not run
+// in the current sandbox.
+func sidecarsToRestart(pod *corev1.Pod, running *podstate.Pod, sandboxID string) []*corev1.Container {
+	var out []*corev1.Container
+	for i := range pod.Spec.InitContainers {
+		spec := &pod.Spec.InitContainers[i]
+		if !qos.IsRestartable(spec) {
+			continue
+		}
+		if c := findInSandbox(running, spec.Name, sandboxID); c == nil || c.State != podstate.StateRunning {
+			out = append(out, spec)
+		}
+	}
+	return out
+}
+
+// anyAppInSandbox: an app container was created in the current sandbox, so
+// the pod has initialized (kubelet's HasAnyRegularContainerCreated): init
+// containers are not run again, only sidecars restart.
+func anyAppInSandbox(pod *corev1.Pod, running *podstate.Pod, sandboxID string) bool {
+	for _, c := range pod.Spec.Containers {
+		if findInSandbox(running, c.Name, sandboxID) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func findInSandbox(p *podstate.Pod, name, sandboxID string) *podstate.Container {

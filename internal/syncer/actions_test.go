@@ -101,31 +101,41 @@ func TestComputePodActions(t *testing.T) {
 			containers: []*podstate.Container{ctr("i1", exit, 2)},
 			want:       podActions{Terminal: true, Phase: corev1.PodFailed}},
 		{name: "init from an old sandbox reruns", pod: testPod(always, []string{"i1"}, "a"), ready: true,
-			containers: []*podstate.Container{{Name: "i1", State: exit, SandboxID: "old"}, ctr("a", exit, 0)},
+			containers: []*podstate.Container{{Name: "i1", State: exit, SandboxID: "old"}, {Name: "a", State: exit, SandboxID: "old"}},
 			wantInit:   "i1"},
+		{name: "initialized pod does not rerun a missing init", pod: testPod(always, []string{"i1"}, "a"), ready: true,
+			containers: []*podstate.Container{ctr("a", run, 0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			obs := observation{SandboxID: "sb1", SandboxReady: tt.ready,
 				Running: &podstate.Pod{UID: tt.pod.UID, Containers: tt.containers}}
-			got := computePodActions(tt.pod, obs)
-			if got.CreateSandbox != tt.want.CreateSandbox || got.KillPod != tt.want.KillPod ||
-				got.Terminal != tt.want.Terminal || got.Phase != tt.want.Phase {
-				t.Fatalf("got %+v, want %+v", got, tt.want)
+			checkActions(t, computePodActions(tt.pod, obs), tt.want, tt.wantStart, tt.wantInit, tt.wantKill)
+		})
+	}
+}
+
+func checkActions(t *testing.T, got, want podActions, wantStart []string, wantInit string, wantKill int) {
+	t.Helper()
+	{
+		{
+			if got.CreateSandbox != want.CreateSandbox || got.KillPod != want.KillPod ||
+				got.Terminal != want.Terminal || got.Phase != want.Phase {
+				t.Fatalf("got %+v, want %+v", got, want)
 			}
-			if g := names(got.Start); !slices.Equal(g, tt.wantStart) {
-				t.Fatalf("start = %v, want %v", g, tt.wantStart)
+			if g := names(got.Start); !slices.Equal(g, wantStart) {
+				t.Fatalf("start = %v, want %v", g, wantStart)
 			}
 			initName := ""
 			if got.StartInit != nil {
 				initName = got.StartInit.Name
 			}
-			if initName != tt.wantInit {
-				t.Fatalf("init = %q, want %q", initName, tt.wantInit)
+			if initName != wantInit {
+				t.Fatalf("init = %q, want %q", initName, wantInit)
 			}
-			if len(got.Kill) != tt.wantKill {
-				t.Fatalf("kill = %d, want %d", len(got.Kill), tt.wantKill)
+			if len(got.Kill) != wantKill {
+				t.Fatalf("kill = %d, want %d", len(got.Kill), wantKill)
 			}
-		})
+		}
 	}
 }

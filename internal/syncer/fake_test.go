@@ -36,6 +36,7 @@ type fakeRuntime struct {
 	// of a pod runs (tests' signals).
 	onStop, onStart func()
 	lists           int
+	stopOrder       []string // container names, in the order their stops began
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -118,6 +119,9 @@ func (r *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.D
 	r.mu.Lock()
 	r.stops[id]++
 	r.graces[id] = grace
+	if c := r.find(id); c != nil {
+		r.stopOrder = append(r.stopOrder, c.Name)
+	}
 	gate := r.stopGate
 	if r.onStop != nil {
 		r.onStop()
@@ -297,6 +301,7 @@ type fakeObserver struct {
 	desired  bool
 	events   []string
 	statuses []corev1.PodStatus
+	keepLast bool // LastStatus returns the last status set (as the status manager)
 }
 
 func (o *fakeObserver) SetStatus(_ *corev1.Pod, st corev1.PodStatus) {
@@ -304,7 +309,15 @@ func (o *fakeObserver) SetStatus(_ *corev1.Pod, st corev1.PodStatus) {
 	defer o.mu.Unlock()
 	o.statuses = append(o.statuses, st)
 }
-func (o *fakeObserver) LastStatus(types.UID) *corev1.PodStatus { return nil }
+func (o *fakeObserver) LastStatus(types.UID) *corev1.PodStatus {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.keepLast || len(o.statuses) == 0 {
+		return nil
+	}
+	st := o.statuses[len(o.statuses)-1].DeepCopy()
+	return st
+}
 func (o *fakeObserver) Event(_ types.UID, typ, reason, msg string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -326,6 +339,7 @@ func (o *fakeObserver) last() corev1.PodStatus {
 type fakeProber struct {
 	mu        sync.Mutex
 	unhealthy map[string]prober.Unhealthy
+	started   map[string]bool // startup probe results
 }
 
 func (p *fakeProber) Sync(*corev1.Pod, *podstate.Pod, string) {}
@@ -336,7 +350,20 @@ func (p *fakeProber) Results(types.UID) prober.PodResults {
 	for k, v := range p.unhealthy {
 		u[k] = v
 	}
-	return prober.PodResults{Unhealthy: u}
+	st := map[string]bool{}
+	for k, v := range p.started {
+		st[k] = v
+	}
+	return prober.PodResults{Unhealthy: u, Started: st}
+}
+
+func (p *fakeProber) setStarted(name string, started bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started == nil {
+		p.started = map[string]bool{}
+	}
+	p.started[name] = started
 }
 func (p *fakeProber) StopLivenessAndStartup(types.UID) {}
 func (p *fakeProber) Forget(types.UID)                 {}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/prober"
+	"github.com/podhost/podhost/internal/qos"
 )
 
 // Prober runs the containers' liveness, readiness and startup probes and
@@ -44,9 +45,8 @@ func (s *Syncer) probeResults(pod *corev1.Pod, running *podstate.Pod, ips []stri
 	return r.Ready, r.Started
 }
 
-// unhealthy returns the prober's failed liveness and startup probes of uid.
-func (s *Syncer) unhealthy(uid types.UID) map[string]probeFailure {
-	r := s.prober.Results(uid)
+// unhealthyOf returns the prober's failed liveness and startup probes.
+func unhealthyOf(r prober.PodResults) map[string]probeFailure {
 	if len(r.Unhealthy) == 0 {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (s *Syncer) unhealthy(uid types.UID) map[string]probeFailure {
 func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unhealthyKill) error {
 	for _, k := range kills {
 		msg := fmt.Sprintf("Container %s failed %s probe", k.Container.Name, k.Probe)
-		if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || isSidecar(pod, k.Container.Name) {
 			msg += ", will be restarted"
 		}
 		s.podLog(pod).Info("killing container", "container", k.Container.Name, "id", k.Container.ID, "reason", msg)
@@ -78,8 +78,7 @@ func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unh
 // probeGracePeriod is the failed probe's terminationGracePeriodSeconds if
 // set, else the pod's grace period.
 func probeGracePeriod(pod *corev1.Pod, containerName, probe string) time.Duration {
-	for i := range pod.Spec.Containers {
-		c := &pod.Spec.Containers[i]
+	for _, c := range allContainers(pod) {
 		if c.Name != containerName {
 			continue
 		}
@@ -92,4 +91,14 @@ func probeGracePeriod(pod *corev1.Pod, containerName, probe string) time.Duratio
 		}
 	}
 	return gracePeriod(pod, nil)
+}
+
+// isSidecar: name is a restartable init container of pod.
+func isSidecar(pod *corev1.Pod, name string) bool {
+	for i := range pod.Spec.InitContainers {
+		if c := &pod.Spec.InitContainers[i]; c.Name == name {
+			return qos.IsRestartable(c)
+		}
+	}
+	return false
 }

@@ -33,6 +33,10 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
 	sb, ready := s.currentSandbox(pod.UID)
+	if s.enforceDeadline(pod) {
+		s.updateStatus(pod, running, sb)
+		return podworkers.SyncResult{Terminal: true}, nil
+	}
 	actions := s.plan(pod, running, sb, ready)
 	if len(actions.Unhealthy) > 0 {
 		if err := s.killUnhealthy(ctx, pod, actions.Unhealthy); err != nil {
@@ -45,7 +49,8 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
-	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil || len(actions.Start) > 0 {
+	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
+		len(actions.StartSidecars) > 0 || len(actions.Start) > 0 {
 		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {
 			errs = append(errs, err)
 		} else {
@@ -53,20 +58,23 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 	}
 	s.updateStatus(pod, running, sb)
+	s.requeueAtDeadline(pod, &rq)
 	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d}, errors.Join(errs...)
 }
 
 func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
-	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready, Unhealthy: s.unhealthy(pod.UID)})
+	r := s.prober.Results(pod.UID)
+	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
+		Unhealthy: unhealthyOf(r), Started: r.Started})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
+		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
 	return actions
 }
 
 // execute carries out a plan: stop, (re)create the sandbox, start.
 func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb *state.SandboxRecord, pc cgroups.PodCgroup, actions podActions, rq *requeue) []error {
 	if actions.KillPod {
-		if err := s.stopContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
+		if err := s.stopPodContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
 			return []error{err}
 		}
 	}
@@ -100,13 +108,13 @@ func (r *requeue) after(d time.Duration) {
 }
 
 func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions, rq *requeue) []error {
-	if a.StartInit == nil && len(a.Start) == 0 {
+	if a.StartInit == nil && len(a.StartSidecars) == 0 && len(a.Start) == 0 {
 		return nil
 	}
 	vols, err := s.vol.Prepare(ctx, pod)
 	if err != nil {
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
-		starting := a.Start
+		starting := append(append([]*corev1.Container(nil), a.StartSidecars...), a.Start...)
 		if a.StartInit != nil {
 			starting = []*corev1.Container{a.StartInit}
 		}
@@ -121,6 +129,11 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 		return nil
 	}
 	var errs []error
+	for _, c := range a.StartSidecars {
+		if err := s.startContainer(ctx, in, c, true); err != nil && !errors.Is(err, errBackoff) {
+			errs = append(errs, err)
+		}
+	}
 	for _, c := range a.Start {
 		if err := s.startContainer(ctx, in, c, false); err != nil && !errors.Is(err, errBackoff) {
 			errs = append(errs, err)
@@ -163,7 +176,7 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
 		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
-		Previous: s.obs.LastStatus(pod.UID), Now: s.now()}
+		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now()}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 

@@ -27,7 +27,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, runnin
 			return err
 		}
 	}
-	if err := s.stopContainers(ctx, pod, running.Running(), time.Duration(grace)*time.Second); err != nil {
+	if err := s.stopPodContainers(ctx, pod, running.Running(), time.Duration(grace)*time.Second); err != nil {
 		return err
 	}
 	if running, err = s.runtimePod(ctx, pod.UID); err != nil {
