@@ -135,6 +135,14 @@ func TestApplyBadManifests(t *testing.T) {
 			"spec.containers[0].restartPolicy: Forbidden: a restartPolicy on a regular container (container restart rules) is not supported by podhost"},
 		{"init-probe", []byte(pod("{name: web}", "{initContainers: [{name: i, image: busybox, startupProbe: {exec: {command: [\"true\"]}}}], containers: [{name: c, image: busybox}]}")),
 			"spec.initContainers[0].startupProbe: Forbidden: may not be set for init containers without restartPolicy=Always"},
+		{"hook-no-handler", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, lifecycle: {preStop: {}}}]}")),
+			"spec.containers[0].lifecycle.preStop: Required value: must specify a handler type"},
+		{"hook-two-handlers", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, lifecycle: {postStart: {exec: {command: [\"true\"]}, sleep: {seconds: 1}}}}]}")),
+			"spec.containers[0].lifecycle.postStart.sleep: Forbidden: may not specify more than 1 handler type"},
+		{"hook-tcpsocket", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, lifecycle: {preStop: {tcpSocket: {port: 80}}}}]}")),
+			"spec.containers[0].lifecycle.preStop.tcpSocket: Forbidden: not supported by podhost in a lifecycle hook"},
+		{"hook-negative-sleep", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, lifecycle: {preStop: {sleep: {seconds: -1}}}}]}")),
+			"spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: -1: must be greater than or equal to 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

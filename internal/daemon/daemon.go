@@ -35,6 +35,7 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
@@ -137,7 +138,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	}, syncer.Deps{
 		Runtime: d.rt, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)), Network: netw, Cgroups: cg,
 		Volumes: volumes.New(filepath.Join(d.cfg.StateDir, "pods")), Store: d.db, Observer: d.statuses,
-		Prober: d.prober, Logger: d.log,
+		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
 	})
 	d.workers = podworkers.New(d.syncer, podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer},

@@ -113,7 +113,9 @@ func validateLifecycleHandler(c *corev1.Container, h *corev1.LifecycleHandler, p
 		all = append(all, validateHTTPGet(c, h.HTTPGet, p.Child("httpGet"))...)
 	}
 	if h.TCPSocket != nil {
-		all = append(all, validatePortRef(c, h.TCPSocket.Port, p.Child("tcpSocket", "port"))...)
+		// Kubernetes keeps the field for compatibility; the kubelet fails it
+		// at runtime ("invalid handler"). podhost refuses it up front.
+		all = append(all, field.Forbidden(p.Child("tcpSocket"), "not supported by podhost in a lifecycle hook (the kubelet cannot run it): use exec, httpGet or sleep"))
 	}
 	if h.Sleep != nil && h.Sleep.Seconds < 0 {
 		all = append(all, field.Invalid(p.Child("sleep", "seconds"), h.Sleep.Seconds, "must be greater than or equal to 0"))

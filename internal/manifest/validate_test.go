@@ -287,6 +287,12 @@ func TestValidateRules(t *testing.T) {
 		{"preStop sleep negative", func(p *corev1.Pod) {
 			c0(p).Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: -3}}}
 		}, "spec.containers[0].lifecycle.preStop.sleep.seconds: Invalid value: -3"},
+		{"postStart tcpSocket", func(p *corev1.Pod) {
+			c0(p).Lifecycle = &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromInt32(80)}}}
+		}, "spec.containers[0].lifecycle.postStart.tcpSocket: Forbidden: not supported by podhost in a lifecycle hook"},
+		{"preStop no handler", func(p *corev1.Pod) {
+			c0(p).Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{}}
+		}, "spec.containers[0].lifecycle.preStop: Required value: must specify a handler type"},
 		{"pullPolicy", func(p *corev1.Pod) { c0(p).ImagePullPolicy = "Sometimes" },
 			`spec.containers[0].imagePullPolicy: Unsupported value: "Sometimes"`},
 		{"workingDir relative", func(p *corev1.Pod) { c0(p).WorkingDir = "app" },

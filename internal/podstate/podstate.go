@@ -24,6 +24,10 @@ const (
 	LabelAttempt       = "podhost.io/attempt"
 	// LabelInit marks an init container ("true").
 	LabelInit = "podhost.io/init"
+	// LabelPreStop is the container's preStop handler (compact JSON, named
+	// port resolved), recorded at create time so that a stop without the
+	// pod spec (an orphan after a podhost restart) still runs it.
+	LabelPreStop = "podhost.io/prestop"
 )
 
 // Annotations podhost sets on desired pods (like kubelet's kubernetes.io/config.*).

@@ -13,6 +13,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/podhost/podhost/internal/handler"
 )
 
 // doGRPC calls grpc.health.v1.Health/Check (plaintext) on the pod IP and
@@ -35,7 +37,7 @@ func doGRPC(ctx context.Context, req request, timeout time.Duration) (outcome, s
 		grpc.WithUserAgent(UserAgent),
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
-			return probeDialer().DialContext(ctx, "tcp", a)
+			return handler.Dialer().DialContext(ctx, "tcp", a)
 		}))
 	if err != nil {
 		return outcomeFailure, fmt.Sprintf("error: failed to connect service at %q: %+v", addr, err), nil

@@ -1,30 +1,21 @@
 package prober
 
 import (
-	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
+	"github.com/podhost/podhost/internal/handler"
 	"github.com/podhost/podhost/internal/spec"
 )
-
-// maxOutput caps what a probe keeps of a command's output or a response
-// body (the kubelet's 10 KiB).
-const maxOutput = 10 * 1024
 
 // UserAgent is sent by HTTP and gRPC probes unless a header sets one.
 const UserAgent = "kube-probe/1.37"
@@ -55,7 +46,7 @@ type runner interface {
 
 // handlers is the real runner: exec, httpGet, tcpSocket and grpc.
 type handlers struct {
-	exec      Execer
+	exec      handler.Execer
 	transport *http.Transport
 }
 
@@ -95,7 +86,7 @@ func (h *handlers) doExec(ctx context.Context, req request, timeout time.Duratio
 	}
 	ectx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	out := &limitedBuffer{max: maxOutput}
+	out := &handler.LimitedBuffer{Max: handler.MaxOutput}
 	code, err := h.exec.Exec(ectx, req.containerID, cmd, nil, out, out, false)
 	switch {
 	case err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded):
@@ -115,11 +106,11 @@ func doTCP(ctx context.Context, req request, timeout time.Duration) (outcome, st
 	if err != nil {
 		return outcomeUnknown, "", err
 	}
-	port, err := resolvePort(t.Port, req.container)
+	port, err := handler.ResolvePort(t.Port, req.container)
 	if err != nil {
 		return outcomeUnknown, "", err
 	}
-	d := probeDialer()
+	d := handler.Dialer()
 	d.Timeout = timeout
 	conn, err := d.DialContext(ctx, "tcp", net.JoinHostPort(host, strconv.Itoa(port)))
 	if err != nil {
@@ -136,13 +127,13 @@ func (h *handlers) doHTTP(ctx context.Context, req request, timeout time.Duratio
 	if err != nil {
 		return outcomeUnknown, "", err
 	}
-	client := &http.Client{Transport: h.transport, Timeout: timeout, CheckRedirect: sameHostRedirects}
+	client := &http.Client{Transport: h.transport, Timeout: timeout, CheckRedirect: handler.SameHostRedirects}
 	res, err := client.Do(hreq)
 	if err != nil {
 		return outcomeFailure, err.Error(), nil
 	}
 	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxOutput))
+	b, err := io.ReadAll(io.LimitReader(res.Body, handler.MaxOutput))
 	if err != nil {
 		return outcomeUnknown, "", fmt.Errorf("http probe: read body: %w", err)
 	}
@@ -156,82 +147,17 @@ func (h *handlers) doHTTP(ctx context.Context, req request, timeout time.Duratio
 	return outcomeFailure, fmt.Sprintf("HTTP probe failed with statuscode: %d", res.StatusCode), nil
 }
 
-// newHTTPRequest builds the kubelet's probe request: scheme://host:port/path
-// with the probe's headers, a kube-probe User-Agent and Accept */* unless
-// set (an empty Accept removes it), Host from a Host header.
+// newHTTPRequest builds the probe's request (handler.NewHTTPGetRequest).
 func newHTTPRequest(ctx context.Context, req request) (*http.Request, error) {
-	g := req.probe.HTTPGet
-	host, err := probeHost(g.Host, req)
+	host, err := probeHost(req.probe.HTTPGet.Host, req)
 	if err != nil {
 		return nil, err
 	}
-	port, err := resolvePort(g.Port, req.container)
+	hreq, err := handler.NewHTTPGetRequest(ctx, req.probe.HTTPGet, req.container, host, UserAgent)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("http probe: %w", err)
 	}
-	scheme := strings.ToLower(string(g.Scheme))
-	if scheme == "" {
-		scheme = "http"
-	}
-	u, err := url.Parse(g.Path)
-	if err != nil {
-		u = &url.URL{Path: g.Path}
-	}
-	u.Scheme, u.Host = scheme, net.JoinHostPort(host, strconv.Itoa(port))
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil, fmt.Errorf("http probe request: %w", err)
-	}
-	headers := http.Header{}
-	for _, hd := range g.HTTPHeaders {
-		headers.Add(hd.Name, hd.Value)
-	}
-	if _, ok := headers["User-Agent"]; !ok {
-		headers.Set("User-Agent", UserAgent)
-	}
-	if _, ok := headers["Accept"]; !ok {
-		headers.Set("Accept", "*/*")
-	} else if headers.Get("Accept") == "" {
-		headers.Del("Accept")
-	}
-	hreq.Header, hreq.Host = headers, headers.Get("Host")
 	return hreq, nil
-}
-
-// sameHostRedirects follows redirects on the same host only (the kubelet
-// without followNonLocalRedirects), at most 10.
-func sameHostRedirects(req *http.Request, via []*http.Request) error {
-	if req.URL.Hostname() != via[0].URL.Hostname() {
-		return http.ErrUseLastResponse
-	}
-	if len(via) >= 10 {
-		return errors.New("stopped after 10 redirects")
-	}
-	return nil
-}
-
-func newTransport() *http.Transport {
-	return &http.Transport{
-		// Probes do not verify certificates, as the kubelet's.
-		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
-		DisableKeepAlives:   true,
-		DisableCompression:  true,
-		Proxy:               nil,
-		DialContext:         probeDialer().DialContext,
-		TLSHandshakeTimeout: 10 * time.Second,
-	}
-}
-
-// probeDialer sets SO_LINGER to 1 s, as the kubelet's probe dialer, so
-// frequent probes do not pile up sockets waiting to close.
-func probeDialer() *net.Dialer {
-	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptLinger(int(fd), syscall.SOL_SOCKET, syscall.SO_LINGER, &syscall.Linger{Onoff: 1, Linger: 1})
-		})
-		return errors.Join(err, serr)
-	}}
 }
 
 // probeHost is the probe's host, else the pod's IP (the host's for
@@ -246,54 +172,4 @@ func probeHost(host string, req request) (string, error) {
 		return "127.0.0.1", nil
 	}
 	return "", errors.New("pod has no IP")
-}
-
-// resolvePort is the kubelet's ResolveContainerPort: a number, or the name
-// of one of the container's ports (or a number written as a string).
-func resolvePort(p intstr.IntOrString, c *corev1.Container) (int, error) {
-	port := -1
-	switch p.Type {
-	case intstr.Int:
-		port = p.IntValue()
-	case intstr.String:
-		for _, cp := range c.Ports {
-			if cp.Name == p.StrVal {
-				port = int(cp.ContainerPort)
-			}
-		}
-		if port == -1 {
-			n, err := strconv.Atoi(p.StrVal)
-			if err != nil {
-				return -1, fmt.Errorf("port %q not found in container %s", p.StrVal, c.Name)
-			}
-			port = n
-		}
-	}
-	if port > 0 && port < 65536 {
-		return port, nil
-	}
-	return port, fmt.Errorf("invalid port number: %d", port)
-}
-
-// limitedBuffer keeps the first max bytes written to it by any number of
-// goroutines (an exec's stdout and stderr).
-type limitedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	max int
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if room := b.max - b.buf.Len(); room > 0 {
-		b.buf.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-func (b *limitedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -17,6 +17,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/podhost/podhost/internal/handler"
 )
 
 type fakeExec struct {
@@ -107,7 +109,7 @@ func TestHTTPProbe(t *testing.T) {
 	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/ok", http.StatusFound)
 	})
-	h := &handlers{transport: newTransport()}
+	h := &handlers{transport: handler.NewTransport()}
 	ctx := context.Background()
 
 	out, body, err := h.run(ctx, httpReq(t, srv.URL, "/ok?x=1", corev1.URISchemeHTTP,
@@ -137,7 +139,7 @@ func TestHTTPProbe(t *testing.T) {
 func TestHTTPSProbeSkipsVerify(t *testing.T) {
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "tls") }))
 	defer srv.Close()
-	h := &handlers{transport: newTransport()}
+	h := &handlers{transport: handler.NewTransport()}
 	if out, body, err := h.run(context.Background(), httpReq(t, srv.URL, "/", corev1.URISchemeHTTPS)); out != outcomeSuccess || body != "tls" {
 		t.Fatalf("https: %v %q %v", out, body, err)
 	}
@@ -145,7 +147,7 @@ func TestHTTPSProbeSkipsVerify(t *testing.T) {
 
 func TestHTTPProbeConnectionRefused(t *testing.T) {
 	addr := closedPort(t)
-	h := &handlers{transport: newTransport()}
+	h := &handlers{transport: handler.NewTransport()}
 	out, msg, err := h.run(context.Background(), httpReq(t, "http://"+addr, "/", ""))
 	if err != nil || out != outcomeFailure || !strings.Contains(msg, "connection refused") {
 		t.Fatalf("got %v %q %v", out, msg, err)
@@ -232,21 +234,7 @@ func TestGRPCProbe(t *testing.T) {
 	}
 }
 
-func TestResolvePortAndHost(t *testing.T) {
-	c := &corev1.Container{Name: "app", Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8080}}}
-	for _, tc := range []struct {
-		in   intstr.IntOrString
-		want int
-		err  bool
-	}{
-		{intstr.FromInt32(80), 80, false}, {intstr.FromString("web"), 8080, false},
-		{intstr.FromString("9090"), 9090, false}, {intstr.FromString("nope"), -1, true}, {intstr.FromInt32(0), 0, true},
-	} {
-		got, err := resolvePort(tc.in, c)
-		if got != tc.want || (err != nil) != tc.err {
-			t.Errorf("resolvePort(%v) = %d, %v", tc.in, got, err)
-		}
-	}
+func TestProbeHost(t *testing.T) {
 	hostNet := &corev1.Pod{Spec: corev1.PodSpec{HostNetwork: true}}
 	if h, _ := probeHost("", request{pod: hostNet}); h != "127.0.0.1" {
 		t.Errorf("hostNetwork without host IP: %q", h)

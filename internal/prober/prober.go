@@ -16,7 +16,6 @@ package prober
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -25,6 +24,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/podhost/podhost/internal/handler"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
 )
@@ -80,9 +80,7 @@ func (r Result) String() string {
 }
 
 // Execer runs a command in a running container (runtime.Runtime.Exec).
-type Execer interface {
-	Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
-}
+type Execer = handler.Execer
 
 // Recorder records pod events (the manager).
 type Recorder interface {
@@ -168,7 +166,7 @@ func New(opts Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		opts: opts, clock: opts.Clock, log: opts.Logger.With("component", "prober"),
-		runner: &handlers{exec: opts.Exec, transport: newTransport()},
+		runner: &handlers{exec: opts.Exec, transport: handler.NewTransport()},
 		ctx:    ctx, cancel: cancel, pods: map[types.UID]*podProbes{},
 		updates: make(chan types.UID, updatesBuffer),
 	}

@@ -12,8 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/prober"
@@ -172,6 +174,12 @@ func (r *fakeRuntime) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, 
 
 func (r *fakeRuntime) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	return r.ListPod(ctx, uid)
+}
+
+func (r *fakeRuntime) graceOf(id string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.graces[id]
 }
 
 func (r *fakeRuntime) stopCount(id string) int {
@@ -376,20 +384,77 @@ func (p *fakeProber) set(name string, u prober.Unhealthy) {
 	p.unhealthy[name] = u
 }
 
+// fakeHooks records each hook run as "<first word of its exec command>
+// <container> stops=<StopContainer calls of the container so far>" and
+// fails those whose command's first word is in fail. While block is set, a
+// run waits for it (or for its ctx: cut off).
+type fakeHooks struct {
+	rt    *fakeRuntime
+	mu    sync.Mutex
+	runs  []string
+	fail  map[string]bool
+	block chan struct{}
+	// started gets each run's record as it starts (if set).
+	started chan string
+	cutOff  int
+}
+
+func (h *fakeHooks) Run(ctx context.Context, t lifecycle.Target, hd *corev1.LifecycleHandler) (string, error) {
+	word := hd.Exec.Command[0]
+	rec := fmt.Sprintf("%s %s stops=%d", word, t.Container.Name, h.rt.stopCount(t.ContainerID))
+	h.mu.Lock()
+	h.runs = append(h.runs, rec)
+	block, fail, started := h.block, h.fail[word], h.started
+	h.mu.Unlock()
+	if started != nil {
+		started <- rec
+	}
+	if block != nil {
+		select {
+		case <-block:
+		case <-ctx.Done():
+			h.mu.Lock()
+			h.cutOff++
+			h.mu.Unlock()
+			return "cut off", ctx.Err()
+		}
+	}
+	if fail {
+		return word + " failed", errors.New("exit 1")
+	}
+	return "", nil
+}
+
+func (h *fakeHooks) cutOffs() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.cutOff
+}
+
+func (h *fakeHooks) list() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.runs...)
+}
+
 type world struct {
-	s    *Syncer
-	rt   *fakeRuntime
-	host *fakeHost
-	obs  *fakeObserver
-	prb  *fakeProber
-	now  time.Time
+	s     *Syncer
+	rt    *fakeRuntime
+	host  *fakeHost
+	obs   *fakeObserver
+	prb   *fakeProber
+	hooks *fakeHooks
+	clk   *clocktesting.FakeClock
+	now   time.Time
 }
 
 func newWorld() *world {
 	w := &world{rt: newFakeRuntime(), host: newFakeHost(), obs: &fakeObserver{desired: true}, prb: &fakeProber{}, now: time.Now()}
+	w.hooks = &fakeHooks{rt: w.rt, fail: map[string]bool{}}
+	w.clk = clocktesting.NewFakeClock(w.now)
 	w.s = New(Config{BootID: "boot1", HostIP: "192.0.2.1"}, Deps{
 		Runtime: w.rt, Cache: w.rt, Sandboxes: w.host, Network: w.host, Cgroups: w.host,
-		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb,
+		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb, Hooks: w.hooks, Clock: w.clk,
 		Now: func() time.Time { return w.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	return w

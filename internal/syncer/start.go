@@ -75,6 +75,9 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
 	}
+	if v := s.preStopLabel(c); v != "" {
+		cfg.Labels[podstate.LabelPreStop] = v
+	}
 	tSpec := time.Since(t0)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)
@@ -88,6 +91,9 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	s.obs.Event(pod.UID, corev1.EventTypeNormal, "Started", "Started container "+c.Name)
 	s.podLog(pod).Debug("container started", "container", c.Name, "id", id, "image", tImage,
 		"spec", tSpec, "create", tCreate, "start", time.Since(t0))
+	if err := s.runPostStart(ctx, in, c, cfg.Labels, id); err != nil {
+		return err
+	}
 	s.clearWaiting(pod.UID, c.Name)
 	s.pruneOld(ctx, in.running, c.Name, prev)
 	return nil

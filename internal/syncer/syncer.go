@@ -16,8 +16,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 
 	"github.com/podhost/podhost/internal/cgroups"
+	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/runtimeapi"
@@ -119,6 +121,8 @@ type Syncer struct {
 	store   Store
 	obs     Observer
 	prober  Prober
+	hooks   HookRunner
+	clock   clock.Clock
 	log     *slog.Logger
 	now     func() time.Time
 	backoff *backoff
@@ -138,7 +142,9 @@ type Deps struct {
 	Volumes   Volumes
 	Store     Store
 	Observer  Observer
-	Prober    Prober // nil: no probes run
+	Prober    Prober      // nil: no probes run
+	Hooks     HookRunner  // nil: hooks run without exec (exec hooks fail)
+	Clock     clock.Clock // times preStop hooks; nil: the real clock
 	Logger    *slog.Logger
 	Now       func() time.Time
 }
@@ -154,9 +160,15 @@ func New(cfg Config, d Deps) *Syncer {
 	if d.Prober == nil {
 		d.Prober = noProber{}
 	}
+	if d.Clock == nil {
+		d.Clock = clock.RealClock{}
+	}
+	if d.Hooks == nil {
+		d.Hooks = lifecycle.NewRunner(nil, d.Clock)
+	}
 	return &Syncer{
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
-		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober,
+		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now), stops: newStopper(),
 		waiting: map[types.UID]map[string]status.Reason{},
 	}

@@ -159,13 +159,14 @@ func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*pods
 
 // stopContainer stops one container with grace, once: a stop of the same
 // container already in flight is joined (see stopper). The Killing event
-// (message msg) is recorded by the call that starts the stop.
+// (message msg) is recorded by the call that starts the stop; its preStop
+// hook runs inside the stop op, so once per stop, within grace (runPreStop).
 func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string) error {
 	return s.stops.stop(ctx, c.ID, grace, func(ctx context.Context) error {
 		if pod != nil {
 			s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", msg)
 		}
-		return s.rt.StopContainer(ctx, c.ID, grace)
+		return s.rt.StopContainer(ctx, c.ID, s.runPreStop(ctx, pod, c, grace))
 	})
 }
 
