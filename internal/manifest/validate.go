@@ -72,6 +72,15 @@ func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 		all = append(all, field.Invalid(p.Child("uid"), string(m.UID),
 			"must be 1-64 letters, digits or '-', starting and ending with a letter or digit (usually a UUID)"))
 	}
+	// Set by a cluster's API server when a delete is requested: a manifest
+	// carrying them would read as "being deleted" (the kubelet kills such a
+	// pod). podhost deletes a pod when its file goes away, never otherwise.
+	if m.DeletionTimestamp != nil {
+		all = append(all, forbidden(p.Child("deletionTimestamp"), "metadata.deletionTimestamp (delete the manifest file instead) is"))
+	}
+	if m.DeletionGracePeriodSeconds != nil {
+		all = append(all, forbidden(p.Child("deletionGracePeriodSeconds"), "metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is"))
+	}
 	if len(all) == 0 {
 		all = append(all, validateNameLength(m, p)...)
 	}

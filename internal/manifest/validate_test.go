@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -33,6 +34,10 @@ func TestValidateExact(t *testing.T) {
 			`web.yaml: metadata.name: Required value: name is required`},
 		{"generateName", func(p *corev1.Pod) { p.Name = ""; p.GenerateName = "web-" },
 			`web.yaml: metadata.name: Required value: podhost needs a fixed name (generateName is not supported by podhost)`},
+		{"deletionTimestamp", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now },
+			`web.yaml: metadata.deletionTimestamp: Forbidden: metadata.deletionTimestamp (delete the manifest file instead) is not supported by podhost`},
+		{"deletionGracePeriodSeconds", func(p *corev1.Pod) { g := int64(5); p.DeletionGracePeriodSeconds = &g },
+			`web.yaml: metadata.deletionGracePeriodSeconds: Forbidden: metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is not supported by podhost`},
 		{"namespace with dot", func(p *corev1.Pod) { p.Namespace = "a.b" },
 			`web.yaml: metadata.namespace: Invalid value: "a.b": must not contain dots`},
 		{"namespace uppercase", func(p *corev1.Pod) { p.Namespace = "Prod" },
