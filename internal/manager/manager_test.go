@@ -36,7 +36,7 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {
 	return f.known
 }
-func (f *fakeWorkers) Wake(uid types.UID) bool                  { f.woken = append(f.woken, uid); return true }
+func (f *fakeWorkers) Wake(uid types.UID) bool { f.woken = append(f.woken, uid); return true }
 func (f *fakeWorkers) IsPodTerminationRequested(uid types.UID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -10,8 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/prober"
 )
 
