@@ -129,6 +129,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
+	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)

@@ -115,6 +115,7 @@ func validateSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	all = append(all, validatePolicies(s, p)...)
 	all = append(all, validateDNS(s, p)...)
 	all = append(all, validateUnsupported(s, p)...)
+	all = append(all, validatePodSecurityContext(s, p.Child("securityContext"))...)
 	return all
 }
 
@@ -222,8 +223,17 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.HostnameOverride != nil {
 		all = append(all, forbidden(p.Child("hostnameOverride"), "hostnameOverride is"))
 	}
+	if len(s.ReadinessGates) > 0 { // nothing on one machine would ever set their conditions
+		all = append(all, forbidden(p.Child("readinessGates"), "readinessGates (no controller sets their conditions) are"))
+	}
+	if len(s.ImagePullSecrets) > 0 {
+		all = append(all, forbidden(p.Child("imagePullSecrets"), "imagePullSecrets (Secrets) are"))
+	}
+	if len(s.Overhead) > 0 { // set by a RuntimeClass; podhost has none
+		all = append(all, forbidden(p.Child("overhead"), "overhead (RuntimeClass) is"))
+	}
 	if s.OS != nil && s.OS.Name != corev1.Linux {
-		all = append(all, field.NotSupported(p.Child("os", "name"), s.OS.Name, []corev1.OSName{corev1.Linux}))
+		all = append(all, unsupported(p.Child("os", "name"), string(s.OS.Name), "supported: linux"))
 	}
 	return all
 }
