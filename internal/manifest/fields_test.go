@@ -170,7 +170,7 @@ func TestFieldAuditReportsNewField(t *testing.T) {
 		NewField *bool  `json:"newField,omitempty"`
 		Inline   `json:",inline"`
 		hidden   int //nolint:unused // unexported: not a manifest field
-		Skipped  int    `json:"-"`
+		Skipped  int `json:"-"`
 	}
 	typ := reflect.TypeFor[Synthetic]()
 	table := map[string]auditRow{"Synthetic.known": {key: "Synthetic.known", treatment: honoured}, "Synthetic.gone": {}}
