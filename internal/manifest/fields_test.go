@@ -184,18 +184,6 @@ func TestFieldAuditReportsNewField(t *testing.T) {
 	_ = Synthetic{}.hidden
 }
 
-// TestDumpAuditKeys prints the walked keys (go test -run DumpAuditKeys -v).
-func TestDumpAuditKeys(t *testing.T) {
-	if os.Getenv("PODHOST_DUMP_FIELDS") == "" {
-		t.Skip("set PODHOST_DUMP_FIELDS=1")
-	}
-	for _, typ := range auditTypes {
-		for _, f := range walkFields(typ) {
-			fmt.Printf("%s\t%s\n", f.key, f.typ)
-		}
-	}
-}
-
 const (
 	readmePath  = "../../README.md"
 	readmeBegin = "<!-- BEGIN fields: generated from docs/fields.md; PODHOST_UPDATE_README=1 go test ./internal/manifest -run TestReadmeFields rewrites it -->"
