@@ -123,13 +123,14 @@ func memTotal(data []byte) (int64, error) {
 }
 
 // Admit checks the pod against allocatable given the pods already admitted
-// (a pod with the same UID among them is ignored). The first failure wins,
+// (a pod with the same UID among them is ignored, and so is a finished one:
+// Status.Phase Succeeded or Failed holds no resources). The first failure wins,
 // in the kubelet's order: pod count, cpu, memory, ephemeral-storage, other
 // resources, then host ports.
 func Admit(pod *corev1.Pod, allocatable corev1.ResourceList, admitted []*corev1.Pod) Result {
 	others := make([]*corev1.Pod, 0, len(admitted))
 	for _, p := range admitted {
-		if p != nil && p.UID != pod.UID {
+		if p != nil && p.UID != pod.UID && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 			others = append(others, p)
 		}
 	}

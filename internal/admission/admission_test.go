@@ -147,6 +147,19 @@ func TestAdmitResources(t *testing.T) {
 		{"unknown extended resource", gpu, nil, Result{
 			Reason: "OutOfexample.com/gpu", Message: "Node didn't have enough resource: example.com/gpu, requested: 1, used: 0, capacity: 0"}},
 	}
+	finished := func(p *corev1.Pod, phase corev1.PodPhase) *corev1.Pod { p.Status.Phase = phase; return p }
+	tests = append(tests, []struct {
+		name     string
+		pod      *corev1.Pod
+		admitted []*corev1.Pod
+		want     Result
+	}{
+		{"succeeded pod holds no cpu", pod("1500m", ""), []*corev1.Pod{finished(pod("1", ""), corev1.PodSucceeded)}, Result{Admit: true}},
+		{"failed pod holds no memory", pod("", "768Mi"), []*corev1.Pod{finished(pod("", "768Mi"), corev1.PodFailed)}, Result{Admit: true}},
+		{"finished pods do not count as pods", pod("", ""), []*corev1.Pod{pod("", ""), pod("", ""), finished(pod("", ""), corev1.PodSucceeded)}, Result{Admit: true}},
+		{"running pod still counts", pod("1500m", ""), []*corev1.Pod{finished(pod("1", ""), corev1.PodRunning)}, Result{
+			Reason: "OutOfcpu", Message: "Node didn't have enough resource: cpu, requested: 1500, used: 1000, capacity: 2000"}},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := Admit(tt.pod, alloc, tt.admitted); got != tt.want {
@@ -195,6 +208,13 @@ func TestAdmitHostPorts(t *testing.T) {
 			}
 			if got := Admit(p, alloc, []*corev1.Pod{pod("", "", tt.have)}); got != tt.result {
 				t.Errorf("Admit = %+v, want %+v", got, tt.result)
+			}
+			if tt.result == conflict { // a finished pod no longer holds its host port
+				done := pod("", "", tt.have)
+				done.Status.Phase = corev1.PodSucceeded
+				if got := Admit(p, alloc, []*corev1.Pod{done}); !got.Admit {
+					t.Errorf("host port of a finished pod: %+v, want admitted", got)
+				}
 			}
 		})
 	}

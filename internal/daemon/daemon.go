@@ -130,6 +130,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
+	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
@@ -156,7 +157,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	snaps := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
 	src := source.New(source.Config{Dir: d.cfg.ManifestDir, Relist: d.cfg.RelistPeriod,
-		AllowInsecure: d.cfg.AllowInsecureManifests, Logger: d.log})
+		AllowInsecure: d.cfg.AllowInsecureManifests, LastGood: d.db, Logger: d.log})
 	g.Go(func() error { return ignoreCanceled(src.Run(gctx, snaps)) })
 	g.Go(func() error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)

@@ -145,7 +145,7 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 // makes an admitted pod desired; a rejected one is Failed with the reason.
 func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
-		if res := admission.Admit(pod, m.allocatable, m.admittedPods()); !res.Admit {
+		if res := admission.Admit(pod, m.allocatable, m.activePods()); !res.Admit {
 			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod
@@ -206,6 +206,29 @@ func (m *Manager) admittedPods() []*corev1.Pod {
 		out = append(out, p)
 	}
 	return out
+}
+
+// activePods are the admitted pods that still hold resources and host ports,
+// as the kubelet's filterOutInactivePods: a pod whose worker finished
+// terminating, or that reached Succeeded/Failed and is not being stopped,
+// does not count against admission.
+func (m *Manager) activePods() []*corev1.Pod {
+	pods := m.admittedPods()
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		if m.workers.IsPodKnownTerminated(p.UID) {
+			continue
+		}
+		if st, ok := m.statuses.Status(p.UID); ok && isTerminalPhase(st.Phase) && !m.workers.IsPodTerminationRequested(p.UID) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func isTerminalPhase(p corev1.PodPhase) bool {
+	return p == corev1.PodSucceeded || p == corev1.PodFailed
 }
 
 func allocationFor(pod *corev1.Pod) state.Allocation {

@@ -28,6 +28,7 @@ type Workers interface {
 	SyncKnownPods(desired []*corev1.Pod) map[types.UID]podworkers.WorkerState
 	Wake(uid types.UID) bool
 	IsPodTerminationRequested(uid types.UID) bool
+	IsPodKnownTerminated(uid types.UID) bool
 }
 
 // Runtime lists what runs and collects what podhost's creates left

@@ -23,6 +23,8 @@ type fakeWorkers struct {
 	updates []podworkers.UpdatePodOptions
 	known   map[types.UID]podworkers.WorkerState
 	woken   []types.UID
+	// terminated and terminating: IsPodKnownTerminated, IsPodTerminationRequested.
+	terminated, terminating map[types.UID]bool
 }
 
 func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
@@ -34,8 +36,18 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {
 	return f.known
 }
-func (f *fakeWorkers) Wake(uid types.UID) bool                  { f.woken = append(f.woken, uid); return true }
-func (f *fakeWorkers) IsPodTerminationRequested(types.UID) bool { return false }
+func (f *fakeWorkers) Wake(uid types.UID) bool { f.woken = append(f.woken, uid); return true }
+func (f *fakeWorkers) IsPodTerminationRequested(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.terminating[uid]
+}
+
+func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.terminated[uid]
+}
 
 type fakeRuntime struct{ pods []*podstate.Pod }
 
@@ -118,6 +130,35 @@ func TestReplacementFreesHostPortFirst(t *testing.T) {
 	want := []podworkers.UpdateType{podworkers.SyncPodCreate, podworkers.SyncPodKill, podworkers.SyncPodCreate}
 	if len(types) != 3 || types[1] != want[1] || types[2] != want[2] {
 		t.Fatalf("updates %v, want %v", types, want)
+	}
+}
+
+// A pod that finished (Succeeded/Failed, not being stopped) or whose worker
+// finished terminating holds neither host ports nor resources: a new pod
+// with the same host port is admitted (the kubelet's filterOutInactivePods).
+func TestFinishedPodsDoNotCountForAdmission(t *testing.T) {
+	m, w, _, _, _ := newTestManager()
+	sm := m.statuses.(*status.Manager)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
+	if m.IsDesired("u2") {
+		t.Fatal("a running pod's host port must still conflict")
+	}
+	sm.SetStatus(hostPortPod("a", "u1", 8080), corev1.PodStatus{Phase: corev1.PodSucceeded})
+	w.terminating = map[types.UID]bool{"u1": true}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("c", "u3", 8080)}}, nil)
+	if m.IsDesired("u3") {
+		t.Fatal("a finished pod whose containers are still being stopped holds its port")
+	}
+	w.terminating = nil
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("d", "u4", 8080)}}, nil)
+	if !m.IsDesired("u4") {
+		t.Fatal("a Succeeded pod's host port must be free for admission")
+	}
+	w.terminated = map[types.UID]bool{"u4": true}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("e", "u5", 8080)}}, nil)
+	if !m.IsDesired("u5") {
+		t.Fatal("a pod known terminated must not hold its host port")
 	}
 }
 

@@ -73,6 +73,15 @@ func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 		all = append(all, field.Invalid(p.Child("uid"), string(m.UID),
 			"must be 1-64 letters, digits or '-', starting and ending with a letter or digit (usually a UUID)"))
 	}
+	// Set by a cluster's API server when a delete is requested: a manifest
+	// carrying them would read as "being deleted" (the kubelet kills such a
+	// pod). podhost deletes a pod when its file goes away, never otherwise.
+	if m.DeletionTimestamp != nil {
+		all = append(all, forbidden(p.Child("deletionTimestamp"), "metadata.deletionTimestamp (delete the manifest file instead) is"))
+	}
+	if m.DeletionGracePeriodSeconds != nil {
+		all = append(all, forbidden(p.Child("deletionGracePeriodSeconds"), "metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is"))
+	}
 	if len(all) == 0 {
 		all = append(all, validateNameLength(m, p)...)
 	}
@@ -107,6 +116,7 @@ func validateSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	all = append(all, validatePolicies(s, p)...)
 	all = append(all, validateDNS(s, p)...)
 	all = append(all, validateUnsupported(s, p)...)
+	all = append(all, validatePodSecurityContext(s, p.Child("securityContext"))...)
 	return all
 }
 
@@ -214,8 +224,17 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if s.HostnameOverride != nil {
 		all = append(all, forbidden(p.Child("hostnameOverride"), "hostnameOverride is"))
 	}
+	if len(s.ReadinessGates) > 0 { // nothing on one machine would ever set their conditions
+		all = append(all, forbidden(p.Child("readinessGates"), "readinessGates (no controller sets their conditions) are"))
+	}
+	if len(s.ImagePullSecrets) > 0 {
+		all = append(all, forbidden(p.Child("imagePullSecrets"), "imagePullSecrets (Secrets) are"))
+	}
+	if len(s.Overhead) > 0 { // set by a RuntimeClass; podhost has none
+		all = append(all, forbidden(p.Child("overhead"), "overhead (RuntimeClass) is"))
+	}
 	if s.OS != nil && s.OS.Name != corev1.Linux {
-		all = append(all, field.NotSupported(p.Child("os", "name"), s.OS.Name, []corev1.OSName{corev1.Linux}))
+		all = append(all, unsupported(p.Child("os", "name"), string(s.OS.Name), "supported: linux"))
 	}
 	return all
 }

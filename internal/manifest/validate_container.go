@@ -89,6 +89,12 @@ func validateContainer(c *corev1.Container, ctx *podContext, p *field.Path, init
 	if len(c.RestartPolicyRules) > 0 {
 		all = append(all, forbidden(p.Child("restartPolicyRules"), "restartPolicyRules are"))
 	}
+	if c.Stdin { // nothing could attach to it: podhost has no attach
+		all = append(all, forbidden(p.Child("stdin"), "stdin (attach) is"))
+	}
+	if c.StdinOnce {
+		all = append(all, forbidden(p.Child("stdinOnce"), "stdinOnce (attach) is"))
+	}
 	return all
 }
 

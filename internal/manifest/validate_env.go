@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -88,35 +87,33 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 	return all
 }
 
-const resourceHint = "supported: cpu, memory, ephemeral-storage, hugepages-<size>"
+// resourceHint: hugepages-<size> would need a hugetlb limit (and capacity
+// read from the host), which podhost does not set.
+const resourceHint = "supported: cpu, memory, ephemeral-storage (requests)"
 
 func supportedResource(name corev1.ResourceName) bool {
 	switch name {
 	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
 		return true
 	}
-	size, ok := strings.CutPrefix(string(name), corev1.ResourceHugePagesPrefix)
-	if !ok {
-		return false
-	}
-	q, err := resource.ParseQuantity(size)
-	return err == nil && q.Sign() > 0
+	return false
 }
 
 func validateResources(r *corev1.ResourceRequirements, p *field.Path) field.ErrorList {
 	var all field.ErrorList
+	if q, ok := r.Limits[corev1.ResourceEphemeralStorage]; ok {
+		// The kubelet enforces it by evicting the pod; podhost does not
+		// evict. A request is honoured: admission counts it.
+		all = append(all, unsupported(p.Child("limits").Key(string(corev1.ResourceEphemeralStorage)), q.String(),
+			"an ephemeral-storage limit is enforced by eviction; requests are supported"))
+	}
 	all = append(all, validateResourceList(r.Limits, nil, p.Child("limits"))...)
 	all = append(all, validateResourceList(r.Requests, r.Limits, p.Child("requests"))...)
 	for _, name := range sortedNames(r.Requests) {
 		req := r.Requests[name]
 		limit, hasLimit := r.Limits[name]
 		rp := p.Child("requests").Key(string(name))
-		switch {
-		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) && !hasLimit:
-			all = append(all, field.Forbidden(p.Child("limits").Key(string(name)), "hugepages require a limit"))
-		case strings.HasPrefix(string(name), corev1.ResourceHugePagesPrefix) && req.Cmp(limit) != 0:
-			all = append(all, field.Invalid(rp, req.String(), fmt.Sprintf("must be equal to %s limit of %s", name, limit.String())))
-		case hasLimit && req.Cmp(limit) > 0:
+		if hasLimit && req.Cmp(limit) > 0 {
 			all = append(all, field.Invalid(rp, req.String(), fmt.Sprintf("must be less than or equal to %s limit of %s", name, limit.String())))
 		}
 	}

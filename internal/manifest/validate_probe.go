@@ -11,7 +11,6 @@ import (
 
 var (
 	uriSchemes = []corev1.URIScheme{corev1.URISchemeHTTP, corev1.URISchemeHTTPS}
-	procMounts = []corev1.ProcMountType{corev1.DefaultProcMount, corev1.UnmaskedProcMount}
 )
 
 // validateProbes checks the probes and lifecycle hooks of a container.
@@ -171,26 +170,4 @@ func validatePortRef(c *corev1.Container, port intstr.IntOrString, p *field.Path
 		}
 	}
 	return field.ErrorList{field.NotFound(p, port.StrVal)}
-}
-
-func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path) field.ErrorList {
-	if sc == nil {
-		return nil
-	}
-	var all field.ErrorList
-	if sc.Privileged != nil && *sc.Privileged && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
-		all = append(all, field.Invalid(p, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
-	}
-	if sc.ProcMount != nil && !slices.Contains(procMounts, *sc.ProcMount) {
-		all = append(all, field.NotSupported(p.Child("procMount"), *sc.ProcMount, procMounts))
-	}
-	for _, id := range []struct {
-		name  string
-		value *int64
-	}{{"runAsUser", sc.RunAsUser}, {"runAsGroup", sc.RunAsGroup}} {
-		if id.value != nil && (*id.value < 0 || *id.value > 1<<31-1) {
-			all = append(all, field.Invalid(p.Child(id.name), *id.value, validation.InclusiveRangeError(0, 1<<31-1)))
-		}
-	}
-	return all
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -33,6 +34,10 @@ func TestValidateExact(t *testing.T) {
 			`web.yaml: metadata.name: Required value: name is required`},
 		{"generateName", func(p *corev1.Pod) { p.Name = ""; p.GenerateName = "web-" },
 			`web.yaml: metadata.name: Required value: podhost needs a fixed name (generateName is not supported by podhost)`},
+		{"deletionTimestamp", func(p *corev1.Pod) { now := metav1.Now(); p.DeletionTimestamp = &now },
+			`web.yaml: metadata.deletionTimestamp: Forbidden: metadata.deletionTimestamp (delete the manifest file instead) is not supported by podhost`},
+		{"deletionGracePeriodSeconds", func(p *corev1.Pod) { g := int64(5); p.DeletionGracePeriodSeconds = &g },
+			`web.yaml: metadata.deletionGracePeriodSeconds: Forbidden: metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is not supported by podhost`},
 		{"namespace with dot", func(p *corev1.Pod) { p.Namespace = "a.b" },
 			`web.yaml: metadata.namespace: Invalid value: "a.b": must not contain dots`},
 		{"namespace uppercase", func(p *corev1.Pod) { p.Namespace = "Prod" },
@@ -74,7 +79,7 @@ func TestValidateExact(t *testing.T) {
 		}, "web.yaml: spec.containers[0].ports[0].containerPort: Invalid value: 80: must match `hostPort` when `hostNetwork` is true"},
 		{"unsupported resource", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": q("1")}
-		}, `web.yaml: spec.containers[0].resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": not supported by podhost (supported: cpu, memory, ephemeral-storage, hugepages-<size>)`},
+		}, `web.yaml: spec.containers[0].resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": not supported by podhost (supported: cpu, memory, ephemeral-storage (requests))`},
 		{"limit below request", func(p *corev1.Pod) {
 			c0(p).Resources.Requests = corev1.ResourceList{"memory": q("1Gi")}
 			c0(p).Resources.Limits = corev1.ResourceList{"memory": q("512Mi")}
@@ -196,11 +201,14 @@ func TestValidateRules(t *testing.T) {
 			`spec.containers[0].ports[0].hostIP: Invalid value: "localhost": must be a valid IP address`},
 		{"port name invalid", func(p *corev1.Pod) { c0(p).Ports[0].Name = "http_port" },
 			`spec.containers[0].ports[0].name: Invalid value: "http_port"`},
-		{"hugepages without limit", func(p *corev1.Pod) {
-			c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("2Mi")}
-		}, "spec.containers[0].resources.limits[hugepages-2Mi]: Forbidden: hugepages require a limit"},
-		{"hugepages ok", func(p *corev1.Pod) {
+		{"hugepages refused", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
+		}, `spec.containers[0].resources.limits[hugepages-2Mi]: Unsupported value: "hugepages-2Mi": not supported by podhost`},
+		{"ephemeral-storage limit refused", func(p *corev1.Pod) {
+			c0(p).Resources.Limits = corev1.ResourceList{"ephemeral-storage": q("1Gi")}
+		}, `spec.containers[0].resources.limits[ephemeral-storage]: Unsupported value: "1Gi": not supported by podhost`},
+		{"ephemeral-storage request ok", func(p *corev1.Pod) {
+			c0(p).Resources.Requests = corev1.ResourceList{"ephemeral-storage": q("1Gi")}
 		}, ""},
 		{"hugepages bad size", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"hugepages-big": q("4Mi")}
@@ -322,7 +330,7 @@ func TestValidateRules(t *testing.T) {
 		{"hostUsers false", func(p *corev1.Pod) { p.Spec.HostUsers = ptrTo(false) },
 			"spec.hostUsers: Forbidden"},
 		{"os windows", func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: "windows"} },
-			`spec.os.name: Unsupported value: "windows": supported values: "linux"`},
+			`spec.os.name: Unsupported value: "windows": not supported by podhost (supported: linux)`},
 		{"cluster-only fields are ignored", func(p *corev1.Pod) {
 			p.Labels = map[string]string{"app": "web"}
 			p.Annotations = map[string]string{"a": "b"}
@@ -332,7 +340,6 @@ func TestValidateRules(t *testing.T) {
 			p.Spec.Affinity = &corev1.Affinity{}
 			p.Spec.ServiceAccountName = "sa"
 			p.Spec.PriorityClassName = "high"
-			p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}}
 			p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "g"}}
 		}, ""},
 	}

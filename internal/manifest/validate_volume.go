@@ -80,8 +80,16 @@ func validateEmptyDir(ed *corev1.EmptyDirVolumeSource, p *field.Path) field.Erro
 		all = append(all, field.NotSupported(p.Child("medium"), ed.Medium,
 			[]corev1.StorageMedium{corev1.StorageMediumDefault, corev1.StorageMediumMemory}))
 	}
-	if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
+	switch {
+	case ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0:
 		all = append(all, field.Invalid(p.Child("sizeLimit"), ed.SizeLimit.String(), "must be greater than or equal to 0"))
+	case ed.SizeLimit != nil && ed.Medium != corev1.StorageMediumMemory:
+		// The kubelet enforces it by eviction, which podhost does not do;
+		// a tmpfs gets it as its size.
+		all = append(all, unsupported(p.Child("sizeLimit"), ed.SizeLimit.String(), `only with medium "Memory" (the tmpfs size)`))
+	}
+	if ed.Mode != nil {
+		all = append(all, forbidden(p.Child("mode"), "emptyDir mode is"))
 	}
 	return all
 }
@@ -145,7 +153,14 @@ func validateMountModes(c *corev1.Container, m *corev1.VolumeMount, p *field.Pat
 			all = append(all, field.Forbidden(p.Child("recursiveReadOnly"), "may only be specified when readOnly is true"))
 		case *mode != corev1.RecursiveReadOnlyDisabled && m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone:
 			all = append(all, field.Forbidden(p.Child("recursiveReadOnly"), "may only be specified when mountPropagation is None or not specified"))
+		case *mode == corev1.RecursiveReadOnlyEnabled:
+			// IfPossible is the kubelet's fallback for a runtime without
+			// recursive read-only mounts: the mount is read-only, not its submounts.
+			all = append(all, unsupported(p.Child("recursiveReadOnly"), string(*mode), "supported: Disabled, IfPossible (read-only without submounts)"))
 		}
+	}
+	if len(m.BindMountOptions) > 0 {
+		all = append(all, forbidden(p.Child("bindMountOptions"), "bindMountOptions are"))
 	}
 	return all
 }

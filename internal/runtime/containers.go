@@ -88,8 +88,8 @@ func (r *Runtime) containerLabels(cfg ContainerConfig) map[string]string {
 	for k, v := range cfg.Labels {
 		l[k] = v
 	}
-	if s := cfg.Image.Config.StopSignal; s != "" {
-		l[podstate.LabelStopSignal] = s
+	if _, set := l[podstate.LabelStopSignal]; !set && cfg.Image.Config.StopSignal != "" {
+		l[podstate.LabelStopSignal] = cfg.Image.Config.StopSignal // the pod's lifecycle.stopSignal wins
 	}
 	if cfg.LogPath != "" {
 		l[podstate.LabelLogPath] = cfg.LogPath

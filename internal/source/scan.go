@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -80,17 +81,26 @@ type cacheEntry struct {
 
 // scanner reads a manifest dir; it remembers each file's last good pods so a
 // file that turns invalid keeps them (Source), and caches decode results.
+// With a store, the last good content of each file is also persisted and
+// loaded by the first scan, so a file that is invalid when podhost starts
+// keeps its pods too.
 type scanner struct {
 	dir           string
 	allowInsecure bool
 	cache         map[string]*cacheEntry
 	good          map[string][]*corev1.Pod
+
+	store  LastGood          // nil: nothing persisted (Scan)
+	log    *slog.Logger      // store problems
+	stored map[string][]byte // what the store holds, by path
+	loaded bool              // the store was read
 }
 
 func newScanner(dir string, allowInsecure bool) *scanner {
 	return &scanner{
 		dir: dir, allowInsecure: allowInsecure,
 		cache: map[string]*cacheEntry{}, good: map[string][]*corev1.Pod{},
+		log: slog.Default(), stored: map[string][]byte{},
 	}
 }
 
@@ -112,6 +122,7 @@ func (s *scanner) scan() (Snapshot, error) {
 	if err != nil {
 		return Snapshot{}, fmt.Errorf("manifest dir: %w", err)
 	}
+	s.loadStored()
 	var files []*filePods
 	seen := make(map[string]bool, len(entries))
 	for _, e := range entries {
@@ -136,18 +147,20 @@ func (s *scanner) scan() (Snapshot, error) {
 			delete(s.cache, path)
 		}
 	}
+	s.forgetStored(seen)
 	return assemble(files), nil
 }
 
 // loadFile reads one file. ok is false when the file vanished meanwhile.
 func (s *scanner) loadFile(path string) (*filePods, bool) {
 	fp := &filePods{path: path}
-	pods, err := s.read(path)
+	pods, data, err := s.read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
 	if err == nil {
 		s.good[path] = pods
+		s.persist(path, data)
 		fp.pods = pods
 		return fp, true
 	}
@@ -160,34 +173,35 @@ func (s *scanner) loadFile(path string) (*filePods, bool) {
 }
 
 // read opens path (following symlinks), checks the target's type, owner,
-// mode and size, and decodes it (cached by content).
-func (s *scanner) read(path string) ([]*corev1.Pod, error) {
+// mode and size, and decodes it (cached by content). It returns the bytes
+// read with the pods.
+func (s *scanner) read(path string) ([]*corev1.Pod, []byte, error) {
 	base := filepath.Base(path)
 	data, fi, err := manifest.ReadBytes(path)
 	if err != nil {
 		var el manifest.ErrorList
 		switch {
 		case errors.As(err, &el):
-			return nil, err
+			return nil, nil, err
 		case errors.Is(err, fs.ErrNotExist):
 			if _, lerr := os.Lstat(path); lerr == nil {
-				return nil, fmt.Errorf("%s: dangling symlink", base)
+				return nil, nil, fmt.Errorf("%s: dangling symlink", base)
 			}
-			return nil, errors.Unwrap(err)
+			return nil, nil, errors.Unwrap(err)
 		}
-		return nil, fmt.Errorf("%s: %w", base, errors.Unwrap(err))
+		return nil, nil, fmt.Errorf("%s: %w", base, errors.Unwrap(err))
 	}
 	if !s.allowInsecure {
 		if err := checkInfo(base, fi); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if c := s.cache[path]; c != nil && bytes.Equal(c.data, data) {
-		return c.pods, c.err
+		return c.pods, data, c.err
 	}
 	pods, err := manifest.Decode(path, data)
 	s.cache[path] = &cacheEntry{data: data, pods: pods, err: err}
-	return pods, err
+	return pods, data, err
 }
 
 // assemble resolves duplicate full names (first file by name wins; files

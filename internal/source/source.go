@@ -14,7 +14,9 @@
 //
 // A file that fails to read or validate is reported in Snapshot.Errors and
 // changes nothing else: pods it defined at its last good version stay in the
-// snapshot and are listed in FileError.Kept. A deleted file removes its pods.
+// snapshot and are listed in FileError.Kept. With Config.LastGood the last
+// good version survives a restart of podhost: a file invalid at start keeps
+// its pods too. A deleted file removes its pods.
 // Two files declaring the same namespace/name: the first file by name wins,
 // the other gets a FileError. Pods in snapshots are shared between snapshots:
 // treat them as read-only.
@@ -48,7 +50,10 @@ type Config struct {
 	Relist        time.Duration // full relist period; default DefaultRelist
 	Debounce      time.Duration // quiet time after the last event; default DefaultDebounce
 	AllowInsecure bool          // skip the ownership/mode checks (development)
-	Logger        *slog.Logger
+	// LastGood, if set, persists each file's last good content across
+	// restarts of podhost (see LastGood).
+	LastGood LastGood
+	Logger   *slog.Logger
 }
 
 // FileError is a problem with one manifest file (or, with File == the dir, a
@@ -93,11 +98,13 @@ func New(cfg Config) *Source {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Source{
+	s := &Source{
 		cfg:  cfg,
 		log:  cfg.Logger.With("component", "source", "dir", cfg.Dir),
 		scan: newScanner(cfg.Dir, cfg.AllowInsecure),
 	}
+	s.scan.store, s.scan.log = cfg.LastGood, s.log
+	return s
 }
 
 // Run watches the dir until ctx is done. It emits a snapshot after start and

@@ -127,6 +127,30 @@ func TestResolveEnv(t *testing.T) {
 	}
 }
 
+// A hostNetwork pod's status.podIP(s) is the host IP, as its status shows,
+// even when the sandbox reports no IP of its own.
+func TestResolveEnvHostNetworkPodIP(t *testing.T) {
+	p := testPod()
+	p.PodIPs = nil
+	p.HostIP = "192.168.1.2"
+	p.Pod.Spec.HostNetwork = true
+	field := func(path string) *corev1.EnvVarSource {
+		return &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}
+	}
+	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{
+		{Name: "IP", ValueFrom: field("status.podIP")},
+		{Name: "IPS", ValueFrom: field("status.podIPs")},
+	}}
+	got, err := ResolveEnv(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"IP=192.168.1.2", "IPS=192.168.1.2"}
+	if s := envStrings(got); !reflect.DeepEqual(s, want) {
+		t.Errorf("ResolveEnv = %q, want %q", s, want)
+	}
+}
+
 func TestResolveEnvErrors(t *testing.T) {
 	p := testPod()
 	tests := map[string]corev1.Container{

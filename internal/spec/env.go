@@ -161,12 +161,12 @@ func fieldValue(p Pod, path string) (string, error) {
 	case "status.hostIP", "status.hostIPs":
 		return p.HostIP, nil
 	case "status.podIP":
-		if len(p.PodIPs) > 0 {
-			return p.PodIPs[0], nil
+		if ips := p.podIPs(); len(ips) > 0 {
+			return ips[0], nil
 		}
 		return "", nil
 	case "status.podIPs":
-		return strings.Join(p.PodIPs, ","), nil
+		return strings.Join(p.podIPs(), ","), nil
 	}
 	for prefix, m := range map[string]map[string]string{
 		"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations,
@@ -229,3 +229,12 @@ func findContainer(pod *corev1.Pod, name string) *corev1.Container {
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// podIPs is status.podIPs as the status shows it: a hostNetwork pod has the
+// host's IP (the kubelet's rule), whatever the sandbox reports.
+func (p Pod) podIPs() []string {
+	if p.Pod.Spec.HostNetwork && p.HostIP != "" {
+		return []string{p.HostIP}
+	}
+	return p.PodIPs
+}

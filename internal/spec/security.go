@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -303,12 +304,24 @@ func withoutAmbientCaps(_ context.Context, _ oci.Client, _ *containers.Container
 }
 
 // seccompOpt: the kubelet's default is Unconfined; RuntimeDefault is
-// containerd's default profile; privileged containers are unconfined.
-func seccompOpt(sc securityContext) []oci.SpecOpts {
-	if sc.privileged || sc.seccomp == nil || sc.seccomp.Type != corev1.SeccompProfileTypeRuntimeDefault {
+// containerd's default profile; Localhost is the JSON profile at
+// <root>/<localhostProfile>, read when the container is created (a missing
+// or bad file fails the create: CreateContainerError, as with the kubelet);
+// privileged containers are unconfined.
+func seccompOpt(sc securityContext, root string) []oci.SpecOpts {
+	if sc.privileged || sc.seccomp == nil {
 		return []oci.SpecOpts{oci.WithSeccompUnconfined}
 	}
-	return []oci.SpecOpts{seccomp.WithDefaultProfile()}
+	switch sc.seccomp.Type {
+	case corev1.SeccompProfileTypeRuntimeDefault:
+		return []oci.SpecOpts{seccomp.WithDefaultProfile()}
+	case corev1.SeccompProfileTypeLocalhost:
+		if root == "" {
+			root = DefaultSeccompRoot
+		}
+		return []oci.SpecOpts{seccomp.WithProfile(filepath.Join(root, filepath.Clean("/"+*sc.seccomp.LocalhostProfile)))}
+	}
+	return []oci.SpecOpts{oci.WithSeccompUnconfined}
 }
 
 // checkSeccomp rejects profiles podhost cannot apply.
@@ -320,7 +333,10 @@ func checkSeccomp(sc securityContext) error {
 	case corev1.SeccompProfileTypeUnconfined, corev1.SeccompProfileTypeRuntimeDefault:
 		return nil
 	case corev1.SeccompProfileTypeLocalhost:
-		return errUnsupported("seccompProfile", "type Localhost")
+		if sc.seccomp.LocalhostProfile == nil || *sc.seccomp.LocalhostProfile == "" {
+			return fmt.Errorf("seccompProfile: localhostProfile is required")
+		}
+		return nil
 	}
 	return fmt.Errorf("seccompProfile: unknown type %q", sc.seccomp.Type)
 }

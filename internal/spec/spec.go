@@ -62,7 +62,14 @@ type HostLimits struct {
 	// Allocatable is the node's allocatable resources: what
 	// resourceFieldRef limits.* report for containers without a limit.
 	Allocatable corev1.ResourceList
+	// SeccompRoot is where seccomp type Localhost profiles are read from
+	// (localhostProfile is relative to it), as the kubelet's
+	// <root-dir>/seccomp; "" means DefaultSeccompRoot.
+	SeccompRoot string
 }
+
+// DefaultSeccompRoot is SeccompRoot's default.
+const DefaultSeccompRoot = "/var/lib/podhost/seccomp"
 
 // Pod is the pod side of a container spec: the desired pod and its sandbox.
 type Pod struct {
@@ -154,7 +161,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithAnnotations(map[string]string{GroupAnnotation: p.SandboxID}))
 	}
 	// Seccomp's default profile depends on the final capability set: last.
-	return append(opts, seccompOpt(sc)...), nil
+	return append(opts, seccompOpt(sc, p.Host.SeccompRoot)...), nil
 }
 
 func workingDir(c *corev1.Container, img ocispec.ImageConfig) string {

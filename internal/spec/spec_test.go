@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/containerd/containerd/v2/core/containers"
@@ -406,4 +407,42 @@ func apparmorPod(p *Pod, typ corev1.AppArmorProfileType) {
 
 func sysctlPod(p *Pod, name string) {
 	p.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: name, Value: "1"}}}
+}
+
+// seccomp type Localhost: the JSON profile under the seccomp root, read
+// when the container is created; a missing file fails the create (the
+// kubelet's CreateContainerError), not the spec's build.
+func TestSeccompLocalhost(t *testing.T) {
+	root := t.TempDir()
+	profile := `{"defaultAction":"SCMP_ACT_ERRNO","syscalls":[{"names":["read","write"],"action":"SCMP_ACT_ALLOW"}]}`
+	if err := os.MkdirAll(filepath.Join(root, "profiles"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "profiles", "audit.json"), []byte(profile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := func(name string) (*oci.Spec, error) {
+		p := testPod()
+		p.Host.SeccompRoot = root
+		p.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{
+			Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &name}}
+		return generate(t, p, testContainer(p))
+	}
+	s, err := build("profiles/audit.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc := s.Linux.Seccomp; sc == nil || sc.DefaultAction != "SCMP_ACT_ERRNO" || len(sc.Syscalls) != 1 || len(sc.Syscalls[0].Names) != 2 {
+		t.Fatalf("seccomp = %+v, want the profile's", s.Linux.Seccomp)
+	}
+	if _, err := build("profiles/missing.json"); err == nil || !strings.Contains(err.Error(), "missing.json") {
+		t.Fatalf("missing profile: err = %v, want an error naming the file", err)
+	}
+	p := testPod()
+	missing := "missing.json"
+	p.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{
+		Type: corev1.SeccompProfileTypeLocalhost, LocalhostProfile: &missing}}
+	if _, err := Build(p, testContainer(p)); err != nil {
+		t.Fatalf("Build must not read the profile (the create does): %v", err)
+	}
 }

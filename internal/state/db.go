@@ -32,6 +32,7 @@ var (
 	bucketSandboxes   = []byte("sandboxes")
 	bucketStatuses    = []byte("statuses")
 	bucketEvents      = []byte("events")
+	bucketManifests   = []byte("manifests")
 
 	keySchemaVersion = []byte("schemaVersion")
 	keyBootID        = []byte("bootID")
@@ -47,6 +48,7 @@ type migration struct {
 // migrations, in order, one per version. Append only; never edit a released step.
 var migrations = []migration{
 	{version: 1, name: "initial buckets", apply: migrateV1},
+	{version: 2, name: "last good manifests", apply: migrateV2},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 1)
+// # Schema (SchemaVersion = 2)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -17,6 +17,8 @@
 //	events/<pod uid>/     one sub-bucket per pod:
 //	  <8-byte big-endian sequence>  Event
 //	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
+//	manifests/<file path> ManifestRecord (v2: last content of the file that
+//	                      decoded; raw bytes — never Secret values)
 //
 // # Versions and migrations
 //
@@ -24,9 +26,10 @@
 // turns a version N-1 file into version N. Open runs every step newer than
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
-// above (an empty or new file has version 0). A file whose version is newer
-// than SchemaVersion is refused (ErrSchemaTooNew): an older podhost must not
-// write a layout it does not understand.
+// above but manifests (an empty or new file has version 0); v2 adds
+// manifests. A file whose version is newer than SchemaVersion is refused
+// (ErrSchemaTooNew): an older podhost must not write a layout it does not
+// understand.
 //
 // # Concurrency and atomicity
 //

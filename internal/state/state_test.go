@@ -34,7 +34,7 @@ func TestOpenMigratesEmptyFile(t *testing.T) {
 		t.Fatalf("SchemaVersion = %d, %v; want %d", v, err, SchemaVersion)
 	}
 	err = db.bolt.View(func(tx *bolt.Tx) error {
-		for _, b := range [][]byte{bucketMeta, bucketWorkers, bucketAllocations, bucketSandboxes, bucketStatuses, bucketEvents} {
+		for _, b := range [][]byte{bucketMeta, bucketWorkers, bucketAllocations, bucketSandboxes, bucketStatuses, bucketEvents, bucketManifests} {
 			if tx.Bucket(b) == nil {
 				return fmt.Errorf("bucket %s missing", b)
 			}
@@ -350,5 +350,68 @@ func TestParallelWriters(t *testing.T) {
 	ev, _ := db.Events("shared")
 	if len(ws) != writers*each || len(ev) != min(writers*each, MaxEventsPerPod) {
 		t.Fatalf("workers=%d events=%d", len(ws), len(ev))
+	}
+}
+
+func TestManifestRecords(t *testing.T) {
+	db := openTest(t)
+	if err := db.PutManifest("", []byte("x")); err == nil {
+		t.Fatal("empty path accepted")
+	}
+	for _, r := range []ManifestRecord{{"/m/a.yaml", []byte("a: 1\n")}, {"/m/b.yaml", []byte("b\x00\xff")}, {"/m/a.yaml", []byte("a: 2\n")}} {
+		if err := db.PutManifest(r.Path, r.Data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := db.ListManifests()
+	want := []ManifestRecord{{"/m/a.yaml", []byte("a: 2\n")}, {"/m/b.yaml", []byte("b\x00\xff")}}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("ListManifests = %q, %v; want %q", got, err, want)
+	}
+	if err := db.DeleteManifest("/m/a.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteManifest("/m/absent.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := db.ListManifests(); len(got) != 1 || got[0].Path != "/m/b.yaml" {
+		t.Fatalf("after delete: %q", got)
+	}
+}
+
+// A v1 file (written by the previous podhost) migrates to v2 with its data
+// kept and the manifests bucket added.
+func TestMigrateV1ToV2(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		if err := migrateV1(tx); err != nil {
+			return err
+		}
+		if err := putJSON(tx, bucketMeta, keyBootID, "boot-v1"); err != nil {
+			return err
+		}
+		return putJSON(tx, bucketMeta, keySchemaVersion, 1)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = bdb.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, _ := db.SchemaVersion(); v != 2 {
+		t.Fatalf("version %d, want 2", v)
+	}
+	if id, _ := db.BootID(); id != "boot-v1" {
+		t.Fatalf("boot id %q lost in migration", id)
+	}
+	if err := db.PutManifest("/m/a.yaml", []byte("x")); err != nil {
+		t.Fatalf("manifests bucket after migration: %v", err)
 	}
 }

@@ -18,7 +18,7 @@ const (
 
 type backoffEntry struct {
 	delay time.Duration
-	last  time.Time // when the back-off window started
+	last  time.Time // the last failure (a crash loop: the container's exit)
 }
 
 type backoff struct {
@@ -35,7 +35,10 @@ func backoffKey(uid types.UID, container, kind string) string {
 	return string(uid) + "/" + container + "/" + kind
 }
 
-// inBackoff reports whether key is still waiting, and how long is left.
+// inBackoff reports whether key is still waiting, and how long is left. The
+// window runs from since, the event that asks for a retry (a container's
+// exit, as the kubelet's IsInBackOffSince), or from the last failure when
+// since is zero.
 func (b *backoff) inBackoff(key string, since time.Time) (bool, time.Duration) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -43,11 +46,11 @@ func (b *backoff) inBackoff(key string, since time.Time) (bool, time.Duration) {
 	if !ok {
 		return false, 0
 	}
-	if !since.IsZero() && since.After(e.last) {
-		// Measure from the event that triggered this window (e.g. exit time).
-		e.last = since
+	from := e.last
+	if !since.IsZero() {
+		from = since
 	}
-	left := e.last.Add(e.delay).Sub(b.now())
+	left := from.Add(e.delay).Sub(b.now())
 	return left > 0, left
 }
 

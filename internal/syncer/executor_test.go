@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/prober"
 )
@@ -108,6 +109,39 @@ func TestSyncPodCrashLoopRequeue(t *testing.T) {
 	}
 }
 
+// The crash-loop window runs from the container's exit, not from its
+// restart: a container that ran 30 s after an immediate restart and then
+// exited again waits the 10 s window from that exit.
+func TestSyncPodCrashLoopWindowFromExit(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	w.rt.exit(w.rt.pods[pod.UID].Containers[0].ID, 1)
+	if res, err := syncOnce(t, w, pod); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("first restart: %+v %v", res, err)
+	}
+	w.now = w.now.Add(30 * time.Second) // runs 30 s: beyond the window counted from the restart
+	w.rt.exit(w.rt.pods[pod.UID].Containers[1].ID, 1)
+	w.now = w.now.Add(2 * time.Second)
+	res, err := syncOnce(t, w, pod)
+	if err != nil || res.RequeueAfter != 8*time.Second+50*time.Millisecond {
+		t.Fatalf("want back-off of 8 s left from the exit: %+v %v", res, err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 2 {
+		t.Fatalf("%d containers: restarted inside the window that runs from the exit", n)
+	}
+	w.now = w.now.Add(8 * time.Second)
+	if res, err := syncOnce(t, w, pod); err != nil || res.RequeueAfter != 0 {
+		t.Fatalf("after the window: %+v %v", res, err)
+	}
+	cs := w.rt.pods[pod.UID].Containers
+	if last := cs[len(cs)-1]; last.RestartCount != 2 || last.State != podstate.StateRunning {
+		t.Fatalf("after the window: last container %+v, want the second restart running", last)
+	}
+}
+
 func TestSyncPodImagePullBackoffRequeue(t *testing.T) {
 	w := newWorld()
 	w.rt.pullErr = errors.New("registry down")
@@ -185,5 +219,19 @@ func TestTerminationCleansUp(t *testing.T) {
 	}
 	if len(w.host.sandboxes) != 0 || len(w.host.teardowns) != 1 || len(w.host.cgroups) != 0 || !slices.Contains(w.host.purged, pod.UID) {
 		t.Fatalf("left: sandboxes %v teardowns %v cgroups %v purged %v", w.host.sandboxes, w.host.teardowns, w.host.cgroups, w.host.purged)
+	}
+}
+
+// lifecycle.stopSignal is recorded for the runtime's stop, over the image's.
+func TestSyncPodRecordsLifecycleStopSignal(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	sig := corev1.SIGUSR1
+	pod.Spec.Containers[0].Lifecycle = &corev1.Lifecycle{StopSignal: &sig}
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.rt.pods[pod.UID].Containers[0].Labels[podstate.LabelStopSignal]; got != "SIGUSR1" {
+		t.Fatalf("stop-signal label %q", got)
 	}
 }

@@ -39,10 +39,12 @@ type fakeRuntime struct {
 	onStop, onStart func()
 	lists           int
 	stopOrder       []string // container names, in the order their stops began
+	// clock stamps StartedAt/FinishedAt; newWorld points it at the world's clock.
+	clock func() time.Time
 }
 
 func newFakeRuntime() *fakeRuntime {
-	return &fakeRuntime{pods: map[types.UID]*podstate.Pod{}, stops: map[string]int{}, graces: map[string]time.Duration{}}
+	return &fakeRuntime{pods: map[types.UID]*podstate.Pod{}, stops: map[string]int{}, graces: map[string]time.Duration{}, clock: time.Now}
 }
 
 func (r *fakeRuntime) log(format string, a ...any) {
@@ -99,7 +101,7 @@ func (r *fakeRuntime) StartContainer(_ context.Context, id string) error {
 	if c == nil {
 		return errors.New("no such container")
 	}
-	c.State, c.StartedAt = podstate.StateRunning, time.Now()
+	c.State, c.StartedAt = podstate.StateRunning, r.clock()
 	r.log("start %s", c.Name)
 	if r.onStart != nil && len(r.pods[types.UID(c.Labels[podstate.LabelPodUID])].Running()) > 1 {
 		r.onStart()
@@ -113,7 +115,7 @@ func (r *fakeRuntime) exit(id string, code int32) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if c := r.find(id); c != nil && c.State == podstate.StateRunning {
-		c.State, c.ExitCode, c.FinishedAt = podstate.StateExited, code, time.Now()
+		c.State, c.ExitCode, c.FinishedAt = podstate.StateExited, code, r.clock()
 	}
 }
 
@@ -457,6 +459,7 @@ func newWorld() *world {
 		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb, Hooks: w.hooks, Clock: w.clk,
 		Now: func() time.Time { return w.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
+	w.rt.clock = func() time.Time { return w.now }
 	return w
 }
 

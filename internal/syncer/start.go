@@ -78,6 +78,10 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	if v := s.preStopLabel(c); v != "" {
 		cfg.Labels[podstate.LabelPreStop] = v
 	}
+	if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil {
+		// lifecycle.stopSignal wins over the image's STOPSIGNAL, as in the kubelet.
+		cfg.Labels[podstate.LabelStopSignal] = string(*c.Lifecycle.StopSignal)
+	}
 	tSpec := time.Since(t0)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)
@@ -100,15 +104,20 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 }
 
 // inCrashLoop applies crash-loop back-off to a container that exited. Like
-// the kubelet, the first restart is immediate and opens a 10 s window; each
-// restart inside a window waits it out and doubles the next one (to 5 min).
+// the kubelet (doBackOff), the window runs from the container's exit
+// (FinishedAt): the first restart is immediate and opens a 10 s window; an
+// exit inside the window waits it out and doubles the next one (to 5 min).
 // A run of 10 min or more starts over.
 func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Container, rq *requeue) bool {
 	key := backoffKey(pod.UID, name, "crash")
 	if !prev.StartedAt.IsZero() && prev.FinishedAt.Sub(prev.StartedAt) >= backoffReset {
 		s.backoff.reset(key)
 	}
-	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
+	exited := prev.FinishedAt
+	if exited.IsZero() {
+		exited = s.now()
+	}
+	if in, left := s.backoff.inBackoff(key, exited); in {
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)",
 			left.Round(time.Second), name, pod.Name, pod.Namespace, pod.UID)
 		s.setWaiting(pod.UID, name, "CrashLoopBackOff", msg)
@@ -116,7 +125,7 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 		rq.after(left)
 		return true
 	}
-	s.backoff.next(key, s.now())
+	s.backoff.next(key, exited)
 	return false
 }
 

@@ -53,6 +53,9 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]stri
 			p, err = prepareHostPath(v.HostPath)
 		case v.EmptyDir != nil:
 			p, err = m.prepareEmptyDir(pod.UID, v.Name, v.EmptyDir)
+			if err == nil {
+				err = setOwnership(p, fsGroup(pod))
+			}
 		default:
 			err = errors.New("volume type not supported by podhost")
 		}
@@ -135,6 +138,30 @@ func (m *Manager) prepareEmptyDir(uid types.UID, name string, ed *corev1.EmptyDi
 		return "", fmt.Errorf("mount tmpfs on %s: %w", dir, err)
 	}
 	return dir, nil
+}
+
+func fsGroup(pod *corev1.Pod) *int64 {
+	if sc := pod.Spec.SecurityContext; sc != nil {
+		return sc.FSGroup
+	}
+	return nil
+}
+
+// setOwnership gives an emptyDir to the pod's fsGroup as the kubelet's
+// SetVolumeOwnership does: group fsGroup, setgid so that new files inherit
+// it, group read-write. A new emptyDir holds nothing else, so
+// fsGroupChangePolicy (Always / OnRootMismatch) makes no difference.
+func setOwnership(dir string, gid *int64) error {
+	if gid == nil {
+		return nil
+	}
+	if err := os.Lchown(dir, -1, int(*gid)); err != nil {
+		return fmt.Errorf("fsGroup: %w", err)
+	}
+	if err := os.Chmod(dir, 0o777|os.ModeSetgid); err != nil {
+		return fmt.Errorf("fsGroup: %w", err)
+	}
+	return nil
 }
 
 // isMountPoint reports whether dir is a mount point (its device differs from

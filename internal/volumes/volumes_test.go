@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -99,5 +100,36 @@ func TestEmptyDirLifecycle(t *testing.T) {
 	}
 	if mi, _ := os.ReadFile("/proc/self/mountinfo"); strings.Contains(string(mi), m.Root) {
 		t.Fatalf("mount left behind under %s", m.Root)
+	}
+}
+
+// fsGroup: an emptyDir (disk or tmpfs) belongs to the group, setgid so new
+// files inherit it, as the kubelet's SetVolumeOwnership leaves it.
+func TestEmptyDirFSGroup(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (chown, tmpfs)")
+	}
+	m := New(t.TempDir())
+	gid := int64(2345)
+	pod := &corev1.Pod{Spec: corev1.PodSpec{SecurityContext: &corev1.PodSecurityContext{FSGroup: &gid}, Volumes: []corev1.Volume{
+		{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
+	}}}
+	pod.UID = "u-fsgroup"
+	ctx := context.Background()
+	paths, err := m.Prepare(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Cleanup(ctx, pod.UID) })
+	for name, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Gid != uint32(gid) || fi.Mode()&os.ModeSetgid == 0 || fi.Mode().Perm() != 0o777 {
+			t.Errorf("%s: gid %d mode %v, want gid %d, setgid, 0777", name, st.Gid, fi.Mode(), gid)
+		}
 	}
 }

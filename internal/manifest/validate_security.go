@@ -1,0 +1,161 @@
+package manifest
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Security contexts: what podhost applies as the kubelet and containerd's
+// CRI plugin do, and refusals for what it cannot (docs/fields.md).
+
+var (
+	seccompTypes  = []corev1.SeccompProfileType{corev1.SeccompProfileTypeRuntimeDefault, corev1.SeccompProfileTypeUnconfined, corev1.SeccompProfileTypeLocalhost}
+	apparmorTypes = []corev1.AppArmorProfileType{corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeUnconfined, corev1.AppArmorProfileTypeLocalhost}
+)
+
+func validatePodSecurityContext(s *corev1.PodSpec, p *field.Path) field.ErrorList {
+	ps := s.SecurityContext
+	if ps == nil {
+		return nil
+	}
+	var all field.ErrorList
+	all = append(all, refuseLinuxExtras(ps.SELinuxOptions, ps.WindowsOptions, p)...)
+	if ps.SELinuxChangePolicy != nil {
+		all = append(all, forbidden(p.Child("seLinuxChangePolicy"), "seLinuxChangePolicy (SELinux) is"))
+	}
+	for i, sc := range ps.Sysctls {
+		all = append(all, validateSysctl(s, sc, p.Child("sysctls").Index(i))...)
+	}
+	all = append(all, validateSeccomp(ps.SeccompProfile, p.Child("seccompProfile"))...)
+	all = append(all, validateAppArmor(ps.AppArmorProfile, p.Child("appArmorProfile"))...)
+	return all
+}
+
+func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path) field.ErrorList {
+	if sc == nil {
+		return nil
+	}
+	var all field.ErrorList
+	if sc.Privileged != nil && *sc.Privileged && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation {
+		all = append(all, field.Invalid(p, "", "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"))
+	}
+	if sc.ProcMount != nil {
+		switch *sc.ProcMount {
+		case corev1.DefaultProcMount:
+		case corev1.UnmaskedProcMount: // the kubelet requires hostUsers: false, which podhost refuses
+			all = append(all, unsupported(p.Child("procMount"), string(*sc.ProcMount), "Unmasked needs user namespaces; supported: Default"))
+		default:
+			all = append(all, field.NotSupported(p.Child("procMount"), *sc.ProcMount, []corev1.ProcMountType{corev1.DefaultProcMount}))
+		}
+	}
+	for _, id := range []struct {
+		name  string
+		value *int64
+	}{{"runAsUser", sc.RunAsUser}, {"runAsGroup", sc.RunAsGroup}} {
+		if id.value != nil && (*id.value < 0 || *id.value > 1<<31-1) {
+			all = append(all, field.Invalid(p.Child(id.name), *id.value, validation.InclusiveRangeError(0, 1<<31-1)))
+		}
+	}
+	all = append(all, refuseLinuxExtras(sc.SELinuxOptions, sc.WindowsOptions, p)...)
+	all = append(all, validateSeccomp(sc.SeccompProfile, p.Child("seccompProfile"))...)
+	all = append(all, validateAppArmor(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
+	return all
+}
+
+// refuseLinuxExtras: podhost runs no SELinux labelling and only Linux.
+func refuseLinuxExtras(se *corev1.SELinuxOptions, win *corev1.WindowsSecurityContextOptions, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	if se != nil {
+		all = append(all, forbidden(p.Child("seLinuxOptions"), "seLinuxOptions (SELinux labels) are"))
+	}
+	if win != nil {
+		all = append(all, forbidden(p.Child("windowsOptions"), "windowsOptions are"))
+	}
+	return all
+}
+
+// validateSysctl accepts namespaced sysctls only (net.*, and the IPC ones:
+// kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*), which covers the
+// kubelet's safe list, and only when the pod does not share that namespace
+// with the host: a sysctl there would change the host.
+func validateSysctl(s *corev1.PodSpec, sc corev1.Sysctl, p *field.Path) field.ErrorList {
+	name := sysctlDotted(sc.Name)
+	switch ns := sysctlNamespace(name); {
+	case sc.Name == "":
+		return field.ErrorList{field.Required(p.Child("name"), "")}
+	case ns == "":
+		return field.ErrorList{unsupported(p.Child("name"), sc.Name, "not a namespaced sysctl: it would change the host")}
+	case ns == "net" && s.HostNetwork:
+		return field.ErrorList{unsupported(p.Child("name"), sc.Name, "a net.* sysctl with hostNetwork would change the host")}
+	case ns == "ipc" && s.HostIPC:
+		return field.ErrorList{unsupported(p.Child("name"), sc.Name, "an IPC sysctl with hostIPC would change the host")}
+	}
+	return nil
+}
+
+// sysctlDotted converts the slash form (net/ipv4/ip_forward) to the dotted one.
+func sysctlDotted(name string) string {
+	if i := strings.IndexAny(name, "./"); i < 0 || name[i] == '.' {
+		return name
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.':
+			return '/'
+		case '/':
+			return '.'
+		}
+		return r
+	}, name)
+}
+
+// sysctlNamespace is the namespace a sysctl belongs to ("net", "ipc"), ""
+// for a host-wide one (the kubelet's namespacedSysctls).
+func sysctlNamespace(name string) string {
+	switch {
+	case strings.HasPrefix(name, "net."):
+		return "net"
+	case strings.HasPrefix(name, "kernel.shm"), strings.HasPrefix(name, "kernel.msg"),
+		name == "kernel.sem", strings.HasPrefix(name, "fs.mqueue."):
+		return "ipc"
+	}
+	return ""
+}
+
+func validateSeccomp(sp *corev1.SeccompProfile, p *field.Path) field.ErrorList {
+	if sp == nil {
+		return nil
+	}
+	return validateProfile(string(sp.Type), sp.LocalhostProfile, sp.Type == corev1.SeccompProfileTypeLocalhost, seccompTypes, p)
+}
+
+func validateAppArmor(ap *corev1.AppArmorProfile, p *field.Path) field.ErrorList {
+	if ap == nil {
+		return nil
+	}
+	return validateProfile(string(ap.Type), ap.LocalhostProfile, ap.Type == corev1.AppArmorProfileTypeLocalhost, apparmorTypes, p)
+}
+
+// validateProfile checks a seccomp or AppArmor profile as ValidatePod does:
+// localhostProfile is required with type Localhost and forbidden otherwise,
+// and (seccomp) a relative path without "..".
+func validateProfile[T ~string](typ string, localhost *string, isLocalhost bool, types []T, p *field.Path) field.ErrorList {
+	known := false
+	for _, t := range types {
+		known = known || string(t) == typ
+	}
+	switch {
+	case !known:
+		return field.ErrorList{field.NotSupported(p.Child("type"), typ, types)}
+	case isLocalhost && (localhost == nil || *localhost == ""):
+		return field.ErrorList{field.Required(p.Child("localhostProfile"), "must be set when type is Localhost")}
+	case !isLocalhost && localhost != nil:
+		return field.ErrorList{field.Invalid(p.Child("localhostProfile"), *localhost, "can only be set when type is Localhost")}
+	case isLocalhost:
+		return validateRelPath(p.Child("localhostProfile"), *localhost)
+	}
+	return nil
+}
