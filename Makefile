@@ -1,13 +1,13 @@
 # podhost. Every target works as root on a fresh Debian machine with Go and
 # installs what it needs itself; see docs/testing.md.
 #
-#   make build             bin/podhost
+#   make build             bin/podhost and bin/podhost-log-driver
 #   make test              test-unit + test-integration + test-vm
 #   make test-unit         go test ./... (no root, no containerd)
 #   make test-integration  deps + the integration suite against a private containerd (root)
 #   make test-vm           the appliance suite in a Debian VM: systemd, cgroup v2 (scripts/vm/run.sh)
 #   make lint              gofmt, go vet, golangci-lint
-#   make bench             all benchmarks (unit, then integration)
+#   make bench             footprint/scale table into _output/bench/ (BENCH=re: other benchmarks)
 #   make fuzz              every fuzz target for FUZZTIME (default 10s)
 #   make run               dev containerd + test image + podhost check, prints next steps
 
@@ -19,8 +19,11 @@ export GOTESTFLAGS
 
 all: build
 
+# podhost-log-driver runs once per container (the shim's log driver):
+# built small (-trimpath, no symbols) and installed beside podhost.
 build:
 	$(GO) build -o bin/podhost ./cmd/podhost
+	$(GO) build -trimpath -ldflags='-s -w' -o bin/podhost-log-driver ./cmd/podhost-log-driver
 
 # Every suite runs even if an earlier one fails; make test fails if any did.
 test:

@@ -132,7 +132,7 @@ func TestHostNetworkPod(t *testing.T) {
 }
 
 // containerPID returns the PID of a running container of the pod.
-func containerPID(t *testing.T, p *corev1.Pod, name string) int {
+func containerPID(t testing.TB, p *corev1.Pod, name string) int {
 	t.Helper()
 	for _, cs := range p.Status.ContainerStatuses {
 		if cs.Name != name {

@@ -40,7 +40,7 @@ spec:
 	cfg.ContainerdAddress, cfg.Namespace = env.Address, env.Namespace
 	cfg.CNIConfDir, cfg.CNIBinDirs = env.CNIConfDir, env.CNIBinDirs
 	cfg.CgroupDriver, cfg.CgroupParent, cfg.RelistPeriod = "cgroupfs", d.cgroupRoot, 5*time.Second
-	cfg.LogDriver = env.PodhostBin
+	cfg.LogDriver = env.LogDriverBin
 
 	ignore := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())

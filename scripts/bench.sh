@@ -1,23 +1,47 @@
 #!/usr/bin/env bash
-# make bench: every benchmark, with allocations. Unit benchmarks first, then
-# the integration benchmarks (root; private containerd per package, -p 1),
-# if any integration package has them. BENCH (default .) selects benchmarks,
-# BENCHTIME (e.g. 1x, 2s) limits them. Both parts run; either failing fails.
+# make bench: the footprint and scale table (integration/footprint_bench_test.go,
+# root, private containerd): for N in BENCH_N (default 1,30,100,250) podhost's
+# cold start vs the floor (the same netns + CNI ADD + containers + tasks
+# straight through the containerd client, in parallel, same run), add→running
+# and remove→gone of one pod vs the floor, podhost and containerd RSS; at N=30
+# the per-pod helper PSS (shim / log driver, and the old re-executed podhost
+# as log driver), podhost's idle CPU over BENCH_IDLE (60s). Prints the table
+# and writes _output/bench/footprint.{json,txt}.
+#
+# BENCH=<regexp> runs the other benchmarks instead, the old way: unit
+# benchmarks, then the integration ones (BENCHTIME e.g. 1x, 2s).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
-args=(-run '^$' -bench "${BENCH:-.}" -benchmem)
-[[ -n ${BENCHTIME:-} ]] && args+=(-benchtime "$BENCHTIME")
+if [[ -n ${BENCH:-} ]]; then
+	args=(-run '^$' -bench "$BENCH" -benchmem)
+	[[ -n ${BENCHTIME:-} ]] && args+=(-benchtime "$BENCHTIME")
+	rc=0
+	$GO test "${args[@]}" ./... || rc=1
+	# shellcheck disable=SC2046
+	pkgs=$(pkgs_with Benchmark $(integration_pkgs))
+	if [[ -n $pkgs ]]; then
+		scripts/deps.sh >/dev/null || exit 1
+		# shellcheck disable=SC2086
+		$GO test -tags integration -p 1 -count=1 -timeout 30m "${args[@]}" $pkgs || rc=1
+		$GO run -tags integration ./internal/testenv/cmd/reap || rc=1
+	fi
+	exit $rc
+fi
 
+scripts/deps.sh >/dev/null || exit 1
+out="$PWD/_output/bench"
+mkdir -p "$out"
+rm -f "$out/footprint.json" "$out/footprint.txt"
 rc=0
-$GO test "${args[@]}" ./... || rc=1
-
-# shellcheck disable=SC2046
-pkgs=$(pkgs_with Benchmark $(integration_pkgs))
-if [[ -n $pkgs ]]; then
-	scripts/deps.sh >/dev/null || exit 1
-	# shellcheck disable=SC2086
-	$GO test -tags integration -p 1 -count=1 -timeout 30m "${args[@]}" $pkgs || rc=1
-	$GO run -tags integration ./internal/testenv/cmd/reap || rc=1
+BENCH_N=${BENCH_N:-1,30,100,250} BENCH_OUT="$out/footprint" \
+	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkFootprint$' -benchtime 1x ./integration || rc=1
+$GO run -tags integration ./internal/testenv/cmd/reap || rc=1
+if [[ -f $out/footprint.txt ]]; then
+	cat "$out/footprint.txt"
+	echo "bench: wrote $out/footprint.json"
+else
+	echo "bench: no table written" >&2
+	rc=1
 fi
 exit $rc

@@ -4,7 +4,8 @@
 #   scripts/install.sh [--root DIR] [--start] [--no-enable] [BINARY]
 #
 #   BINARY       the podhost binary (default: ./bin/podhost, then bin/podhost
-#                next to this script's parent dir, i.e. the repo or release root)
+#                next to this script's parent dir, i.e. the repo or release root);
+#                podhost-log-driver is taken from the same directory
 #   --root DIR   install into DIR instead of / (image builders; DESTDIR=DIR works
 #                too). Nothing is started; the unit is enabled offline.
 #   --start      on a running system: (re)start podhost.service after installing.
@@ -13,6 +14,8 @@
 #
 # What it does (idempotent; run it again to upgrade):
 #   /usr/local/bin/podhost                    the binary (replaced atomically)
+#   /usr/local/bin/podhost-log-driver         the per-container log driver the
+#                                             shims run (podhost finds it beside itself)
 #   /etc/systemd/system/podhost.service       from manifests/systemd/podhost.service
 #   /etc/podhost/config.yaml                  from manifests/config.yaml, only if absent
 #   /etc/podhost/manifests       0755 root    static pods: every *.yaml/*.json here runs
@@ -77,11 +80,22 @@ install -d -m 0755 -o root -g root "$R/usr/local/bin" "$R/etc/systemd/system" "$
 	"$R/etc/podhost/manifests" "$R/etc/podhost/cni" "$R/etc/podhost/cni/net.d" "$R/var/log/pods"
 install -d -m 0700 -o root -g root "$R/var/lib/podhost"
 
-# binary: copy next to the target, then rename over it (safe while podhost runs)
-tmp="$R/usr/local/bin/.podhost.install.$$"
-install -m 0755 -o root -g root "$bin" "$tmp"
-mv -f "$tmp" "$R/usr/local/bin/podhost"
-log "installed $R/usr/local/bin/podhost"
+# binaries: copy next to the target, then rename over it (safe while podhost
+# runs and while shims start log drivers). The log driver first: a new podhost
+# must find it.
+install_bin() {
+	local tmp="$R/usr/local/bin/.$2.install.$$"
+	install -m 0755 -o root -g root "$1" "$tmp"
+	mv -f "$tmp" "$R/usr/local/bin/$2"
+	log "installed $R/usr/local/bin/$2"
+}
+driver="$(dirname "$bin")/podhost-log-driver"
+if [[ -x $driver && -f $driver ]]; then
+	install_bin "$driver" podhost-log-driver
+else
+	log "warning: no $driver (make build builds it): podhost falls back to running itself as the log driver, with more memory per container"
+fi
+install_bin "$bin" podhost
 
 unit_changed=1
 if cmp -s "$unit" "$R/etc/systemd/system/podhost.service"; then unit_changed=0; fi

@@ -115,8 +115,9 @@ func printError(w io.Writer, err error) {
 }
 
 func main() {
-	// The containerd shim runs this binary as the container log driver with
-	// an empty environment: handle that before cobra or any config loading.
+	// The containerd shim runs this binary as the container log driver (the
+	// fallback when podhost-log-driver is not installed) with an empty
+	// environment: handle that before cobra or any config loading.
 	if len(os.Args) > 1 && os.Args[1] == logs.DriverCommand {
 		logs.RunDriver() // never returns
 	}

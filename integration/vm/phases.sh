@@ -311,6 +311,7 @@ provision() {
 	rm -rf /tmp/imgroot && mkdir -p /tmp/imgroot
 	check "install.sh --root DIR (image builder)" "$IN/repo/scripts/install.sh" --root /tmp/imgroot "$IN/bin/podhost"
 	check "install.sh --root: binary, unit, enabled, dirs" sh -c 'test -x /tmp/imgroot/usr/local/bin/podhost &&
+		test -x /tmp/imgroot/usr/local/bin/podhost-log-driver &&
 		test -f /tmp/imgroot/etc/systemd/system/podhost.service &&
 		test -L /tmp/imgroot/etc/systemd/system/multi-user.target.wants/podhost.service &&
 		test "$(stat -c %a /tmp/imgroot/var/lib/podhost)" = 700 && test -d /tmp/imgroot/etc/podhost/manifests'

@@ -99,9 +99,10 @@ type Config struct {
 	cgroupParentSet bool
 	// Snapshotter is containerd's snapshotter for pod rootfs ("" = overlayfs).
 	Snapshotter string
-	// LogDriver is the binary the shims run as the log driver ("" = this
-	// executable). Not a config key: tests that run the daemon in-process
-	// point it at a podhost binary.
+	// LogDriver is the log driver binary the shims run per container
+	// (cmd/podhost-log-driver). "" = podhost-log-driver in the directory of
+	// the podhost executable; if that is missing, podhost itself
+	// (`podhost log-driver`, with a warning). Key logDriver, flag --log-driver.
 	LogDriver string
 	// AuthFiles are docker config.json files with registry credentials,
 	// searched in order ("" entries ignored). Default: /root/.docker/config.json
@@ -133,6 +134,7 @@ type file struct {
 	MaxPods                *int64             `json:"maxPods"`
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
+	LogDriver              *string            `json:"logDriver"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 }
@@ -254,6 +256,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.CgroupParent, f.CgroupParent)
 	c.cgroupParentSet = c.cgroupParentSet || f.CgroupParent != nil
 	setString(&c.Snapshotter, f.Snapshotter)
+	setString(&c.LogDriver, f.LogDriver)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles

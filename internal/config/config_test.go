@@ -274,3 +274,26 @@ func TestMaxPodsFlag(t *testing.T) {
 		t.Fatalf("maxPods = %d, want the flag's 3 over the file's 50", c.MaxPods)
 	}
 }
+
+func TestLogDriverKeyAndFlag(t *testing.T) {
+	if d := Default(); d.LogDriver != "" {
+		t.Fatalf("default logDriver = %q, want \"\" (resolved by the runtime)", d.LogDriver)
+	}
+	c, err := Parse([]byte("logDriver: /opt/ld\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LogDriver != "/opt/ld" {
+		t.Fatalf("logDriver = %q, want the file's /opt/ld", c.LogDriver)
+	}
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--log-driver", "/usr/lib/ld"}); err != nil {
+		t.Fatal(err)
+	}
+	c.MergeFlags(flags, fs)
+	if c.LogDriver != "/usr/lib/ld" {
+		t.Fatalf("logDriver = %q, want the flag's /usr/lib/ld over the file's", c.LogDriver)
+	}
+}

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+
+	"github.com/podhost/podhost/internal/logdriver"
 )
 
 // DefaultRoot is where pod logs live (kubelet's layout).
@@ -38,6 +40,4 @@ func Path(root, namespace, name, uid, container string, restartCount int) string
 }
 
 // RotatedPath returns the name of the n-th rotated file of path (n >= 1).
-func RotatedPath(path string, n int) string {
-	return path + "." + strconv.Itoa(n)
-}
+func RotatedPath(path string, n int) string { return logdriver.RotatedPath(path, n) }

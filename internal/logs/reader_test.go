@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/podhost/podhost/internal/logdriver"
 )
 
 // syncBuffer is a goroutine-safe buffer with a condition wait.
@@ -41,16 +43,29 @@ func (b *syncBuffer) waitFor(t *testing.T, what string, cond func(string) bool) 
 	}
 }
 
-func clockWriter(t *testing.T, cfg WriterConfig, start time.Time) *Writer {
+func newTestWriter(t *testing.T, cfg logdriver.Config) *logdriver.Writer {
+	t.Helper()
+	if cfg.Path == "" {
+		cfg.Path = filepath.Join(t.TempDir(), "pod", "c", "0.log")
+	}
+	w, err := logdriver.OpenWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+func clockWriter(t *testing.T, cfg logdriver.Config, start time.Time) *logdriver.Writer {
 	w := newTestWriter(t, cfg)
 	var mu sync.Mutex
 	now := start
-	w.now = func() time.Time {
+	w.SetClock(func() time.Time {
 		mu.Lock()
 		defer mu.Unlock()
 		now = now.Add(time.Second)
 		return now
-	}
+	})
 	return w
 }
 
@@ -64,12 +79,12 @@ func readAll(t *testing.T, path string, opts ReadOptions) (string, string) {
 }
 
 func TestReadJoinsPartialsAndSplitsStreams(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{})
+	w := newTestWriter(t, logdriver.Config{})
 	_ = w.WriteRecord(Stdout, true, []byte("hel"))
 	_ = w.WriteRecord(Stderr, false, []byte("e1"))
 	_ = w.WriteRecord(Stdout, false, []byte("lo"))
 	_ = w.WriteRecord(Stderr, true, []byte("dangling"))
-	out, errs := readAll(t, w.cfg.Path, ReadOptions{Tail: TailAll})
+	out, errs := readAll(t, w.Path(), ReadOptions{Tail: TailAll})
 	if out != "hello\n" || errs != "e1\ndangling" {
 		t.Fatalf("out %q err %q", out, errs)
 	}
@@ -77,39 +92,39 @@ func TestReadJoinsPartialsAndSplitsStreams(t *testing.T) {
 
 func TestReadTailSinceTimestamps(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := clockWriter(t, WriterConfig{}, start)
+	w := clockWriter(t, logdriver.Config{}, start)
 	for i := 1; i <= 10; i++ {
 		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "m%d", i)) // at start+i s
 	}
-	out, _ := readAll(t, w.cfg.Path, ReadOptions{Tail: 3})
+	out, _ := readAll(t, w.Path(), ReadOptions{Tail: 3})
 	if out != "m8\nm9\nm10\n" {
 		t.Fatalf("tail: %q", out)
 	}
-	out, _ = readAll(t, w.cfg.Path, ReadOptions{Tail: 0})
+	out, _ = readAll(t, w.Path(), ReadOptions{Tail: 0})
 	if out != "" {
 		t.Fatalf("tail 0: %q", out)
 	}
-	out, _ = readAll(t, w.cfg.Path, ReadOptions{Tail: TailAll, Since: start.Add(9 * time.Second)})
+	out, _ = readAll(t, w.Path(), ReadOptions{Tail: TailAll, Since: start.Add(9 * time.Second)})
 	if out != "m9\nm10\n" {
 		t.Fatalf("since: %q", out)
 	}
-	out, _ = readAll(t, w.cfg.Path, ReadOptions{Tail: 1, Timestamps: true})
+	out, _ = readAll(t, w.Path(), ReadOptions{Tail: 1, Timestamps: true})
 	if out != "2024-01-01T00:00:10Z m10\n" {
 		t.Fatalf("timestamps: %q", out)
 	}
 }
 
 func TestReadAcrossRotatedFiles(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{MaxSize: 200, MaxFiles: 10})
+	w := newTestWriter(t, logdriver.Config{MaxSize: 200, MaxFiles: 10})
 	for i := range 30 {
 		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "n%02d", i))
 	}
-	out, _ := readAll(t, w.cfg.Path, ReadOptions{Tail: TailAll})
+	out, _ := readAll(t, w.Path(), ReadOptions{Tail: TailAll})
 	lines := strings.Fields(out)
 	if len(lines) != 30 || lines[0] != "n00" || lines[29] != "n29" {
 		t.Fatalf("got %v", lines)
 	}
-	out, _ = readAll(t, w.cfg.Path, ReadOptions{Tail: 7})
+	out, _ = readAll(t, w.Path(), ReadOptions{Tail: 7})
 	if got := strings.Fields(out); len(got) != 7 || got[0] != "n23" {
 		t.Fatalf("tail across files: %v", got)
 	}
@@ -142,10 +157,10 @@ func startFollow(t *testing.T, path string, opts ReadOptions) (*syncBuffer, func
 }
 
 func TestFollowAppends(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{})
+	w := newTestWriter(t, logdriver.Config{})
 	_ = w.WriteRecord(Stdout, false, []byte("old1"))
 	_ = w.WriteRecord(Stdout, false, []byte("old2"))
-	out, stop := startFollow(t, w.cfg.Path, ReadOptions{Follow: true, Tail: 1})
+	out, stop := startFollow(t, w.Path(), ReadOptions{Follow: true, Tail: 1})
 	defer stop()
 	out.waitFor(t, "history", func(s string) bool { return s == "old2\n" })
 	_ = w.WriteRecord(Stdout, true, []byte("new"))
@@ -158,14 +173,14 @@ func TestFollowWaitsForFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c", "0.log")
 	out, stop := startFollow(t, path, ReadOptions{Follow: true, Tail: TailAll})
 	defer stop()
-	w := newTestWriter(t, WriterConfig{Path: path})
+	w := newTestWriter(t, logdriver.Config{Path: path})
 	_ = w.WriteRecord(Stdout, false, []byte("first"))
 	out.waitFor(t, "first line", func(s string) bool { return s == "first\n" })
 }
 
 func TestFollowAcrossRotation(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{MaxSize: 150, MaxFiles: 1})
-	out, stop := startFollow(t, w.cfg.Path, ReadOptions{Follow: true, Tail: TailAll})
+	w := newTestWriter(t, logdriver.Config{MaxSize: 150, MaxFiles: 1})
+	out, stop := startFollow(t, w.Path(), ReadOptions{Follow: true, Tail: TailAll})
 	defer stop()
 	var want strings.Builder
 	for i := range 50 {

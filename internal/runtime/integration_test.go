@@ -35,13 +35,13 @@ var (
 	driverErr  error
 )
 
-// logDriver builds internal/logs/testdata/driver (a main calling
-// logs.RunDriver), the stand-in for `podhost log-driver`.
+// logDriver builds cmd/podhost-log-driver, the binary podhost installs
+// beside itself.
 func logDriver(t *testing.T) string {
 	t.Helper()
 	driverOnce.Do(func() {
 		driverPath = filepath.Join(env.Dir, "podhost-log-driver")
-		cmd := exec.Command("go", "build", "-o", driverPath, "./internal/logs/testdata/driver")
+		cmd := exec.Command("go", "build", "-o", driverPath, "./cmd/podhost-log-driver")
 		cmd.Dir = env.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			driverErr = fmt.Errorf("build log driver: %w\n%s", err, out)

@@ -46,7 +46,8 @@ type Options struct {
 	// "overlayfs").
 	Snapshotter string
 	// LogDriver is the binary the shim runs as the log driver; default
-	// os.Executable().
+	// podhost-log-driver beside os.Executable(); a missing binary falls back
+	// to os.Executable() (`podhost log-driver`) with a warning.
 	LogDriver string
 	// LogMaxSize / LogMaxFiles configure log rotation (logs.Default*).
 	LogMaxSize  int64
@@ -68,7 +69,8 @@ type Runtime struct {
 	// "overlayfs").
 	Snapshotter string
 	// LogDriver is the binary the shim runs as the log driver
-	// (`<LogDriver> log-driver <args>`); default os.Executable().
+	// (`<LogDriver> log-driver <args>`), resolved by Connect (see
+	// Options.LogDriver).
 	LogDriver string
 	// LogMaxSize / LogMaxFiles configure log rotation (logs.Default*).
 	LogMaxSize  int64
@@ -115,10 +117,8 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 }
 
 func newRuntime(c *client.Client, namespace string) *Runtime {
-	exe, _ := os.Executable()
 	return &Runtime{
 		Snapshotter: "overlayfs",
-		LogDriver:   exe,
 		LogMaxSize:  10 << 20,
 		LogMaxFiles: 5,
 		HostsDir:    "/etc/containerd/certs.d",
@@ -134,9 +134,6 @@ func (r *Runtime) apply(o Options) {
 	if o.Snapshotter != "" {
 		r.Snapshotter = o.Snapshotter
 	}
-	if o.LogDriver != "" {
-		r.LogDriver = o.LogDriver
-	}
 	if o.LogMaxSize > 0 {
 		r.LogMaxSize = o.LogMaxSize
 	}
@@ -150,6 +147,8 @@ func (r *Runtime) apply(o Options) {
 		r.AuthFiles = o.AuthFiles
 	}
 	r.Logger = o.Logger
+	exe, _ := os.Executable()
+	r.LogDriver = resolveLogDriver(o.LogDriver, exe, isExecutable, r.log())
 }
 
 func (r *Runtime) waitServing(ctx context.Context, address string) error {

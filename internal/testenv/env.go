@@ -81,6 +81,9 @@ type Env struct {
 	// RequirePodhost in tests that need it.
 	PodhostBin      string
 	PodhostBuildErr error
+	// LogDriverBin is podhost-log-driver, built beside PodhostBin (same
+	// availability).
+	LogDriverBin string
 
 	// CgroupPrefix is the cgroup every test cgroup must live under
 	// ("/"+Namespace, e.g. /podhost-it-1234-1): in each cgroup v1 hierarchy
@@ -232,6 +235,7 @@ func (e *Env) setup(ctx context.Context) error {
 			return
 		}
 		e.PodhostBin = out
+		e.LogDriverBin = filepath.Join(filepath.Dir(out), LogDriverName)
 	}()
 	defer func() { <-built }()
 

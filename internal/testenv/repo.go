@@ -116,14 +116,26 @@ func deps(ctx context.Context, repoRoot string) (string, error) {
 	return bin, nil
 }
 
-// BuildPodhost builds ./cmd/podhost of the module at repoRoot into out.
+// LogDriverName is the log driver binary's file name; podhost looks for
+// it beside its own executable (internal/runtime.LogDriverName).
+const LogDriverName = "podhost-log-driver"
+
+// BuildPodhost builds ./cmd/podhost of the module at repoRoot into out,
+// and ./cmd/podhost-log-driver beside it (as `make build` does), so that a
+// podhost started from out finds its log driver by default.
 func BuildPodhost(ctx context.Context, repoRoot, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/podhost")
-	cmd.Dir = repoRoot
-	var buf bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &buf, &buf
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build ./cmd/podhost: %w\n%s", err, buf.Bytes())
+	builds := [][]string{
+		{"build", "-o", out, "./cmd/podhost"},
+		{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(filepath.Dir(out), LogDriverName), "./cmd/podhost-log-driver"},
+	}
+	for _, args := range builds {
+		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd.Dir = repoRoot
+		var buf bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &buf, &buf
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, buf.Bytes())
+		}
 	}
 	return nil
 }

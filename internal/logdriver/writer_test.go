@@ -1,4 +1,4 @@
-package logs
+package logdriver
 
 import (
 	"bufio"
@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/containerd/containerd/v2/core/runtime/v2/logging"
 )
 
 func readRecords(t *testing.T, path string) []Record {
@@ -35,7 +33,7 @@ func readRecords(t *testing.T, path string) []Record {
 	return out
 }
 
-func newTestWriter(t *testing.T, cfg WriterConfig) *Writer {
+func newTestWriter(t *testing.T, cfg Config) *Writer {
 	t.Helper()
 	if cfg.Path == "" {
 		cfg.Path = filepath.Join(t.TempDir(), "pod", "c", "0.log")
@@ -49,7 +47,7 @@ func newTestWriter(t *testing.T, cfg WriterConfig) *Writer {
 }
 
 func TestWriterFormat(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{})
+	w := newTestWriter(t, Config{})
 	fixed := time.Date(2024, 5, 6, 7, 8, 9, 1000, time.UTC)
 	w.now = func() time.Time { return fixed }
 	if err := w.Copy(Stdout, strings.NewReader("hello\nwin\r\n\nlast")); err != nil {
@@ -78,7 +76,7 @@ func TestWriterFormat(t *testing.T) {
 }
 
 func TestWriterSplitsLongLines(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{})
+	w := newTestWriter(t, Config{})
 	long := strings.Repeat("x", 2*MaxLineSize+10)
 	if err := w.Copy(Stdout, strings.NewReader(long+"\nshort\n")); err != nil {
 		t.Fatal(err)
@@ -97,7 +95,7 @@ func TestWriterSplitsLongLines(t *testing.T) {
 }
 
 func TestWriterRotation(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{MaxSize: 300, MaxFiles: 2})
+	w := newTestWriter(t, Config{MaxSize: 300, MaxFiles: 2})
 	for i := range 40 {
 		if err := w.WriteRecord(Stdout, false, fmt.Appendf(nil, "line %02d", i)); err != nil {
 			t.Fatal(err)
@@ -137,7 +135,7 @@ func TestWriterRotation(t *testing.T) {
 }
 
 func TestWriterRotationWithoutBackups(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{MaxSize: 100, MaxFiles: 0})
+	w := newTestWriter(t, Config{MaxSize: 100, MaxFiles: 0})
 	for i := range 10 {
 		if err := w.WriteRecord(Stdout, false, fmt.Appendf(nil, "line %d", i)); err != nil {
 			t.Fatal(err)
@@ -153,7 +151,7 @@ func TestWriterRotationWithoutBackups(t *testing.T) {
 }
 
 func TestWriterConcurrentStreams(t *testing.T) {
-	w := newTestWriter(t, WriterConfig{})
+	w := newTestWriter(t, Config{})
 	var wg sync.WaitGroup
 	for _, s := range []string{Stdout, Stderr} {
 		wg.Add(1)
@@ -180,9 +178,9 @@ func TestWriterConcurrentStreams(t *testing.T) {
 	}
 }
 
-func TestDriverArgsRoundTrip(t *testing.T) {
-	cfg := DriverConfig{Path: "/var/log/pods/ns_a b&c_uid/c/0.log", MaxSize: 123, MaxFiles: 4}
-	args := DriverArgs(cfg)
+func TestArgsRoundTrip(t *testing.T) {
+	cfg := Config{Path: "/var/log/pods/ns_a b&c_uid/c/0.log", MaxSize: 123, MaxFiles: 4}
+	args := Args(cfg)
 	if len(args) != 1 {
 		t.Fatalf("args %v: must be one key so argv order is fixed", args)
 	}
@@ -190,14 +188,14 @@ func TestDriverArgsRoundTrip(t *testing.T) {
 	for k, v := range args {
 		argv = append(argv, k, v)
 	}
-	if argv[1] != DriverCommand {
+	if argv[1] != Command {
 		t.Fatalf("argv %v", argv)
 	}
-	got, err := ParseDriverArgs(argv)
+	got, err := ParseArgs(argv)
 	if err != nil || got != cfg {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := ParseDriverArgs([]string{"podhost", DriverCommand}); err == nil {
+	if _, err := ParseArgs([]string{"podhost", Command}); err == nil {
 		t.Fatal("missing arg accepted")
 	}
 }
@@ -209,8 +207,8 @@ func TestDriverCopiesBothStreams(t *testing.T) {
 	readyCalled := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- Driver(DriverConfig{Path: path})(context.Background(),
-			&logging.Config{Stdout: outR, Stderr: errR},
+		done <- Driver(Config{Path: path})(context.Background(),
+			Streams{Stdout: outR, Stderr: errR},
 			func() error { close(readyCalled); return nil })
 	}()
 	<-readyCalled

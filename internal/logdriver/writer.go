@@ -1,4 +1,4 @@
-package logs
+package logdriver
 
 import (
 	"bufio"
@@ -25,8 +25,9 @@ const (
 	fileMode = 0o640
 )
 
-// WriterConfig configures a Writer.
-type WriterConfig struct {
+// Config configures a Writer; the shim passes it to the driver in argv
+// (Args / ParseArgs).
+type Config struct {
 	Path string
 	// MaxSize is the size in bytes at which the live file is rotated;
 	// <= 0 disables rotation.
@@ -40,7 +41,7 @@ type WriterConfig struct {
 // for concurrent use: each record is written with one write(2) under a lock,
 // so records of the two streams never interleave within a line.
 type Writer struct {
-	cfg WriterConfig
+	cfg Config
 	now func() time.Time
 
 	mu   sync.Mutex
@@ -51,12 +52,12 @@ type Writer struct {
 
 // OpenWriter creates the directory (0755) and opens (appends to) the file
 // (0640).
-func OpenWriter(cfg WriterConfig) (*Writer, error) {
+func OpenWriter(cfg Config) (*Writer, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("logs: empty log path")
+		return nil, errors.New("logdriver: empty log path")
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.Path), dirMode); err != nil {
-		return nil, fmt.Errorf("logs: create log dir: %w", err)
+		return nil, fmt.Errorf("logdriver: create log dir: %w", err)
 	}
 	w := &Writer{cfg: cfg, now: time.Now}
 	if err := w.open(); err != nil {
@@ -68,12 +69,12 @@ func OpenWriter(cfg WriterConfig) (*Writer, error) {
 func (w *Writer) open() error {
 	f, err := os.OpenFile(w.cfg.Path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, fileMode)
 	if err != nil {
-		return fmt.Errorf("logs: open %s: %w", w.cfg.Path, err)
+		return fmt.Errorf("logdriver: open %s: %w", w.cfg.Path, err)
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("logs: stat %s: %w", w.cfg.Path, err)
+		return fmt.Errorf("logdriver: stat %s: %w", w.cfg.Path, err)
 	}
 	w.f, w.size = f, st.Size()
 	return nil
@@ -86,7 +87,7 @@ func (w *Writer) WriteRecord(stream string, partial bool, msg []byte) error {
 	if w.f == nil {
 		return fs.ErrClosed
 	}
-	w.buf = appendRecord(w.buf[:0], w.now(), stream, partial, msg)
+	w.buf = AppendRecord(w.buf[:0], w.now(), stream, partial, msg)
 	if w.cfg.MaxSize > 0 && w.size > 0 && w.size+int64(len(w.buf)) > w.cfg.MaxSize {
 		if err := w.rotate(); err != nil {
 			return err
@@ -95,7 +96,7 @@ func (w *Writer) WriteRecord(stream string, partial bool, msg []byte) error {
 	n, err := w.f.Write(w.buf)
 	w.size += int64(n)
 	if err != nil {
-		return fmt.Errorf("logs: write %s: %w", w.cfg.Path, err)
+		return fmt.Errorf("logdriver: write %s: %w", w.cfg.Path, err)
 	}
 	return nil
 }
@@ -104,27 +105,37 @@ func (w *Writer) WriteRecord(stream string, partial bool, msg []byte) error {
 // <path>. Called with mu held.
 func (w *Writer) rotate() error {
 	if err := w.f.Close(); err != nil {
-		return fmt.Errorf("logs: close before rotation: %w", err)
+		return fmt.Errorf("logdriver: close before rotation: %w", err)
 	}
 	w.f = nil
 	p := w.cfg.Path
 	if w.cfg.MaxFiles <= 0 {
 		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logs: rotate: %w", err)
+			return fmt.Errorf("logdriver: rotate: %w", err)
 		}
 		return w.open()
 	}
 	for i := w.cfg.MaxFiles - 1; i >= 1; i-- {
 		err := os.Rename(RotatedPath(p, i), RotatedPath(p, i+1))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("logs: rotate: %w", err)
+			return fmt.Errorf("logdriver: rotate: %w", err)
 		}
 	}
 	if err := os.Rename(p, RotatedPath(p, 1)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("logs: rotate: %w", err)
+		return fmt.Errorf("logdriver: rotate: %w", err)
 	}
 	return w.open()
 }
+
+// SetClock replaces the clock that stamps records (tests, replays).
+func (w *Writer) SetClock(now func() time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.now = now
+}
+
+// Path returns the live file's path.
+func (w *Writer) Path() string { return w.cfg.Path }
 
 // Close closes the file. Further writes fail.
 func (w *Writer) Close() error {
@@ -164,7 +175,7 @@ func (w *Writer) Copy(stream string, r io.Reader) error {
 				write(false, line)
 			}
 			if !errors.Is(err, io.EOF) {
-				return errors.Join(werr, fmt.Errorf("logs: read %s: %w", stream, err))
+				return errors.Join(werr, fmt.Errorf("logdriver: read %s: %w", stream, err))
 			}
 			return werr
 		}

@@ -1,0 +1,247 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// footprintRow is one N of the footprint table (scripts/bench.sh).
+type footprintRow struct {
+	N                 int     `json:"n"`
+	ColdPodhostS      float64 `json:"coldStartPodhostS"`
+	ColdFloorS        float64 `json:"coldStartFloorS"`
+	ColdRatio         float64 `json:"coldStartRatio"`
+	AddMs             float64 `json:"addToRunningMs"`
+	AddFloorMs        float64 `json:"addToRunningFloorMs"`
+	RemoveMs          float64 `json:"removeToGoneMs"`
+	RemoveFloorMs     float64 `json:"removeToGoneFloorMs"`
+	PodhostRSSKiB     int     `json:"podhostRssKiB"`
+	ContainerdRSSKiB  int     `json:"containerdRssKiB"`
+	ShimPSSKiB        int     `json:"shimPssKiBPerPod,omitempty"`
+	LogDriverPSSKiB   int     `json:"logDriverPssKiBPerContainer,omitempty"`
+	PodhostIdleCPUPct float64 `json:"podhostIdleCpuPct,omitempty"`
+}
+
+type footprintReport struct {
+	Rows []footprintRow `json:"rows"`
+	// OldLogDriverPSSKiB: the same 30 pods with podhost itself re-executed
+	// as the log driver (--log-driver <podhost>), same run.
+	OldLogDriverPSSKiB int    `json:"oldLogDriverPssKiBPerContainer,omitempty"`
+	LogDriverBytes     int64  `json:"logDriverBinaryBytes"`
+	PodhostBytes       int64  `json:"podhostBinaryBytes"`
+	IdleWindow         string `json:"idleWindow"`
+}
+
+// idlePod exits at once on SIGTERM: removal latency is podhost's, not a
+// grace period's.
+func idlePod(name string) string {
+	return podManifest(name, fmt.Sprintf(`  terminationGracePeriodSeconds: 5
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
+`, env.ImageRef))
+}
+
+// BenchmarkFootprint measures, for each N of BENCH_N (default "1,30"):
+// podhost's cold start against the floor (measureFloorBoth), add→running
+// and remove→gone of one more pod against a one-pod floor, podhost's and
+// containerd's RSS; at N=30 also the per-pod PSS of the shim and the log
+// driver, podhost's idle CPU over BENCH_IDLE (default 60s), and the log
+// driver PSS of the old re-executed podhost. Writes BENCH_OUT (.json and
+// .txt) when set. Run by `make bench`.
+func BenchmarkFootprint(b *testing.B) {
+	var ns []int
+	for _, f := range strings.Split(envOr("BENCH_N", "1,30"), ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			b.Fatalf("BENCH_N: %v", err)
+		}
+		ns = append(ns, n)
+	}
+	idle, err := time.ParseDuration(envOr("BENCH_IDLE", "60s"))
+	if err != nil {
+		b.Fatalf("BENCH_IDLE: %v", err)
+	}
+	for i := 0; i < b.N; i++ {
+		rep := footprintReport{IdleWindow: idle.String()}
+		for _, n := range ns {
+			rep.Rows = append(rep.Rows, footprintRun(b, n, idle))
+			if n == 30 {
+				rep.OldLogDriverPSSKiB = oldDriverPSS(b, n)
+			}
+		}
+		rep.LogDriverBytes, rep.PodhostBytes = fileSize(env.LogDriverBin), fileSize(env.PodhostBin)
+		writeFootprint(b, rep)
+	}
+}
+
+func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
+	row := footprintRow{N: n}
+	floorStart, _ := measureFloorBoth(b, n)
+	row.ColdFloorS = floorStart.Seconds()
+	var adds, removes []time.Duration
+	for k := 0; k < 3; k++ {
+		a, r := measureFloorBoth(b, 1)
+		adds, removes = append(adds, a), append(removes, r)
+	}
+	row.AddFloorMs, row.RemoveFloorMs = ms(median(adds)), ms(median(removes))
+
+	d := newPodhostd(b)
+	appendConfigTB(b, d, "maxPods: 300\n")
+	for j := 0; j < n; j++ {
+		d.writeManifest(fmt.Sprintf("f%d.yaml", j), idlePod(fmt.Sprintf("f%d", j)))
+	}
+	start := time.Now()
+	d.startNoWait()
+	d.waitAllRunning(n, 8*time.Minute)
+	row.ColdPodhostS = time.Since(start).Seconds()
+	row.ColdRatio = row.ColdPodhostS / row.ColdFloorS
+	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
+	if n == 30 {
+		row.ShimPSSKiB, row.LogDriverPSSKiB = helperPSS(b, d, n, env.LogDriverBin)
+		row.PodhostIdleCPUPct = idleCPU(d.cmd.Process.Pid, idle)
+	}
+
+	t0 := time.Now()
+	d.writeManifest("lat.yaml", idlePod("lat"))
+	d.waitRunning("lat")
+	row.AddMs = ms(time.Since(t0))
+	t0 = time.Now()
+	d.removeManifest("lat.yaml")
+	if err := waitFor(time.Minute, func() (bool, error) {
+		c, err := countContainers()
+		return d.pod("lat") == nil && c == n, err
+	}); err != nil {
+		b.Fatalf("lat not gone: %v", err)
+	}
+	row.RemoveMs = ms(time.Since(t0))
+	d.teardown()
+	return row
+}
+
+// oldDriverPSS runs n pods with podhost itself as the log driver and
+// returns the log drivers' mean PSS.
+func oldDriverPSS(b *testing.B, n int) int {
+	d := newPodhostd(b)
+	for j := 0; j < n; j++ {
+		d.writeManifest(fmt.Sprintf("o%d.yaml", j), idlePod(fmt.Sprintf("o%d", j)))
+	}
+	d.startArgs(append(d.args(), "--log-driver", env.PodhostBin))
+	d.waitAllRunning(n, 5*time.Minute)
+	_, drv := helperPSS(b, d, n, env.PodhostBin)
+	d.teardown()
+	return drv
+}
+
+// helperPSS returns the mean PSS (KiB) per pod of the shims and per
+// container of the log drivers (children of the shim running driverExe).
+func helperPSS(b *testing.B, d *podhostd, n int, driverExe string) (shim, driver int) {
+	l, err := d.client.ListPods(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	var shims, drivers, nd int
+	for i := range l.Items {
+		p := &l.Items[i]
+		sh := ppid(containerPID(b, p, "main"))
+		shims += pssKiB(sh)
+		for _, pid := range childrenByExe(sh, driverExe) {
+			drivers += pssKiB(pid)
+			nd++
+		}
+	}
+	if nd != n {
+		b.Fatalf("%d log drivers (%s) for %d pods", nd, driverExe, n)
+	}
+	return shims / len(l.Items), drivers / nd
+}
+
+// idleCPU returns pid's CPU use in percent of one core over window.
+func idleCPU(pid int, window time.Duration) float64 {
+	c0, t0 := cpuTicks(pid), time.Now()
+	time.Sleep(window) // the measurement window itself, not a wait
+	c1, el := cpuTicks(pid), time.Since(t0)
+	return float64(c1-c0) / 100 / el.Seconds() * 100 // USER_HZ = 100
+}
+
+func cpuTicks(pid int) int {
+	bs, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	s := string(bs)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	u, _ := strconv.Atoi(f[11])
+	k, _ := strconv.Atoi(f[12])
+	return u + k
+}
+
+func appendConfigTB(tb testing.TB, d *podhostd, lines string) {
+	tb.Helper()
+	f, err := os.OpenFile(d.configPath, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(lines); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeFootprint(b *testing.B, rep footprintReport) {
+	var t strings.Builder
+	fmt.Fprintf(&t, "%5s %9s %9s %6s %9s %9s %9s %9s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio",
+		"add(ms)", "floor", "rm(ms)", "floor", "podhost", "ctrd")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&t, "%5d %9.2f %9.2f %6.2f %9.0f %9.0f %9.0f %9.0f %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
+			r.ColdRatio, r.AddMs, r.AddFloorMs, r.RemoveMs, r.RemoveFloorMs, mib(r.PodhostRSSKiB), mib(r.ContainerdRSSKiB))
+	}
+	for _, r := range rep.Rows {
+		if r.N == 30 {
+			fmt.Fprintf(&t, "N=30 per-pod helper PSS: shim %.2f MiB + log driver %.2f MiB = %.2f MiB (old podhost log-driver: %.2f MiB)\n",
+				mib(r.ShimPSSKiB), mib(r.LogDriverPSSKiB), mib(r.ShimPSSKiB+r.LogDriverPSSKiB), mib(rep.OldLogDriverPSSKiB))
+			fmt.Fprintf(&t, "N=30 podhost idle CPU over %s: %.2f%% of one core\n", rep.IdleWindow, r.PodhostIdleCPUPct)
+		}
+	}
+	fmt.Fprintf(&t, "binaries: podhost %.1f MiB, podhost-log-driver %.1f MiB\n", float64(rep.PodhostBytes)/(1<<20), float64(rep.LogDriverBytes)/(1<<20))
+	out := os.Getenv("BENCH_OUT")
+	if out == "" {
+		b.Log("\n" + t.String())
+		return
+	}
+	js, _ := json.MarshalIndent(rep, "", "  ")
+	if err := os.WriteFile(out+".json", append(js, '\n'), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(out+".txt", []byte(t.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+func mib(kib int) float64        { return float64(kib) / 1024 }
+
+func fileSize(p string) int64 {
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}

@@ -1,0 +1,115 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/podhost/podhost/internal/logs"
+)
+
+// counterPod prints "n <i>" forever, ~100 lines a second.
+func counterPod(name string) string {
+	return podManifest(name, fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c", "i=0; while true; do echo n $i; i=$((i+1)); sleep 0.01; done"]
+`, env.ImageRef))
+}
+
+// TestLogsFlowWhileDownRotated: the shim runs podhost-log-driver (the
+// binary beside podhost, not podhost itself); with podhost SIGKILLed the
+// container's log keeps growing, in CRI format, and keeps rotating
+// (logMaxSize 2Ki, 2 files kept); after a restart it still flows.
+func TestLogsFlowWhileDownRotated(t *testing.T) {
+	d := newPodhostd(t)
+	appendConfig(t, d, "logMaxSize: 2Ki\nlogMaxFiles: 2\n")
+	d.start()
+	d.writeManifest("counter.yaml", counterPod("counter"))
+	p := d.waitRunning("counter")
+	shim := ppid(containerPID(t, p, "main"))
+	if drivers := childrenByExe(shim, env.LogDriverBin); len(drivers) != 1 {
+		t.Fatalf("shim %d runs %d %s processes, want 1", shim, len(drivers), env.LogDriverBin)
+	}
+	path := logPath(d, p, "main", 0)
+
+	d.kill(syscall.SIGKILL)
+	down := lastCounter(t, path)
+	// Two rotations' worth of new lines while podhost is down.
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		_, err := os.Stat(logs.RotatedPath(path, 2))
+		return err == nil && lastCounter(t, path) > down+200, nil
+	}); err != nil {
+		t.Fatalf("log did not flow and rotate while podhost was down (last %d at kill): %v", down, err)
+	}
+	if _, err := os.Stat(logs.RotatedPath(path, 3)); !os.IsNotExist(err) {
+		t.Fatalf("%s must not exist (logMaxFiles 2): %v", logs.RotatedPath(path, 3), err)
+	}
+	checkContiguous(t, path, 2)
+
+	d.start()
+	up := lastCounter(t, path)
+	if err := waitFor(30*time.Second, func() (bool, error) { return lastCounter(t, path) > up+50, nil }); err != nil {
+		t.Fatalf("log did not flow after restart: %v", err)
+	}
+}
+
+// counters parses every record of file (CRI format, failing on anything
+// else) and returns the counters of the "n <i>" lines.
+func counters(t *testing.T, file string) []int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	var out []int
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		rec, err := logs.ParseRecord(sc.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %q: %v", file, sc.Text(), err)
+		}
+		if rec.Stream != logs.Stdout || rec.Partial {
+			t.Fatalf("%s: unexpected record %q", file, sc.Text())
+		}
+		n, err := strconv.Atoi(strings.TrimPrefix(string(rec.Msg), "n "))
+		if err != nil {
+			t.Fatalf("%s: message %q", file, rec.Msg)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+func lastCounter(t *testing.T, path string) int {
+	c := counters(t, path)
+	if len(c) == 0 {
+		return -1
+	}
+	return c[len(c)-1]
+}
+
+// checkContiguous: the rotated files (oldest first) and the live one hold
+// consecutive counters, nothing lost or repeated at a rotation.
+func checkContiguous(t *testing.T, path string, kept int) {
+	t.Helper()
+	var all []int
+	for i := kept; i >= 1; i-- {
+		all = append(all, counters(t, logs.RotatedPath(path, i))...)
+	}
+	all = append(all, counters(t, path)...)
+	for i := 1; i < len(all); i++ {
+		if all[i] != all[i-1]+1 {
+			t.Fatalf("counter %d follows %d across the rotated files", all[i], all[i-1])
+		}
+	}
+}

@@ -1,0 +1,74 @@
+//go:build integration
+
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ppid returns the parent PID of pid (0 if it is gone).
+func ppid(pid int) int {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ...: comm may hold spaces, cut at the last ')'.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
+}
+
+// childrenByExe returns the children of parent whose executable is exe
+// ("" = any).
+func childrenByExe(parent int, exe string) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || ppid(pid) != parent {
+			continue
+		}
+		if exe != "" {
+			if got, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); got != exe {
+				continue
+			}
+		}
+		out = append(out, pid)
+	}
+	return out
+}
+
+// pssKiB returns the proportional set size of pid from smaps_rollup (0 if
+// it is gone).
+func pssKiB(pid int) int {
+	return procField(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"), "Pss:")
+}
+
+// rssKiB returns VmRSS of pid.
+func rssKiB(pid int) int {
+	return procField(filepath.Join("/proc", strconv.Itoa(pid), "status"), "VmRSS:")
+}
+
+func procField(path, key string) int {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), key); ok {
+			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			return n
+		}
+	}
+	return 0
+}

@@ -1,0 +1,18 @@
+// Package logdriver is the container log driver: the process the
+// containerd shim spawns per task (cio.BinaryIO) to copy the container's
+// stdout and stderr into a CRI-format log file with size-based rotation.
+//
+// It runs as its own small binary, cmd/podhost-log-driver, one process per
+// running container, so it must stay cheap: this package imports only the
+// standard library (a unit test enforces it), which keeps the driver's
+// private memory to the Go runtime's minimum (docs/decisions.md).
+//
+// On-disk format (one line per record, as the kubelet/CRI writes it):
+//
+//	<RFC3339Nano time> <stdout|stderr> <P|F> <message>\n
+//
+// P marks a partial record (a line longer than MaxLineSize split into
+// chunks); F marks the record that completes a line. Rotation is size
+// based: <path> is the live file, <path>.1 the newest rotated one ...
+// <path>.N the oldest. internal/logs reads these files.
+package logdriver
