@@ -255,6 +255,17 @@ func notify(states ...string) {
 	}
 }
 
+// remainingGrace is what is left of a termination's grace period since it
+// was recorded (at least 1 s, the pod workers' minimum): a termination that
+// a crash interrupted (its preStop hook may have run already and runs
+// again) does not get a whole new grace period.
+func remainingGrace(r state.WorkerRecord, now time.Time) int64 {
+	if r.UpdatedAt.IsZero() || now.Before(r.UpdatedAt) {
+		return max(r.GracePeriod, 1)
+	}
+	return max(r.GracePeriod-int64(now.Sub(r.UpdatedAt)/time.Second), 1)
+}
+
 // restoreWorkers resumes terminations that a previous podhost had begun: a
 // worker recorded as terminating is seeded straight into terminating with
 // its grace period (before any desired pod is added, as the pod workers
@@ -277,8 +288,8 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) er
 			_ = db.DeleteWorker(r.UID)
 			continue
 		}
-		grace := r.GracePeriod
-		log.Info("resuming pod termination", "pod", r.FullName, "podUID", string(r.UID), "gracePeriod", grace)
+		grace := remainingGrace(r, time.Now())
+		log.Info("resuming pod termination", "pod", r.FullName, "podUID", string(r.UID), "gracePeriod", grace, "recorded", r.GracePeriod)
 		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
 	}
 	return nil
