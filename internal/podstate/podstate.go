@@ -135,6 +135,12 @@ const (
 	// LabelSnapshotContainer is set on a container's rootfs snapshot to the
 	// container ID.
 	LabelSnapshotContainer = "podhost.io/container"
+	// LabelTerminationLog is the host path of the container instance's
+	// termination-log file (bind-mounted at terminationMessagePath);
+	// LabelTerminationPolicy is the container's terminationMessagePolicy.
+	// The runtime reads the message from them once the container exited.
+	LabelTerminationLog    = "podhost.io/termination-log"
+	LabelTerminationPolicy = "podhost.io/termination-message-policy"
 	// LabelGracePeriod records the pod's termination grace period on each
 	// container so orphans (no manifest any more) still stop gracefully.
 	LabelGracePeriod = "podhost.io/termination-grace-period"

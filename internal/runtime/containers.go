@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"syscall"
 	"time"
@@ -268,10 +271,15 @@ func ignorableKillErr(err error) bool {
 func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	ctx = r.nsctx(ctx)
 	defer r.forgetOOM(id)
+	defer r.forgetTerminationMessage(id)
 	c, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
 		return nil
 	} else if err != nil {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	labels, err := c.Labels(ctx)
+	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	if err := r.deleteTask(ctx, c); err != nil {
@@ -279,6 +287,13 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	}
 	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	// The instance's termination-log file goes with it (the rest of the
+	// pod's directory goes with the pod).
+	if p := labels[podstate.LabelTerminationLog]; p != "" {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			r.log().Debug("remove termination log", "container", id, "err", err)
+		}
 	}
 	return nil
 }

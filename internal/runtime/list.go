@@ -123,8 +123,23 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	}
 	if p == nil {
 		r.noTaskState(ctx, pc)
-		return pc
+	} else {
+		r.taskState(ctx, c, p, pc)
 	}
+	if pc.State == podstate.StateExited {
+		if msg := r.terminationMessage(ctx, pc); msg != "" {
+			if pc.Message != "" {
+				pc.Message += ": "
+			}
+			pc.Message += msg
+		}
+	}
+	return pc
+}
+
+// taskState fills pc from the container's task.
+func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task.Process, pc *podstate.Container) {
+	l := c.Labels
 	pc.PID = p.Pid
 	switch p.Status {
 	case task.Status_CREATED:
@@ -147,7 +162,6 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	default:
 		pc.State = podstate.StateUnknown
 	}
-	return pc
 }
 
 // noTaskState: never started (Created), or started and the task is gone

@@ -93,6 +93,9 @@ type Runtime struct {
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
 
+	termMu   sync.Mutex
+	termMsgs map[string]string // container id -> termination message of the exited container
+
 	owner    string   // podstate.LabelLeaseOwner of this process's leases
 	inflight sync.Map // lease IDs and container IDs of creates in progress
 }
@@ -126,6 +129,7 @@ func newRuntime(c *client.Client, namespace string) *Runtime {
 		client:      c,
 		ns:          namespace,
 		oom:         map[string]bool{},
+		termMsgs:    map[string]string{},
 		owner:       processOwner(),
 	}
 }

@@ -56,10 +56,30 @@ func containerMounts(p Pod, c *corev1.Container, env []corev1.EnvVar, sc securit
 		}
 		mounts = append(mounts, bindMount(f.src, f.dst, "rprivate", f.ro))
 	}
+	sortByDepth(mounts)
+	return mounts, nil
+}
+
+// sortByDepth orders mounts parents first, keeping the order of equal depths.
+func sortByDepth(mounts []specs.Mount) {
 	sort.SliceStable(mounts, func(i, j int) bool {
 		return strings.Count(mounts[i].Destination, "/") < strings.Count(mounts[j].Destination, "/")
 	})
-	return mounts, nil
+}
+
+// terminationLogMount bind-mounts the instance's termination-log file at
+// terminationMessagePath, read-write even with a read-only root filesystem
+// (the kubelet's makeMounts). It comes after the volume mounts, so at an
+// equal path it is mounted on top of them, as with the kubelet.
+func terminationLogMount(c Container) ([]specs.Mount, error) {
+	dst := c.Container.TerminationMessagePath
+	if c.TerminationLog == "" || dst == "" {
+		return nil, nil
+	}
+	if !path.IsAbs(dst) {
+		return nil, fmt.Errorf("terminationMessagePath %q must be absolute", dst)
+	}
+	return []specs.Mount{bindMount(c.TerminationLog, path.Clean(dst), "rprivate", false)}, nil
 }
 
 func bindMount(src, dst, propagation string, ro bool) specs.Mount {

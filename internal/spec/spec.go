@@ -108,6 +108,9 @@ type Container struct {
 	MemoryCapacity int64
 	// PidsLimit > 0 sets the container's pids.max.
 	PidsLimit int64
+	// TerminationLog is the host file bind-mounted read-write at the
+	// container's terminationMessagePath; "" mounts nothing.
+	TerminationLog string
 }
 
 // Build returns the options that turn containerd's default spec into the
@@ -133,6 +136,12 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 	if err != nil {
 		return nil, err
 	}
+	tlog, err := terminationLogMount(c)
+	if err != nil {
+		return nil, err
+	}
+	mounts = append(mounts, tlog...)
+	sortByDepth(mounts)
 	nsOpts, err := namespaceOpts(p)
 	if err != nil {
 		return nil, err

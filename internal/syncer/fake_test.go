@@ -267,6 +267,12 @@ func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, err
 	return map[string]string{}, h.err("volumes")
 }
 func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
+func (h *fakeHost) TerminationLog(uid types.UID, container, id string) (string, error) {
+	if err := h.err("termlog"); err != nil {
+		return "", err
+	}
+	return "/fake/pods/" + string(uid) + "/containers/" + container + "/" + id, nil
+}
 
 func (h *fakeHost) PutSandbox(r state.SandboxRecord) error {
 	h.mu.Lock()

@@ -59,9 +59,10 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	}
 	tImage := time.Since(t0)
 	id := newID()
+	termLog := s.terminationLog(pod, c, id)
 	opts, err := spec.Build(s.specPod(in), spec.Container{
 		Container: c, ID: id, Image: img.Config, CgroupsPath: s.cg.ContainerPath(in.cgroup, id),
-		QOS: qos.PodQOS(pod), MemoryCapacity: s.cfg.MemoryCapacity,
+		QOS: qos.PodQOS(pod), MemoryCapacity: s.cfg.MemoryCapacity, TerminationLog: termLog,
 	})
 	if err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerConfigError", err)
@@ -74,6 +75,10 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: systemd,
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
+	}
+	if termLog != "" {
+		cfg.Labels[podstate.LabelTerminationLog] = termLog
+		cfg.Labels[podstate.LabelTerminationPolicy] = string(c.TerminationMessagePolicy)
 	}
 	if v := s.preStopLabel(c); v != "" {
 		cfg.Labels[podstate.LabelPreStop] = v
@@ -150,6 +155,21 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		rq.after(s.backoff.next(key, s.now()))
 		return img, s.failStart(pod, c.Name, "ErrImagePull", err)
 	}
+}
+
+// terminationLog creates the termination-log file of container instance id
+// when the container has a terminationMessagePath. Like the kubelet, a file
+// that cannot be created is logged and the container runs without it.
+func (s *Syncer) terminationLog(pod *corev1.Pod, c *corev1.Container, id string) string {
+	if c.TerminationMessagePath == "" {
+		return ""
+	}
+	p, err := s.vol.TerminationLog(pod.UID, c.Name, id)
+	if err != nil {
+		s.podLog(pod).Warn("create termination log", "container", c.Name, "err", err)
+		return ""
+	}
+	return p
 }
 
 func (s *Syncer) failStart(pod *corev1.Pod, name, reason string, err error) error {

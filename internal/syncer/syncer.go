@@ -74,6 +74,9 @@ type Volumes interface {
 	Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
 	Cleanup(ctx context.Context, uid types.UID) error
 	ListPods() ([]types.UID, error)
+	// TerminationLog creates the empty termination-log file of one
+	// container instance under the pod's directory and returns its path.
+	TerminationLog(uid types.UID, container, containerID string) (string, error)
 }
 
 // Store is the persistent state the syncer reads and writes.
