@@ -36,6 +36,7 @@ import (
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/lifecycle"
+	"github.com/podhost/podhost/internal/loggc"
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
@@ -142,7 +143,9 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
 	})
 	d.workers = podworkers.New(d.syncer, podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer},
+	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
+		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC},
 		manager.Options{Allocatable: allocatable, Logger: d.log})
 }
 
