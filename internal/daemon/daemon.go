@@ -36,6 +36,7 @@ import (
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/lifecycle"
+	"github.com/podhost/podhost/internal/imagegc"
 	"github.com/podhost/podhost/internal/loggc"
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/network"
@@ -56,6 +57,10 @@ import (
 // housekeepingPeriod is how often orphans and leaks are looked for (the
 // kubelet uses 2 s).
 const housekeepingPeriod = 2 * time.Second
+
+// imageGCPeriod is how often the image filesystem is checked (the
+// kubelet: 5 min; an appliance's disk is small, a check is one statfs).
+const imageGCPeriod = 30 * time.Second
 
 // workersShutdownTimeout bounds the wait for in-flight syncs at shutdown.
 const workersShutdownTimeout = 10 * time.Second
@@ -172,6 +177,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
+	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err
@@ -208,6 +214,11 @@ func (d *daemon) close() {
 	d.statuses.Flush()
 	d.prober.Close()
 	d.syncer.Close()
+}
+
+func (d *daemon) imageGC() *imagegc.Manager {
+	return imagegc.New(d.rt, imagegc.Options{FSPath: d.cfg.ImageFSPath, Referenced: d.mgr.ReferencedImages, Logger: d.log,
+		Thresholds: imagegc.Thresholds{High: d.cfg.ImageGCHighThresholdPercent, Low: d.cfg.ImageGCLowThresholdPercent}})
 }
 
 func ignoreCanceled(err error) error {
