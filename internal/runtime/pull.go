@@ -42,7 +42,7 @@ func (r *Runtime) PullImage(ctx context.Context, ref string, progress func([]Blo
 	if err != nil {
 		return Image{}, err
 	}
-	t := &pullTracker{cs: r.client.ContentStore(), start: time.Now(), state: map[string]BlobProgress{}}
+	t := &pullTracker{cs: r.client.ContentStore(), start: time.Now(), state: map[string]BlobProgress{}, expanded: map[string]bool{}}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	if progress != nil {
@@ -71,6 +71,8 @@ type pullTracker struct {
 	mu    sync.Mutex
 	descs []ocispec.Descriptor
 	state map[string]BlobProgress // by digest
+
+	expanded map[string]bool // manifests whose layers were added (poll goroutine)
 }
 
 func (t *pullTracker) record(_ context.Context, desc ocispec.Descriptor) ([]ocispec.Descriptor, error) {
@@ -102,17 +104,21 @@ func (t *pullTracker) poll(ctx context.Context, done <-chan struct{}, progress f
 // snapshot reads the state of every recorded blob; final marks the ones
 // still not committed as done (the pull returned).
 func (t *pullTracker) snapshot(ctx context.Context, final bool) []BlobProgress {
-	t.mu.Lock()
-	descs := append([]ocispec.Descriptor(nil), t.descs...)
-	t.mu.Unlock()
 	active := map[string]content.Status{}
 	if sts, err := t.cs.ListStatuses(ctx, ""); err == nil {
 		for _, st := range sts {
 			active[st.Ref] = st
 		}
 	}
-	out := make([]BlobProgress, 0, len(descs))
-	for _, d := range descs {
+	var out []BlobProgress
+	for i := 0; ; i++ { // expand may add descriptors while we go
+		t.mu.Lock()
+		if i >= len(t.descs) {
+			t.mu.Unlock()
+			return out
+		}
+		d := t.descs[i]
+		t.mu.Unlock()
 		p := BlobProgress{Digest: d.Digest.String(), MediaType: d.MediaType, Total: d.Size, Status: PullWaiting}
 		prev := t.state[p.Digest]
 		switch st, ok := active[remotes.MakeRefKey(ctx, d)]; {
@@ -133,6 +139,25 @@ func (t *pullTracker) snapshot(ctx context.Context, final bool) []BlobProgress {
 		}
 		t.state[p.Digest] = p
 		out = append(out, p)
+		if p.Status == PullDone || p.Status == PullExists {
+			t.expand(ctx, d)
+		}
 	}
-	return out
+}
+
+// expand records the config and layers of a manifest once it is in the
+// content store: with unpacking, containerd fetches layers inside the
+// unpacker, past the image handlers, so they are never recorded otherwise.
+func (t *pullTracker) expand(ctx context.Context, d ocispec.Descriptor) {
+	if !images.IsManifestType(d.MediaType) || t.expanded[d.Digest.String()] {
+		return
+	}
+	t.expanded[d.Digest.String()] = true
+	children, err := images.Children(ctx, t.cs, d)
+	if err != nil {
+		return
+	}
+	for _, c := range children {
+		_, _ = t.record(ctx, c)
+	}
 }
