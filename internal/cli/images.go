@@ -17,6 +17,9 @@ import (
 type ImagesOptions struct {
 	Address, Namespace string
 	File               string // import: path or "-"
+	// prune: the manifest directory whose images stay.
+	ManifestDir   string
+	AllowInsecure bool
 }
 
 // ImagesImport imports an OCI layout or docker save archive and unpacks it.

@@ -111,6 +111,8 @@ type Config struct {
 	// RegistryHostsDir is containerd's certs.d-style registry host config
 	// dir (<dir>/<host>/hosts.toml). Default /etc/containerd/certs.d.
 	RegistryHostsDir string
+	// Disk: log and image garbage collection (disk.go).
+	Disk
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -137,6 +139,7 @@ type file struct {
 	LogDriver              *string            `json:"logDriver"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
+	diskFile
 }
 
 // Default returns the built-in defaults.
@@ -161,6 +164,7 @@ func Default() *Config {
 		CgroupParent:      DefaultCgroupParent,
 		AuthFiles:         slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:  DefaultRegistryHostsDir,
+		Disk:              defaultDisk(),
 	}
 }
 
@@ -258,6 +262,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.Snapshotter, f.Snapshotter)
 	setString(&c.LogDriver, f.LogDriver)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
+	f.diskFile.applyTo(&c.Disk)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}
@@ -363,5 +368,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
+	errs = append(errs, c.Disk.validate())
 	return errors.Join(errs...)
 }

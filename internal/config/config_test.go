@@ -65,6 +65,12 @@ logMaxFiles: 3
 		{name: "bad reserved quantity", yaml: "systemReserved: {memory: lots}\n", wantErr: "systemReserved.memory"},
 		{name: "empty bin dirs", yaml: "cniBinDirs: []\n", wantErr: "cniBinDirs: must not be empty"},
 		{name: "not yaml", yaml: "{{{", wantErr: "yaml"},
+		{name: "disk keys", yaml: "logDirMaxSize: 1Gi\nimageFSPath: /ctr\nimageGCHighThresholdPercent: 2\nimageGCLowThresholdPercent: 1\n",
+			want: func(c *Config) {
+				c.LogDirMaxSize, c.ImageFSPath, c.ImageGCHighThresholdPercent, c.ImageGCLowThresholdPercent = 1<<30, "/ctr", 2, 1
+			}},
+		{name: "image gc low above high", yaml: "imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 60\n", wantErr: "must not exceed"},
+		{name: "image gc threshold range", yaml: "imageGCHighThresholdPercent: 101\n", wantErr: "imageGCHighThresholdPercent: must be in [0, 100]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

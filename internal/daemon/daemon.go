@@ -35,7 +35,9 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/imagegc"
 	"github.com/podhost/podhost/internal/lifecycle"
+	"github.com/podhost/podhost/internal/loggc"
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
@@ -55,6 +57,10 @@ import (
 // housekeepingPeriod is how often orphans and leaks are looked for (the
 // kubelet uses 2 s).
 const housekeepingPeriod = 2 * time.Second
+
+// imageGCPeriod is how often the image filesystem is checked (the
+// kubelet: 5 min; an appliance's disk is small, a check is one statfs).
+const imageGCPeriod = 30 * time.Second
 
 // workersShutdownTimeout bounds the wait for in-flight syncs at shutdown.
 const workersShutdownTimeout = 10 * time.Second
@@ -142,7 +148,9 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
 	})
 	d.workers = podworkers.New(d.syncer, podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer},
+	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
+		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC},
 		manager.Options{Allocatable: allocatable, Logger: d.log})
 }
 
@@ -169,6 +177,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
+	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err
@@ -205,6 +214,11 @@ func (d *daemon) close() {
 	d.statuses.Flush()
 	d.prober.Close()
 	d.syncer.Close()
+}
+
+func (d *daemon) imageGC() *imagegc.Manager {
+	return imagegc.New(d.rt, imagegc.Options{FSPath: d.cfg.ImageFSPath, Referenced: d.mgr.ReferencedImages, Logger: d.log,
+		Thresholds: imagegc.Thresholds{High: d.cfg.ImageGCHighThresholdPercent, Low: d.cfg.ImageGCLowThresholdPercent}})
 }
 
 func ignoreCanceled(err error) error {

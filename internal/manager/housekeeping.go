@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -55,6 +56,7 @@ func (m *Manager) housekeeping(ctx context.Context) {
 	if err := m.cleaner.CleanupLeaks(ctx, active); err != nil {
 		m.log.Warn("housekeeping: leaks", "err", err)
 	}
+	m.collectLogs(ctx, active)
 	if err := m.rt.CollectGarbage(ctx); err != nil {
 		m.log.Warn("housekeeping: containerd leases and snapshots", "err", err)
 	}
@@ -63,6 +65,22 @@ func (m *Manager) housekeeping(ctx context.Context) {
 		if err := m.cleaner.CleanupSandboxRecord(ctx, rec); err != nil {
 			m.log.Warn("remove leaked sandbox", "sandbox", rec.ID, "err", err)
 		}
+	}
+}
+
+// logGCPeriod spaces log GC passes: a scan of the log dir every
+// housekeeping pass (2 s) would be wasted work.
+const logGCPeriod = 10 * time.Second
+
+// collectLogs runs log GC at most every logGCPeriod, with housekeeping's
+// view of which pods still exist: a pod's logs go only after its cleanup.
+func (m *Manager) collectLogs(ctx context.Context, active func(types.UID) bool) {
+	if m.logs == nil || time.Since(m.lastLogGC) < logGCPeriod {
+		return
+	}
+	m.lastLogGC = time.Now()
+	if err := m.logs.Collect(ctx, active); err != nil {
+		m.log.Warn("housekeeping: log GC", "err", err)
 	}
 }
 

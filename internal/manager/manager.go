@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -62,6 +63,12 @@ type Cleaner interface {
 	CleanupLeaks(ctx context.Context, active func(types.UID) bool) error
 }
 
+// LogCollector removes the logs of pods that are gone and of old
+// container instances (*loggc.Collector); active as for Cleaner.
+type LogCollector interface {
+	Collect(ctx context.Context, active func(types.UID) bool) error
+}
+
 // PodEntry is one pod as the API shows it.
 type PodEntry struct {
 	Pod      *corev1.Pod
@@ -75,6 +82,8 @@ type Manager struct {
 	store       Store
 	statuses    Statuses
 	cleaner     Cleaner
+	logs        LogCollector // nil: no log GC
+	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
 	allocatable corev1.ResourceList
 	log         *slog.Logger
 	cfg         *podconfig.Config
@@ -94,6 +103,7 @@ type Deps struct {
 	Store    Store
 	Statuses Statuses
 	Cleaner  Cleaner
+	Logs     LogCollector // optional
 }
 
 // Options configure a Manager.
@@ -108,7 +118,7 @@ func New(d Deps, opts Options) *Manager {
 		opts.Logger = slog.Default()
 	}
 	return &Manager{
-		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner,
+		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
 		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 	}

@@ -83,6 +83,7 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 		r.removeUnownedSnapshot(context.WithoutCancel(ctx), sn, cfg.ID)
 		return err
 	}
+	r.touchImage(ctx, img)
 	return nil
 }
 

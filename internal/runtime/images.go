@@ -136,7 +136,8 @@ func describe(ctx context.Context, img client.Image) (Image, error) {
 	if err != nil {
 		return Image{}, fmt.Errorf("image %s: size: %w", img.Name(), err)
 	}
-	return Image{Ref: img.Name(), Digest: img.Target().Digest.String(), Config: spec.Config, Size: size}, nil
+	return Image{Ref: img.Name(), Digest: img.Target().Digest.String(), Config: spec.Config, Size: size,
+		LastUsed: lastUsed(img.Metadata())}, nil
 }
 
 // ImportImage imports an OCI layout or `docker save` tar and unpacks the

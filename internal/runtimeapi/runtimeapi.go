@@ -29,6 +29,9 @@ type Image struct {
 	Digest string // digest of the image's target (manifest or index)
 	Config ocispec.ImageConfig
 	Size   int64 // content size
+	// LastUsed: last container created from it, else its last pull/import
+	// (ListImages only; image GC's order).
+	LastUsed time.Time
 }
 
 // ContainerConfig describes a container to create.

@@ -1,0 +1,17 @@
+package manager
+
+import "github.com/podhost/podhost/internal/imagegc"
+
+// ReferencedImages returns the image of every container of every pod in
+// the manifest directory, admitted or not, running or not: image GC never
+// removes them.
+func (m *Manager) ReferencedImages() []string {
+	m.cfgMu.Lock()
+	pods := m.cfg.Pods()
+	m.cfgMu.Unlock()
+	var out []string
+	for _, p := range pods {
+		out = append(out, imagegc.PodImages(p)...)
+	}
+	return out
+}
