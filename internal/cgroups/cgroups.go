@@ -103,6 +103,7 @@ type Manager struct {
 	parent string
 	log    *slog.Logger
 	drv    driver
+	stats  statsReader
 }
 
 // New detects the cgroup mode, picks the driver and returns a Manager.
@@ -117,6 +118,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 		return nil, err
 	}
 	m.driver = name
+	m.stats = statsReader{root: o.Root, v2: m.mode == ModeUnified}
 	switch name {
 	case DriverSystemd:
 		conn, err := o.newConn(ctx)
