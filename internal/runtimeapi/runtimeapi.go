@@ -29,6 +29,9 @@ type Image struct {
 	Digest string // digest of the image's target (manifest or index)
 	Config ocispec.ImageConfig
 	Size   int64 // content size
+	// Pulled is set by EnsureImage when this call fetched the image from
+	// its registry (not when it was already present).
+	Pulled bool
 }
 
 // ContainerConfig describes a container to create.
