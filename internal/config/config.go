@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -110,6 +111,9 @@ type Config struct {
 	// RegistryHostsDir is containerd's certs.d-style registry host config
 	// dir (<dir>/<host>/hosts.toml). Default /etc/containerd/certs.d.
 	RegistryHostsDir string
+	// MetricsAddress is a TCP host:port where /metrics is also served
+	// ("" = only on the API socket, the default).
+	MetricsAddress string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -133,6 +137,7 @@ type file struct {
 	MaxPods                *int64             `json:"maxPods"`
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
+	MetricsAddress         *string            `json:"metricsAddress"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 }
@@ -255,6 +260,7 @@ func (f *file) applyTo(c *Config) error {
 	c.cgroupParentSet = c.cgroupParentSet || f.CgroupParent != nil
 	setString(&c.Snapshotter, f.Snapshotter)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
+	setString(&c.MetricsAddress, f.MetricsAddress)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}
@@ -336,6 +342,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.MetricsAddress != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddress); err != nil {
+			errs = append(errs, fmt.Errorf("metricsAddress: want host:port: %w", err))
+		}
 	}
 	if c.MaxPods <= 0 {
 		errs = append(errs, fmt.Errorf("maxPods: must be positive, got %d", c.MaxPods))

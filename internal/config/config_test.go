@@ -65,6 +65,8 @@ logMaxFiles: 3
 		{name: "bad reserved quantity", yaml: "systemReserved: {memory: lots}\n", wantErr: "systemReserved.memory"},
 		{name: "empty bin dirs", yaml: "cniBinDirs: []\n", wantErr: "cniBinDirs: must not be empty"},
 		{name: "not yaml", yaml: "{{{", wantErr: "yaml"},
+		{name: "metrics address", yaml: "metricsAddress: 127.0.0.1:9101\n", want: func(c *Config) { c.MetricsAddress = "127.0.0.1:9101" }},
+		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,5 +274,25 @@ func TestMaxPodsFlag(t *testing.T) {
 	c.MergeFlags(flags, fs)
 	if c.MaxPods != 3 {
 		t.Fatalf("maxPods = %d, want the flag's 3 over the file's 50", c.MaxPods)
+	}
+}
+
+func TestMetricsAddressFlag(t *testing.T) {
+	if d := Default(); d.MetricsAddress != "" {
+		t.Fatalf("default metricsAddress = %q, want off", d.MetricsAddress)
+	}
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--metrics-address", "127.0.0.1:9200"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte("metricsAddress: 127.0.0.1:9101\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MergeFlags(flags, fs)
+	if c.MetricsAddress != "127.0.0.1:9200" {
+		t.Fatalf("metricsAddress = %q, want the flag's over the file's", c.MetricsAddress)
 	}
 }

@@ -26,6 +26,7 @@ const (
 	FlagResyncPeriod      = "resync-period"
 	FlagSystemReserved    = "system-reserved"
 	FlagMaxPods           = "max-pods"
+	FlagMetricsAddress    = "metrics-address"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -43,6 +44,7 @@ var copyField = map[string]func(dst, src *Config){
 	FlagResyncPeriod:      func(d, s *Config) { d.ResyncPeriod = s.ResyncPeriod },
 	FlagSystemReserved:    func(d, s *Config) { d.SystemReserved = s.SystemReserved.DeepCopy() },
 	FlagMaxPods:           func(d, s *Config) { d.MaxPods = s.MaxPods },
+	FlagMetricsAddress:    func(d, s *Config) { d.MetricsAddress = s.MetricsAddress },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -67,6 +69,7 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.ResyncPeriod, FlagResyncPeriod, c.ResyncPeriod, "periodic pod resync interval")
 	fs.Var(&reservedFlag{c: c}, FlagSystemReserved, "resources kept for the system, subtracted from node allocatable (e.g. cpu=500m,memory=512Mi)")
 	fs.Int64Var(&c.MaxPods, FlagMaxPods, c.MaxPods, "pod capacity: pods beyond it are rejected with OutOfpods")
+	fs.StringVar(&c.MetricsAddress, FlagMetricsAddress, c.MetricsAddress, "also serve /metrics on this TCP host:port (default: only on the API socket)")
 }
 
 // reservedFlag parses --system-reserved cpu=500m,memory=512Mi.
