@@ -9,11 +9,11 @@ import (
 func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	cmd := &cobra.Command{
-		Use:     "get pods [NAME]",
-		Short:   "List pods and their status",
+		Use:   "get pods [NAME]",
+		Short: "List pods and their status",
 		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
-		Args:    cobra.RangeArgs(1, 2),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
