@@ -35,37 +35,56 @@ type Stats struct {
 	Pids uint64
 }
 
-// statsReader reads usage files; it knows where each controller lives.
-type statsReader struct {
-	root string
-	v2   bool
+// Reader reads the usage of pod and container cgroups. A Manager has one
+// (Manager.PodStats); NewReader makes one over any root (tests' fake roots).
+type Reader struct {
+	root   string
+	v2     bool
+	driver string
+	parent string
+}
+
+// NewReader reads the cgroups a Manager with this driver and parent makes
+// under root; unified tells the v2 file layout from v1's.
+func NewReader(root string, unified bool, driver, parent string) *Reader {
+	return &Reader{root: root, v2: unified, driver: driver, parent: parent}
 }
 
 // PodStats reads the usage of the pod's cgroup (uid, qos as given to
 // EnsurePod). A missing cgroup is ErrNoCgroup.
 func (m *Manager) PodStats(uid types.UID, qos corev1.PodQOSClass) (Stats, error) {
-	return m.stats.read(m.cgroupDir(m.podCgroup(uid, qos), ""))
+	return m.stats.PodStats(uid, qos)
 }
 
 // ContainerStats reads the usage of one container's cgroup in the pod.
 func (m *Manager) ContainerStats(uid types.UID, qos corev1.PodQOSClass, containerID string) (Stats, error) {
+	return m.stats.ContainerStats(uid, qos, containerID)
+}
+
+// PodStats reads the usage of the pod's cgroup.
+func (r *Reader) PodStats(uid types.UID, qos corev1.PodQOSClass) (Stats, error) {
+	return r.read(r.cgroupDir(uid, qos, ""))
+}
+
+// ContainerStats reads the usage of one container's cgroup in the pod.
+func (r *Reader) ContainerStats(uid types.UID, qos corev1.PodQOSClass, containerID string) (Stats, error) {
 	if containerID == "" || strings.ContainsAny(containerID, "/.") {
 		return Stats{}, fmt.Errorf("cgroups: bad container id %q", containerID)
 	}
-	return m.stats.read(m.cgroupDir(m.podCgroup(uid, qos), containerID))
+	return r.read(r.cgroupDir(uid, qos, containerID))
 }
 
 // cgroupDir is the path of the pod (or container) cgroup relative to a
 // hierarchy root.
-func (m *Manager) cgroupDir(pc PodCgroup, containerID string) string {
-	dir := pc.Name
-	if pc.Driver == DriverSystemd {
-		dir = expandSlice(pc.Name)
+func (r *Reader) cgroupDir(uid types.UID, qos corev1.PodQOSClass, containerID string) string {
+	if r.driver == DriverSystemd {
+		dir := expandSlice(sliceName(r.parent, qos, uid))
 		if containerID != "" {
 			return dir + "/" + systemdPrefix + "-" + containerID + ".scope"
 		}
 		return dir
 	}
+	dir := fsPath(r.parent, qos, uid)
 	if containerID != "" {
 		return dir + "/" + containerID
 	}
@@ -83,7 +102,7 @@ func expandSlice(name string) string {
 	return b.String()
 }
 
-func (r statsReader) read(dir string) (Stats, error) {
+func (r *Reader) read(dir string) (Stats, error) {
 	st := Stats{Time: time.Now()}
 	var err error
 	if r.v2 {
@@ -100,7 +119,7 @@ func (r statsReader) read(dir string) (Stats, error) {
 	return st, nil
 }
 
-func (r statsReader) readV2(dir string, st *Stats) error {
+func (r *Reader) readV2(dir string, st *Stats) error {
 	cpu, err := readKeyed(filepath.Join(dir, "cpu.stat"))
 	if err != nil {
 		return err
@@ -118,7 +137,7 @@ func (r statsReader) readV2(dir string, st *Stats) error {
 	return err
 }
 
-func (r statsReader) readV1(dir string, st *Stats) error {
+func (r *Reader) readV1(dir string, st *Stats) error {
 	var err error
 	if st.CPUUsageNanos, err = readUint(filepath.Join(r.root, "cpuacct", dir, "cpuacct.usage")); err != nil {
 		return err

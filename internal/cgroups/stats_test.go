@@ -71,3 +71,21 @@ func TestExpandSlice(t *testing.T) {
 		}
 	}
 }
+
+// The systemd driver's pod slice is nested by dashes; its containers are
+// runc's podhost-<id>.scope below it.
+func TestReaderSystemdV2(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "podhost.slice/podhost-besteffort.slice/podhost-besteffort-pod"+escapeSystemd(string(uid))+".slice/podhost-c1.scope")
+	mustWrite(t, filepath.Join(dir, "cpu.stat"), "usage_usec 7\n")
+	mustWrite(t, filepath.Join(dir, "memory.current"), "4096\n")
+	mustWrite(t, filepath.Join(dir, "memory.stat"), "inactive_file 1024\n")
+	mustWrite(t, filepath.Join(dir, "pids.current"), "2\n")
+	st, err := NewReader(root, true, DriverSystemd, "podhost").ContainerStats(uid, corev1.PodQOSBestEffort, "c1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.CPUUsageNanos != 7000 || st.MemoryWorkingSet != 3072 || st.Pids != 2 {
+		t.Errorf("stats = %+v", st)
+	}
+}
