@@ -242,6 +242,7 @@ func TestObserveWatchAndEvents(t *testing.T) {
 			t.Fatalf("no Completed line after 60s; got %q\n%s", got, d.logs())
 		}
 	}
+	t.Logf("watch statuses: %q", got)
 	want := regexp.MustCompile(`^(Pending|ContainerCreating)( (Pending|ContainerCreating))* Running Completed$`)
 	if !want.MatchString(strings.Join(got, " ")) {
 		t.Fatalf("watch statuses = %q, want Pending/ContainerCreating → Running → Completed, one line per change", got)
