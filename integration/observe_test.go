@@ -22,6 +22,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // scrapeMetrics GETs /metrics from the daemon's unix socket (or url, when
@@ -259,5 +261,28 @@ func TestObserveWatchAndEvents(t *testing.T) {
 	}
 	if !strings.Contains(out, fmt.Sprintf("Container image %q already present on machine", env.ImageRef)) {
 		t.Errorf("no 'already present' Pulled message:\n%s", out)
+	}
+}
+
+// TestObservePullEventsAndMetrics: an image fetched from a registry gives
+// the kubelet's Pulling and Pulled ("Successfully pulled image … in …")
+// events and counts in podhost_image_pulls_total.
+func TestObservePullEventsAndMetrics(t *testing.T) {
+	_, ref := registryImage(t, testenv.RegistryOptions{})
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("pulled.yaml", registryPod("pulled", ref))
+	d.waitRunning("pulled")
+	out := d.mustCLI("events", "--for", "pod/pulled")
+	if !regexpLine(out, `Normal\s+Pulling\s+pod/pulled\s+Pulling image "`+regexp.QuoteMeta(ref)+`"`) ||
+		!regexpLine(out, `Normal\s+Pulled\s+pod/pulled\s+Successfully pulled image "`+regexp.QuoteMeta(ref)+`" in \S+ \(\S+ including waiting\)\. Image size: \d+ bytes\.`) {
+		t.Fatalf("events --for pod/pulled:\n%s", out)
+	}
+	fams := d.scrapeMetrics("")
+	if v, ok := metricValue(fams, "podhost_image_pulls_total", map[string]string{"result": "success"}); !ok || v < 1 {
+		t.Errorf("podhost_image_pulls_total{result=success} = %v (found %v)", v, ok)
+	}
+	if v, ok := metricValue(fams, "podhost_image_pull_duration_seconds", map[string]string{"result": "success"}); !ok || v < 1 {
+		t.Errorf("podhost_image_pull_duration_seconds count = %v (found %v)", v, ok)
 	}
 }
