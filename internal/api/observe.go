@@ -170,7 +170,8 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 }
 
 // stream calls send at once and after every change signal (or
-// watchResync), flushing each time, until the client goes or send fails.
+// watchResync), flushing each time, until the client goes, send fails or
+// the server shuts down.
 func (s *Server) stream(w http.ResponseWriter, r *http.Request, send func(*json.Encoder) error) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	rc := http.NewResponseController(w)
@@ -188,6 +189,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, send func(*json.
 		}
 		select {
 		case <-r.Context().Done():
+			return
+		case <-s.closing:
 			return
 		case <-changed:
 		case <-t.C:

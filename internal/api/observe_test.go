@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -97,5 +98,57 @@ func TestWatchPodsStream(t *testing.T) {
 	}
 	if want := []string{"ADDED a Pending", "MODIFIED a Running", "DELETED a Running"}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
+	}
+}
+
+// An open watch does not hold the server's shutdown: the stream ends and
+// Listen returns at once.
+func TestWatchEndsAtShutdown(t *testing.T) {
+	b := &watchBackend{pods: []*corev1.Pod{uidPod("a", corev1.PodRunning)}, changed: make(chan struct{})}
+	dir := t.TempDir()
+	sock := dir + "/s.sock"
+	srv := NewServer(b, slogDiscard())
+	srv.EnableObserve(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Listen(ctx, sock) }()
+	c := NewClient(sock)
+	if err := waitServer(c); err != nil {
+		t.Fatal(err)
+	}
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- c.WatchPods(context.Background(), func(WatchEvent) error {
+			cancel() // the first event: shut the server down
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Listen: %v", err)
+		}
+	case <-time.After(1500 * time.Millisecond):
+		t.Fatal("shutdown waited for the open watch")
+	}
+	if err := <-watchErr; err == nil {
+		t.Fatal("watch did not report the closed stream")
+	}
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func waitServer(c *Client) error {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, err := c.get(context.Background(), "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }

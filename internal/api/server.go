@@ -90,12 +90,15 @@ type Server struct {
 	log *slog.Logger
 	mux *http.ServeMux
 	srv *http.Server
+	// closing is closed when shutdown begins: streams (watches) end then
+	// instead of holding the shutdown for its whole timeout.
+	closing chan struct{}
 }
 
 // NewServer returns a Server over b.
 func NewServer(b Backend, log *slog.Logger) *Server {
 	mux := http.NewServeMux()
-	s := &Server{b: b, log: log, mux: mux}
+	s := &Server{b: b, log: log, mux: mux, closing: make(chan struct{})}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /v1/pods", s.listPods)
@@ -106,6 +109,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
 	mux.HandleFunc("GET /v1/runtime", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.Runtime()) })
 	s.srv = &http.Server{Handler: validatePodPaths(mux), ReadHeaderTimeout: 5 * time.Second}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s
 }
 
