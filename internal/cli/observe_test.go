@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -23,13 +25,32 @@ type observeDaemon struct {
 	*fakeDaemon
 	events []api.ObjectEvent
 	top    []api.PodMetrics
+	more   *eventFeed // events added while watching
+}
+
+// eventFeed holds events a test adds after the watch began.
+type eventFeed struct {
+	mu     sync.Mutex
+	events []api.ObjectEvent
+}
+
+func (f *eventFeed) add(e api.ObjectEvent) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.events = append(f.events, e)
 }
 
 func (o observeDaemon) Changed() <-chan struct{} { return make(chan struct{}) }
 func (o observeDaemon) Metrics() http.Handler    { return http.NotFoundHandler() }
 func (o observeDaemon) AllEvents(ns string) ([]api.ObjectEvent, error) {
+	all := o.events
+	if o.more != nil {
+		o.more.mu.Lock()
+		all = append(append([]api.ObjectEvent{}, all...), o.more.events...)
+		o.more.mu.Unlock()
+	}
 	var out []api.ObjectEvent
-	for _, e := range o.events {
+	for _, e := range all {
 		if ns == "" || e.Namespace == ns {
 			out = append(out, e)
 		}
@@ -240,5 +261,53 @@ func TestLogsSince(t *testing.T) {
 		if err != nil || !got.Equal(tc.want) {
 			t.Errorf("%+v: %v, %v; want %v", tc.o, got, err, tc.want)
 		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return b.b.String() }
+
+// events -w prints the table, then each new event once (not the ones the
+// stream repeats from the list).
+func TestEventsWatch(t *testing.T) {
+	now := time.Now()
+	feed := &eventFeed{}
+	d := observeDaemon{fakeDaemon: &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}, more: feed, events: []api.ObjectEvent{
+		{Namespace: "default", Pod: "web", Event: api.Event{Time: now.Add(-time.Minute), Type: "Normal", Reason: "Started", Message: "Started container c"}},
+	}}
+	sock := serveObserve(t, d)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Events(ctx, EventsOptions{Socket: sock, Namespace: "default", Watch: true}, IOStreams{Out: out, ErrOut: &bytes.Buffer{}})
+	}()
+	feed.add(api.ObjectEvent{Namespace: "default", Pod: "web", Event: api.Event{Time: now, Type: "Warning", Reason: "Unhealthy", Message: "Liveness probe failed"}})
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "Unhealthy") {
+		if time.Now().After(deadline) {
+			t.Fatalf("new event not printed:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "LAST SEEN") || !strings.Contains(lines[1], "Started") ||
+		!regexp.MustCompile(`^0s\s+Warning\s+Unhealthy\s+pod/web\s+Liveness probe failed$`).MatchString(lines[2]) {
+		t.Fatalf("events -w output:\n%s", out.String())
 	}
 }
