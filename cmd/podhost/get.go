@@ -9,10 +9,11 @@ import (
 func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	cmd := &cobra.Command{
-		Use:     "get pods [NAME]",
-		Short:   "List pods and their status",
-		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide",
-		Args:    cobra.RangeArgs(1, 2),
+		Use:   "get pods [NAME]",
+		Short: "List pods and their status",
+		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
+			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
@@ -28,8 +29,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 			return cli.Get(cmd.Context(), opts, g.streams)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml or name")
+	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC")
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
+	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
 	return cmd
 }
 
@@ -60,7 +62,7 @@ func newLogsCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "logs NAME",
 		Short:   "Print a container's logs",
-		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20",
+		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
@@ -78,5 +80,7 @@ func newLogsCmd(g *globalOptions) *cobra.Command {
 	f.BoolVarP(&opts.Previous, "previous", "p", false, "the previous (terminated) instance of the container")
 	f.IntVar(&opts.Tail, "tail", -1, "lines from the end to show (-1: all)")
 	f.BoolVar(&opts.Timestamps, "timestamps", false, "prefix each line with its RFC3339Nano timestamp")
+	f.DurationVar(&opts.Since, "since", 0, "only lines newer than this duration (e.g. 5s, 2m, 3h)")
+	f.StringVar(&opts.SinceTime, "since-time", "", "only lines after this RFC3339 time")
 	return cmd
 }

@@ -32,6 +32,8 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newGetCmd,
 	newDescribeCmd,
 	newLogsCmd,
+	newEventsCmd,
+	newTopCmd,
 	newExecCmd,
 	newImagesCmd,
 	newCheckCmd,

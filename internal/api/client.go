@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -129,6 +130,9 @@ func (c *Client) Logs(ctx context.Context, req LogRequest, w io.Writer) error {
 	q.Set("previous", strconv.FormatBool(req.Previous))
 	q.Set("timestamps", strconv.FormatBool(req.Timestamps))
 	q.Set("tail", strconv.Itoa(req.Tail))
+	if !req.Since.IsZero() {
+		q.Set("sinceTime", req.Since.UTC().Format(time.RFC3339Nano))
+	}
 	resp, err := c.get(ctx, "/v1/pods/"+url.PathEscape(req.Namespace)+"/"+url.PathEscape(req.Name)+"/log?"+q.Encode())
 	if err != nil {
 		return err

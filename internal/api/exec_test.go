@@ -90,7 +90,7 @@ func (f fakeBackend) Exec(ctx context.Context, req ExecRequest, stdin io.Reader,
 }
 
 // startServer serves b on a fresh unix socket and returns a client for it.
-func startServer(t *testing.T, b Backend) *Client {
+func startServer(t *testing.T, b Backend, setup ...func(*Server)) *Client {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ph-api-") // short: socket paths are limited to 108 bytes
 	if err != nil {
@@ -99,7 +99,11 @@ func startServer(t *testing.T, b Backend) *Client {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	sock := filepath.Join(dir, "api.sock")
-	go func() { done <- NewServer(b, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
+	srv := NewServer(b, slog.New(slog.DiscardHandler))
+	for _, f := range setup {
+		f(srv)
+	}
+	go func() { done <- srv.Listen(ctx, sock) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -8,11 +8,14 @@
 //	                                              name refused manifest files and a containerd outage
 //	GET /v1/pods/{namespace}/{name}               core/v1 Pod with status (Warning: containerd outage)
 //	GET /v1/pods/{namespace}/{name}/events        []Event
-//	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=
+//	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=&sinceTime=RFC3339
 //	GET /v1/errors                                manifest files that failed to load
 //	GET /v1/runtime                               RuntimeStatus: containerd's health
 //	POST /v1/pods/{namespace}/{name}/exec?container=&tty=&stdin=&command=...
 //	                                              upgrades to the exec protocol (exec.go)
+//
+// The observability endpoints (/metrics, watches, all events, top) are in
+// observe.go.
 //
 // Namespaces and names in /v1/pods/ paths are validated as the manifest
 // decoder validates them (400 otherwise), before routing.
@@ -57,6 +60,9 @@ type LogRequest struct {
 	Follow, Previous           bool
 	Timestamps                 bool
 	Tail                       int
+	// Since, when set, skips messages logged before it (--since,
+	// --since-time).
+	Since time.Time
 }
 
 // Backend is what the server needs from the daemon.
@@ -80,14 +86,19 @@ var ErrNotFound = errors.New("not found")
 // Server is the API server.
 type Server struct {
 	b   Backend
+	obs Observability // nil until EnableObserve
 	log *slog.Logger
+	mux *http.ServeMux
 	srv *http.Server
+	// closing is closed when shutdown begins: streams (watches) end then
+	// instead of holding the shutdown for its whole timeout.
+	closing chan struct{}
 }
 
 // NewServer returns a Server over b.
 func NewServer(b Backend, log *slog.Logger) *Server {
-	s := &Server{b: b, log: log}
 	mux := http.NewServeMux()
+	s := &Server{b: b, log: log, mux: mux, closing: make(chan struct{})}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /v1/pods", s.listPods)
@@ -98,6 +109,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
 	mux.HandleFunc("GET /v1/runtime", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.Runtime()) })
 	s.srv = &http.Server{Handler: validatePodPaths(mux), ReadHeaderTimeout: 5 * time.Second}
+	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s
 }
 
@@ -144,7 +156,11 @@ func (s *Server) readyz(w http.ResponseWriter, _ *http.Request) {
 	fmt.Fprintln(w, "ok")
 }
 
-func (s *Server) listPods(w http.ResponseWriter, _ *http.Request) {
+func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("watch") == "true" && s.obs != nil {
+		s.watchPods(w, r)
+		return
+	}
 	for _, fe := range s.b.FileErrors() {
 		addWarning(w, fe.Error)
 	}
@@ -202,6 +218,14 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		Namespace: r.PathValue("namespace"), Name: r.PathValue("name"), Container: q.Get("container"),
 		Follow: q.Get("follow") == "true", Previous: q.Get("previous") == "true",
 		Timestamps: q.Get("timestamps") == "true", Tail: tail,
+	}
+	if v := q.Get("sinceTime"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			http.Error(w, "sinceTime: want an RFC 3339 time: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		req.Since = t
 	}
 	err := s.b.Logs(r.Context(), req, w)
 	switch {

@@ -103,6 +103,7 @@ type Manager struct {
 	parent string
 	log    *slog.Logger
 	drv    driver
+	stats  *Reader
 }
 
 // New detects the cgroup mode, picks the driver and returns a Manager.
@@ -117,6 +118,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 		return nil, err
 	}
 	m.driver = name
+	m.stats = NewReader(o.Root, m.mode == ModeUnified, name, o.Parent)
 	switch name {
 	case DriverSystemd:
 		conn, err := o.newConn(ctx)

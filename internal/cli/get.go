@@ -21,7 +21,8 @@ type GetOptions struct {
 	Socket    string
 	Namespace string // "" = all (get); describe defaults to "default"
 	Name      string
-	Output    string // "", wide, json, yaml, name
+	Output    string // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
+	Watch     bool   // -w: the table, then a line per change
 }
 
 // CheckResource accepts the resource names kubectl users type for pods.
@@ -35,10 +36,16 @@ func CheckResource(r string) error {
 
 // Get prints pods as a table, JSON (a core/v1 PodList), YAML or names.
 func Get(ctx context.Context, o GetOptions, s IOStreams) error {
+	tmplFormat, tmpl := templateFormat(o.Output)
 	switch o.Output {
 	case "", "wide", "json", "yaml", "name":
 	default:
-		return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", o.Output)
+		if tmplFormat == "" {
+			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
+		}
+	}
+	if o.Watch && o.Output != "" && o.Output != "wide" {
+		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
 	}
 	if err := validateNames(o.Namespace, o.Name); err != nil {
 		return err
@@ -52,22 +59,40 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if o.Name != "" && len(pods) == 0 {
 		return fmt.Errorf("pods %q not found", o.Name)
 	}
+	if o.Watch {
+		return watchPods(ctx, c, o, pods, s)
+	}
+	switch tmplFormat {
+	case formatJSONPath:
+		return printJSONPath(s.Out, tmpl, listOrPod(pods, o.Name != ""))
+	case formatCustomColumns:
+		objs := make([]any, len(pods))
+		for i := range pods {
+			objs[i] = &pods[i]
+		}
+		return printColumns(s.Out, tmpl, objs)
+	}
 	switch o.Output {
 	case "json", "yaml":
-		var v any = &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}
-		if o.Name != "" {
-			v = &pods[0]
-		}
-		return printObject(s, v, o.Output)
+		return printObject(s, listOrPod(pods, o.Name != ""), o.Output)
 	case "name":
 		podview.Names(s.Out, pods)
 		return nil
 	}
-	if len(pods) == 0 {
+	if len(pods) == 0 && !o.Watch {
 		fmt.Fprintln(s.ErrOut, "No resources found")
 		return nil
 	}
 	return podview.Table(s.Out, pods, o.Output == "wide", time.Now())
+}
+
+// listOrPod is what -o json/yaml/jsonpath print: the pod when one was
+// named, else a List.
+func listOrPod(pods []corev1.Pod, one bool) any {
+	if one {
+		return &pods[0]
+	}
+	return &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}
 }
 
 func filterPods(in []corev1.Pod, ns, name string) []corev1.Pod {
@@ -127,6 +152,10 @@ type LogsOptions struct {
 	Socket, Namespace, Name, Container string
 	Follow, Previous, Timestamps       bool
 	Tail                               int
+	// Since (--since) and SinceTime (--since-time, RFC 3339) select the
+	// messages logged after a moment; at most one of them.
+	Since     time.Duration
+	SinceTime string
 }
 
 // Logs prints a container's log through the daemon.
@@ -136,7 +165,31 @@ func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
 	}
 	req := api.LogRequest{Namespace: o.Namespace, Name: o.Name, Container: o.Container,
 		Follow: o.Follow, Previous: o.Previous, Timestamps: o.Timestamps, Tail: o.Tail}
+	since, err := logsSince(o, time.Now())
+	if err != nil {
+		return err
+	}
+	req.Since = since
 	return api.NewClient(o.Socket).Logs(ctx, req, s.Out)
+}
+
+// logsSince resolves --since / --since-time to a moment (zero: none).
+func logsSince(o LogsOptions, now time.Time) (time.Time, error) {
+	switch {
+	case o.Since != 0 && o.SinceTime != "":
+		return time.Time{}, errors.New("at most one of --since-time or --since may be specified")
+	case o.Since < 0:
+		return time.Time{}, errors.New("--since must be greater than 0")
+	case o.Since > 0:
+		return now.Add(-o.Since), nil
+	case o.SinceTime != "":
+		t, err := time.Parse(time.RFC3339, o.SinceTime)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("--since-time: want an RFC 3339 time: %w", err)
+		}
+		return t, nil
+	}
+	return time.Time{}, nil
 }
 
 // newClient returns an API client that prints the daemon's warnings (refused

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -113,6 +114,9 @@ type Config struct {
 	RegistryHostsDir string
 	// Disk: log and image garbage collection (disk.go).
 	Disk
+	// MetricsAddress is a TCP host:port where /metrics is also served
+	// ("" = only on the API socket, the default).
+	MetricsAddress string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -137,6 +141,7 @@ type file struct {
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
 	LogDriver              *string            `json:"logDriver"`
+	MetricsAddress         *string            `json:"metricsAddress"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
@@ -263,6 +268,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.LogDriver, f.LogDriver)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
+	setString(&c.MetricsAddress, f.MetricsAddress)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}
@@ -344,6 +350,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.MetricsAddress != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddress); err != nil {
+			errs = append(errs, fmt.Errorf("metricsAddress: want host:port: %w", err))
+		}
 	}
 	if c.MaxPods <= 0 {
 		errs = append(errs, fmt.Errorf("maxPods: must be positive, got %d", c.MaxPods))

@@ -71,6 +71,8 @@ logMaxFiles: 3
 			}},
 		{name: "image gc low above high", yaml: "imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 60\n", wantErr: "must not exceed"},
 		{name: "image gc threshold range", yaml: "imageGCHighThresholdPercent: 101\n", wantErr: "imageGCHighThresholdPercent: must be in [0, 100]"},
+		{name: "metrics address", yaml: "metricsAddress: 127.0.0.1:9101\n", want: func(c *Config) { c.MetricsAddress = "127.0.0.1:9101" }},
+		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,5 +303,25 @@ func TestLogDriverKeyAndFlag(t *testing.T) {
 	c.MergeFlags(flags, fs)
 	if c.LogDriver != "/usr/lib/ld" {
 		t.Fatalf("logDriver = %q, want the flag's /usr/lib/ld over the file's", c.LogDriver)
+	}
+}
+
+func TestMetricsAddressFlag(t *testing.T) {
+	if d := Default(); d.MetricsAddress != "" {
+		t.Fatalf("default metricsAddress = %q, want off", d.MetricsAddress)
+	}
+	flags := Default()
+	fs := pflag.NewFlagSet("daemon", pflag.ContinueOnError)
+	flags.BindDaemonFlags(fs)
+	if err := fs.Parse([]string{"--metrics-address", "127.0.0.1:9200"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Parse([]byte("metricsAddress: 127.0.0.1:9101\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.MergeFlags(flags, fs)
+	if c.MetricsAddress != "127.0.0.1:9200" {
+		t.Fatalf("metricsAddress = %q, want the flag's over the file's", c.MetricsAddress)
 	}
 }

@@ -27,6 +27,7 @@ const (
 	FlagSystemReserved    = "system-reserved"
 	FlagMaxPods           = "max-pods"
 	FlagLogDriver         = "log-driver"
+	FlagMetricsAddress    = "metrics-address"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -45,6 +46,7 @@ var copyField = map[string]func(dst, src *Config){
 	FlagSystemReserved:    func(d, s *Config) { d.SystemReserved = s.SystemReserved.DeepCopy() },
 	FlagMaxPods:           func(d, s *Config) { d.MaxPods = s.MaxPods },
 	FlagLogDriver:         func(d, s *Config) { d.LogDriver = s.LogDriver },
+	FlagMetricsAddress:    func(d, s *Config) { d.MetricsAddress = s.MetricsAddress },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -70,6 +72,7 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.Var(&reservedFlag{c: c}, FlagSystemReserved, "resources kept for the system, subtracted from node allocatable (e.g. cpu=500m,memory=512Mi)")
 	fs.Int64Var(&c.MaxPods, FlagMaxPods, c.MaxPods, "pod capacity: pods beyond it are rejected with OutOfpods")
 	fs.StringVar(&c.LogDriver, FlagLogDriver, c.LogDriver, "container log driver binary (default: podhost-log-driver beside the podhost executable)")
+	fs.StringVar(&c.MetricsAddress, FlagMetricsAddress, c.MetricsAddress, "also serve /metrics on this TCP host:port (default: only on the API socket)")
 }
 
 // reservedFlag parses --system-reserved cpu=500m,memory=512Mi.

@@ -121,7 +121,7 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, restarts)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
-	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps}
+	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps, Since: req.Since}
 	return logs.Read(ctx, path, opts, fw, fw)
 }
 

@@ -39,6 +39,7 @@ import (
 	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/loggc"
 	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/metrics"
 	"github.com/podhost/podhost/internal/network"
 	"github.com/podhost/podhost/internal/pleg"
 	"github.com/podhost/podhost/internal/podcache"
@@ -128,6 +129,8 @@ type daemon struct {
 	syncer   *syncer.Syncer
 	workers  *podworkers.PodWorkers
 	mgr      *manager.Manager
+	cg       *cgroups.Manager
+	metrics  *metrics.Metrics
 }
 
 // build constructs every component in dependency order.
@@ -137,17 +140,19 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
+	d.cg, d.metrics = cg, metrics.New()
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
 	}, syncer.Deps{
-		Runtime: d.rt, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)), Network: netw, Cgroups: cg,
+		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
+		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: volumes.New(filepath.Join(d.cfg.StateDir, "pods")), Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
 	})
-	d.workers = podworkers.New(d.syncer, podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
+	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC},
@@ -185,7 +190,13 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { health.Run(gctx); return nil })
 	node, _ := os.Hostname()
 	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health}
-	g.Go(func() error { return api.NewServer(b, d.log).Listen(gctx, d.cfg.Socket) })
+	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
+	srv := api.NewServer(b, d.log)
+	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
+	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
+	if d.cfg.MetricsAddress != "" {
+		g.Go(func() error { return serveMetrics(gctx, d.cfg.MetricsAddress, d.metrics.Handler()) })
+	}
 	g.Go(func() error {
 		select {
 		case <-d.statuses.Ready():

@@ -6,6 +6,7 @@ package podview
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -22,22 +23,26 @@ func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
 	}
 	fmt.Fprintln(tw, header)
 	for i := range pods {
-		p := &pods[i]
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s", p.Name, Ready(p), Status(p), Restarts(p, now), Age(p, now))
-		if wide {
-			ip := p.Status.PodIP
-			if ip == "" {
-				ip = "<none>"
-			}
-			node := p.Spec.NodeName
-			if node == "" {
-				node = "<none>"
-			}
-			row += "\t" + ip + "\t" + node
-		}
-		fmt.Fprintln(tw, row)
+		fmt.Fprintln(tw, strings.Join(Row(&pods[i], wide, now), "\t"))
 	}
 	return tw.Flush()
+}
+
+// Row is one pod's cells of the table.
+func Row(p *corev1.Pod, wide bool, now time.Time) []string {
+	row := []string{p.Name, Ready(p), Status(p), Restarts(p, now), Age(p, now)}
+	if wide {
+		ip := p.Status.PodIP
+		if ip == "" {
+			ip = "<none>"
+		}
+		node := p.Spec.NodeName
+		if node == "" {
+			node = "<none>"
+		}
+		row = append(row, ip, node)
+	}
+	return row
 }
 
 // Ready is "ready/total" over app containers.

@@ -58,6 +58,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 		}
 	}
 	var d Image
+	runtimeapi.PullStarted(ctx)
 	err = r.withLease(ctx, func(ctx context.Context) error {
 		img, err := r.pull(ctx, name)
 		if err != nil {
@@ -66,6 +67,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 		d, err = r.readyImage(ctx, img)
 		return err
 	})
+	d.Pulled = err == nil
 	return d, err
 }
 

@@ -32,6 +32,9 @@ type Image struct {
 	// LastUsed: last container created from it, else its last pull/import
 	// (ListImages only; image GC's order).
 	LastUsed time.Time
+	// Pulled is set by EnsureImage when this call fetched the image from
+	// its registry (not when it was already present).
+	Pulled bool
 }
 
 // ContainerConfig describes a container to create.

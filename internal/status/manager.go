@@ -50,6 +50,7 @@ type Manager struct {
 	synced   map[types.UID]bool // a status was computed since podhost started
 	expect   map[types.UID]bool // nil until ExpectSynced
 	ready    chan struct{}
+	changed  chan struct{} // closed and replaced at each change (watches)
 }
 
 // NewManager returns a Manager over store.
@@ -67,6 +68,7 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 		store: store, opts: opts, log: opts.Logger,
 		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{},
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
+		changed: make(chan struct{}),
 	}
 }
 
@@ -81,6 +83,7 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" {
 		m.statuses[pod.UID] = st
 	}
+	m.notifyLocked()
 }
 
 // RejectPod tracks a pod that failed admission: Failed with the reason,
@@ -104,6 +107,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	delete(m.dirty, uid)
 	delete(m.synced, uid)
 	m.checkReadyLocked()
+	m.notifyLocked()
 }
 
 // IsDesired reports whether uid is tracked as an admitted, wanted pod.
@@ -127,6 +131,7 @@ func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
 	m.statuses[uid] = st
 	if !had || !equality.Semantic.DeepEqual(prev, st) {
 		m.dirty[uid] = true
+		m.notifyLocked()
 	}
 	if !m.synced[uid] {
 		m.synced[uid] = true
@@ -160,6 +165,22 @@ func (m *Manager) Event(uid types.UID, typ, reason, message string) {
 	if err := m.store.AddEvent(uid, e); err != nil {
 		m.log.Warn("record event", "podUID", string(uid), "reason", reason, "err", err)
 	}
+	m.mu.Lock()
+	m.notifyLocked()
+	m.mu.Unlock()
+}
+
+// Changed is closed at the next change: a pod tracked or dropped, a status
+// that differs from the previous one, an event recorded (API watches).
+func (m *Manager) Changed() <-chan struct{} {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.changed
+}
+
+func (m *Manager) notifyLocked() {
+	close(m.changed)
+	m.changed = make(chan struct{})
 }
 
 // Events returns a pod's recorded events, oldest first.

@@ -129,3 +129,28 @@ func TestManagerFlushRetriesAfterAFailedWrite(t *testing.T) {
 		t.Fatalf("puts=%d stored=%+v", store.puts, store.statuses["a"])
 	}
 }
+
+// Changed is closed by a changed status, an event and a pod added or
+// removed; an identical status does not signal.
+func TestManagerChangedSignals(t *testing.T) {
+	m := NewManager(newMemStore(), ManagerOptions{})
+	a := mgrPod("a")
+	steps := []struct {
+		name   string
+		do     func()
+		signal bool
+	}{
+		{"add", func() { m.AddPod(a) }, true},
+		{"status", func() { m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning}) }, true},
+		{"same status", func() { m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning}) }, false},
+		{"event", func() { m.Event(a.UID, corev1.EventTypeNormal, "Started", "Started container c") }, true},
+		{"remove", func() { m.RemovePod(a.UID) }, true},
+	}
+	for _, s := range steps {
+		ch := m.Changed()
+		s.do()
+		if isClosed(ch) != s.signal {
+			t.Errorf("%s: signalled = %v, want %v", s.name, isClosed(ch), s.signal)
+		}
+	}
+}

@@ -32,6 +32,9 @@ type fakeRuntime struct {
 	stops   map[string]int
 	graces  map[string]time.Duration
 	pullErr error
+	// pullSize, if set, makes EnsureImage fetch the image (the pull hook
+	// runs, Pulled is set) instead of finding it present.
+	pullSize int64
 	// stopGate, if set, is waited on by StopContainer (a grace period).
 	stopGate chan struct{}
 	// onStop runs at the first StopContainer; onStart once every container
@@ -51,12 +54,16 @@ func (r *fakeRuntime) log(format string, a ...any) {
 	r.calls = append(r.calls, fmt.Sprintf(format, a...))
 }
 
-func (r *fakeRuntime) EnsureImage(_ context.Context, ref string, _ corev1.PullPolicy) (runtimeapi.Image, error) {
+func (r *fakeRuntime) EnsureImage(ctx context.Context, ref string, _ corev1.PullPolicy) (runtimeapi.Image, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.log("pull %s", ref)
 	if r.pullErr != nil {
 		return runtimeapi.Image{}, fmt.Errorf("%w: %w", runtimeapi.ErrImagePull, r.pullErr)
+	}
+	if r.pullSize > 0 {
+		runtimeapi.PullStarted(ctx)
+		return runtimeapi.Image{Ref: ref, Size: r.pullSize, Pulled: true}, nil
 	}
 	return runtimeapi.Image{Ref: ref}, nil
 }

@@ -143,10 +143,16 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		rq.after(left)
 		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
 	}
+	start, pullStart := s.now(), time.Time{}
+	ctx = runtimeapi.WithPullStarted(ctx, func() {
+		pullStart = s.now()
+		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
+	})
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
 	switch {
 	case err == nil:
 		s.backoff.reset(key)
+		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulled", pulledMessage(c.Image, img, start, pullStart, s.now()))
 		return img, nil
 	case errors.Is(err, runtimeapi.ErrImageNeverPull):
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)

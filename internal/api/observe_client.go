@@ -1,0 +1,86 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+)
+
+// WatchPods calls fn with every watch event until ctx is done (nil) or the
+// stream or fn fails.
+func (c *Client) WatchPods(ctx context.Context, fn func(WatchEvent) error) error {
+	return c.stream(ctx, "/v1/pods?watch=true", func(d *json.Decoder) error {
+		var e WatchEvent
+		if err := d.Decode(&e); err != nil {
+			return err
+		}
+		return fn(e)
+	})
+}
+
+// AllEvents returns the events of the pods in namespace ("" = all),
+// only those of pod when it is given.
+func (c *Client) AllEvents(ctx context.Context, namespace, pod string) ([]ObjectEvent, error) {
+	var evs []ObjectEvent
+	return evs, c.getJSON(ctx, "/v1/events?"+eventQuery(namespace, pod).Encode(), &evs)
+}
+
+// WatchEvents calls fn with the existing events, then each new one, until
+// ctx is done (nil) or the stream or fn fails.
+func (c *Client) WatchEvents(ctx context.Context, namespace, pod string, fn func(ObjectEvent) error) error {
+	q := eventQuery(namespace, pod)
+	q.Set("watch", "true")
+	return c.stream(ctx, "/v1/events?"+q.Encode(), func(d *json.Decoder) error {
+		var e ObjectEvent
+		if err := d.Decode(&e); err != nil {
+			return err
+		}
+		return fn(e)
+	})
+}
+
+// Top returns the pods' usage sampled over window ("" = the server's).
+func (c *Client) Top(ctx context.Context, namespace, window string) ([]PodMetrics, error) {
+	q := url.Values{}
+	if namespace != "" {
+		q.Set("namespace", namespace)
+	}
+	if window != "" {
+		q.Set("window", window)
+	}
+	var pm []PodMetrics
+	return pm, c.getJSON(ctx, "/v1/top?"+q.Encode(), &pm)
+}
+
+func eventQuery(namespace, pod string) url.Values {
+	q := url.Values{}
+	if namespace != "" {
+		q.Set("namespace", namespace)
+	}
+	if pod != "" {
+		q.Set("pod", pod)
+	}
+	return q
+}
+
+func (c *Client) stream(ctx context.Context, path string, next func(*json.Decoder) error) error {
+	resp, err := c.get(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	d := json.NewDecoder(resp.Body)
+	for {
+		err := next(d)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.Is(err, io.EOF):
+			return errors.New("watch closed by the daemon")
+		case err != nil:
+			return err
+		}
+	}
+}
