@@ -110,7 +110,9 @@ func (p *Pod) Running() []*Container {
 // itself, and keys the syncer and the API add. Every podhost.io/ key is
 // defined here, once.
 const (
-	// LabelStopSignal is the image's STOPSIGNAL, recorded at create time.
+	// LabelStopSignal is the container's stop signal, recorded at create
+	// time: the pod's lifecycle.stopSignal (set by the syncer), else the
+	// image's STOPSIGNAL (set by the runtime).
 	LabelStopSignal = "podhost.io/stop-signal"
 	// LabelLogPath is where the task's log driver writes (CRI format).
 	LabelLogPath = "podhost.io/log-path"

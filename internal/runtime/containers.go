@@ -195,10 +195,11 @@ func (r *Runtime) logIO(path string) cio.Creator {
 	}))
 }
 
-// StopContainer sends the stop signal (the image's STOPSIGNAL, else
-// SIGTERM), waits up to grace for the task to exit, then SIGKILLs every
-// process of the container and waits for the exit (bounded by ctx). A
-// missing container or task, or one already stopped, is success.
+// StopContainer sends the stop signal (podstate.LabelStopSignal: the pod's
+// lifecycle.stopSignal, else the image's STOPSIGNAL; else SIGTERM), waits
+// up to grace for the task to exit, then SIGKILLs every process of the
+// container and waits for the exit (bounded by ctx). A missing container or
+// task, or one already stopped, is success.
 func (r *Runtime) StopContainer(ctx context.Context, id string, grace time.Duration) error {
 	ctx = r.nsctx(ctx)
 	c, err := r.client.LoadContainer(ctx, id)
