@@ -57,8 +57,8 @@ const (
 var DefaultCNIBinDirs = []string{"/usr/lib/cni", "/opt/cni/bin"}
 
 // DefaultAuthFiles are the docker config.json files read for registry
-// credentials, in order.
-var DefaultAuthFiles = []string{"/root/.docker/config.json", "/etc/podhost/auth.json"}
+// credentials, in order: podhost's own first (as runtime.DefaultAuthFiles).
+var DefaultAuthFiles = []string{"/etc/podhost/auth.json", "/root/.docker/config.json"}
 
 // Cgroup drivers.
 const (

@@ -61,6 +61,11 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 	m.mu.RUnlock()
 	if first {
 		m.killOrphans(ctx, updates)
+	} else {
+		// Only the first snapshot after a start prefers what was admitted
+		// before it (as the kubelet at startup): a pod removed and added
+		// again later is admitted like any newcomer.
+		prevAdmitted = nil
 	}
 	m.handleUpdates(updates, prevAdmitted)
 	if first {

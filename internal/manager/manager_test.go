@@ -254,3 +254,19 @@ func TestReadyAfterFirstSyncOfEveryPod(t *testing.T) {
 		t.Fatal("not ready after every pod synced")
 	}
 }
+
+// The preference for pods admitted before a restart holds for the first
+// snapshot only: a pod removed and added again later is admitted anew (a
+// host port taken meanwhile rejects it).
+func TestPrevAdmittedOnlyForTheFirstSnapshot(t *testing.T) {
+	m, _, _, _, _ := newTestManager()
+	a, b := hostPortPod("a", "u1", 8080), hostPortPod("b", "u2", 8080)
+	prev := map[types.UID]bool{"u1": true}
+	m.applySnapshot(context.Background(), source.Snapshot{Pods: []*corev1.Pod{a}}, prev)
+	m.applySnapshot(context.Background(), source.Snapshot{}, prev)
+	m.applySnapshot(context.Background(), source.Snapshot{Pods: []*corev1.Pod{b}}, prev)
+	m.applySnapshot(context.Background(), source.Snapshot{Pods: []*corev1.Pod{b, a}}, prev)
+	if !m.IsDesired("u2") || m.IsDesired("u1") {
+		t.Fatalf("desired: u1=%v u2=%v, want u2 kept and u1 rejected for the port", m.IsDesired("u1"), m.IsDesired("u2"))
+	}
+}
