@@ -20,16 +20,32 @@ type RuntimeStatus struct {
 	// LastConfirmed is when containerd last answered: pod statuses reflect
 	// the runtime as of then.
 	LastConfirmed time.Time `json:"lastConfirmed,omitzero"`
+	// StateDB: whether the state db's last write committed (a full state
+	// dir fails every write; running pods are untouched, new ones wait).
+	StateDB StateDBStatus `json:"stateDB"`
+}
+
+// StateDBStatus is the state db's write health.
+type StateDBStatus struct {
+	Path    string    `json:"path"`
+	Healthy bool      `json:"healthy"`
+	Since   time.Time `json:"since,omitzero"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // Warning is the line `get pods` prints while containerd is unreachable, ""
 // while it is healthy.
 func (r RuntimeStatus) Warning() string {
-	if r.Healthy {
-		return ""
+	var lines []string
+	if !r.Healthy {
+		lines = append(lines, fmt.Sprintf("containerd at %s is unreachable since %s: %s; statuses may be stale",
+			r.Address, r.Since.Format(time.RFC3339), r.Error))
 	}
-	return fmt.Sprintf("containerd at %s is unreachable since %s: %s; statuses may be stale",
-		r.Address, r.Since.Format(time.RFC3339), r.Error)
+	if db := r.StateDB; db.Path != "" && !db.Healthy {
+		lines = append(lines, fmt.Sprintf("state db %s cannot be written since %s: %s; running pods are untouched, new pods wait",
+			db.Path, db.Since.Format(time.RFC3339), db.Error))
+	}
+	return strings.Join(lines, "\n")
 }
 
 // addWarning adds an HTTP Warning header (RFC 7234, code 299, as the

@@ -57,6 +57,9 @@ type probes struct {
 	// daemonFileErrors asks a running daemon for the manifest files it
 	// refused (api.ErrDaemonDown when none runs).
 	daemonFileErrors func(ctx context.Context, socket string) ([]api.FileError, error)
+	// daemonRuntime asks a running daemon for containerd's and the state
+	// db's health (nil: not asked).
+	daemonRuntime func(ctx context.Context, socket string) (api.RuntimeStatus, error)
 }
 
 func hostProbes() probes {
@@ -70,6 +73,9 @@ func hostProbes() probes {
 		lookPath: exec.LookPath,
 		daemonFileErrors: func(ctx context.Context, socket string) ([]api.FileError, error) {
 			return api.NewClient(socket).FileErrors(ctx)
+		},
+		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
+			return api.NewClient(socket).Runtime(ctx)
 		},
 	}
 }
@@ -144,6 +150,15 @@ func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p pr
 		return []CheckResult{{"daemon", StatusWarn, fmt.Sprintf("not answering at %s: %v", socket, err)}}
 	}
 	out := []CheckResult{{"daemon", StatusOK, fmt.Sprintf("running at %s, %d manifest files refused", socket, len(fes))}}
+	if p.daemonRuntime != nil {
+		if rs, err := p.daemonRuntime(ctx, socket); err == nil {
+			for _, line := range strings.Split(rs.Warning(), "\n") {
+				if line != "" {
+					out = append(out, CheckResult{"daemon-health", StatusWarn, line})
+				}
+			}
+		}
+	}
 	for _, fe := range fes {
 		for _, line := range strings.Split(fe.Error, "\n") {
 			out = append(out, CheckResult{"manifest-file", StatusWarn, line})

@@ -188,8 +188,9 @@ func (d *daemon) serve(ctx context.Context) error {
 		return err
 	}), rthealth.Options{Logger: d.log})
 	g.Go(func() error { health.Run(gctx); return nil })
+	g.Go(func() error { watchStateDB(gctx, d.db, d.log, stateProbePeriod); return nil })
 	node, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health}
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health, db: d.db}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})

@@ -65,9 +65,10 @@ func migrateV1(tx *bolt.Tx) error {
 
 // DB is the open state database. It is safe for concurrent use.
 type DB struct {
-	bolt  *bolt.DB
-	path  string
-	fresh bool // the file had no schema yet when opened (new, empty or replaced)
+	bolt   *bolt.DB
+	path   string
+	fresh  bool // the file had no schema yet when opened (new, empty or replaced)
+	health writeHealth
 }
 
 // Open opens (creating if needed) the state database at path and migrates it
@@ -176,13 +177,19 @@ type Tx struct{ tx *bolt.Tx }
 // Update runs fn in one read-write transaction: all of fn's changes commit
 // together, or none (fn returned an error or panicked).
 func (db *DB) Update(fn func(tx *Tx) error) error {
-	return db.bolt.Update(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+	var fnErr error
+	err := db.bolt.Update(func(btx *bolt.Tx) error { fnErr = fn(&Tx{tx: btx}); return fnErr })
+	db.health.note(err, fnErr)
+	return err
 }
 
 // batch runs fn in a read-write transaction shared with concurrent callers
 // (bolt.DB.Batch): one commit for all of them.
 func (db *DB) batch(fn func(tx *Tx) error) error {
-	return db.bolt.Batch(func(btx *bolt.Tx) error { return fn(&Tx{tx: btx}) })
+	var fnErr error
+	err := db.bolt.Batch(func(btx *bolt.Tx) error { fnErr = fn(&Tx{tx: btx}); return fnErr })
+	db.health.note(err, fnErr)
+	return err
 }
 
 // View runs fn in one read-only transaction (a consistent snapshot).
