@@ -87,7 +87,11 @@ func unusedImage(t *testing.T, ref string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer done(context.WithoutCancel(ctx))
+	defer func() {
+		if err := done(context.WithoutCancel(ctx)); err != nil {
+			t.Errorf("release lease: %v", err)
+		}
+	}()
 	base, err := c.GetImage(ctx, testenv.ImageRef)
 	if err != nil {
 		t.Fatal(err)

@@ -67,11 +67,11 @@ func TestTerminationMessage(t *testing.T) {
     command: ["sh", "-c", "echo first; echo second; echo oops >&2; exit 1"]
 `, env.ImageRef)))
 
-	p := d.waitPod("msg", 60*time.Second, "restarted once with lastState", func(p *corev1.Pod) bool {
+	d.waitPod("msg", 60*time.Second, "restarted once with lastState", func(p *corev1.Pod) bool {
 		cs := containerStatus(p, "main")
 		return cs != nil && cs.RestartCount >= 1 && cs.LastTerminationState.Terminated != nil
 	})
-	p = d.getPodJSON("msg")
+	p := d.getPodJSON("msg")
 	cs := containerStatus(p, "main")
 	bye := func(run int32) string { return fmt.Sprintf("bye-%d", run) }
 	// The newest instance has run restarts+1 times.
@@ -95,7 +95,7 @@ func TestTerminationMessage(t *testing.T) {
 		t.Fatalf("once: message %q, want %q", got, "bye\n")
 	}
 
-	p = d.waitPod("fallback", 30*time.Second, "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	d.waitPod("fallback", 30*time.Second, "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
 	p = d.getPodJSON("fallback")
 	// stdout and stderr are two pipes: only the order within one is fixed.
 	got := terminatedMessage(containerStatus(p, "main").State)

@@ -95,7 +95,7 @@ func (l *liveProgress) show(ps []runtime.BlobProgress) {
 		b.WriteString("\r\x1b[K" + progressLine(p) + "\n")
 	}
 	l.lines = len(ps)
-	io.WriteString(l.out, b.String())
+	_, _ = io.WriteString(l.out, b.String()) // a closed terminal ends the display, not the pull
 }
 
 // lineProgress prints a blob once, when it completes.

@@ -106,11 +106,13 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"Container.lifecycle": func(p *corev1.Pod) {
 		c0(p).Lifecycle = &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}
 	},
-	"Container.imagePullPolicy": func(p *corev1.Pod) { c0(p).ImagePullPolicy = corev1.PullNever },
-	"Container.securityContext": func(p *corev1.Pod) { c0(p).SecurityContext = &corev1.SecurityContext{} },
-	"Container.stdin":           func(p *corev1.Pod) { c0(p).Stdin = true },
-	"Container.stdinOnce":       func(p *corev1.Pod) { c0(p).StdinOnce = true },
-	"Container.tty":             func(p *corev1.Pod) { c0(p).TTY = true },
+	"Container.imagePullPolicy":          func(p *corev1.Pod) { c0(p).ImagePullPolicy = corev1.PullNever },
+	"Container.terminationMessagePath":   func(p *corev1.Pod) { c0(p).TerminationMessagePath = "/tmp/done" },
+	"Container.terminationMessagePolicy": func(p *corev1.Pod) { c0(p).TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError },
+	"Container.securityContext":          func(p *corev1.Pod) { c0(p).SecurityContext = &corev1.SecurityContext{} },
+	"Container.stdin":                    func(p *corev1.Pod) { c0(p).Stdin = true },
+	"Container.stdinOnce":                func(p *corev1.Pod) { c0(p).StdinOnce = true },
+	"Container.tty":                      func(p *corev1.Pod) { c0(p).TTY = true },
 
 	"SecurityContext.capabilities":   func(p *corev1.Pod) { csc(p).Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}} },
 	"SecurityContext.privileged":     func(p *corev1.Pod) { csc(p).Privileged = ptrTo(true) },
@@ -313,6 +315,36 @@ func httpHandler() corev1.ProbeHandler {
 
 func grpcHandler() corev1.ProbeHandler {
 	return corev1.ProbeHandler{GRPC: &corev1.GRPCAction{Port: 9090}}
+}
+
+// The table agrees with validation: a refused field is refused with "not
+// supported by podhost" naming it, an honoured one is accepted.
+func TestFieldAuditAgreesWithValidation(t *testing.T) {
+	_, rows := readAuditTable(t)
+	for _, r := range rows {
+		if r.treatment == ignored {
+			continue
+		}
+		t.Run(r.key, func(t *testing.T) {
+			mutate, ok := fieldExamples[r.key]
+			if !ok {
+				t.Fatalf("no example value for %s (%s): add one to fieldExamples", r.key, r.treatment)
+			}
+			_, err := decodePod(t, mutate)
+			switch {
+			case r.treatment == refused:
+				assertRefused(t, r.key, err)
+			case err != nil:
+				t.Fatalf("honoured field %s refused: %v", r.key, err)
+			}
+		})
+	}
+	for key, mutate := range refusedValues {
+		t.Run("value/"+key, func(t *testing.T) {
+			_, err := decodePod(t, mutate)
+			assertRefused(t, strings.Split(key, "#")[0], err)
+		})
+	}
 }
 
 func assertRefused(t *testing.T, key string, err error) {

@@ -3,8 +3,6 @@ package state
 import (
 	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // WriteHealth says whether the last write to the state db committed. A
@@ -57,10 +55,6 @@ var keyProbe = []byte("write-probe")
 // healthy db gets no extra writes.
 func (db *DB) ProbeWrite() error {
 	return db.Update(func(tx *Tx) error {
-		b := tx.tx.Bucket(bucketMeta)
-		if b == nil {
-			return bolt.ErrBucketNotFound
-		}
-		return b.Put(keyProbe, []byte(time.Now().UTC().Format(time.RFC3339Nano)))
+		return putJSON(tx.tx, bucketMeta, keyProbe, time.Now().UTC())
 	})
 }
