@@ -41,29 +41,51 @@ func (m *Manager) pinIPCUTS(p *Paths, u *undoStack, pod *corev1.Pod) error {
 // pinNamespaces unshares flags on a dedicated OS thread, sets the hostname
 // in a new UTS namespace, and bind-mounts the thread's namespaces
 // (/proc/<pid>/task/<tid>/ns/<kind>) onto targets (kind → file). The thread
-// is never unlocked: the Go runtime kills it when the goroutine returns, so
-// no goroutine ever runs in the new namespaces afterwards.
+// dies with its goroutine (see onThrowawayThread), so no goroutine ever runs
+// in the new namespaces afterwards.
 func pinNamespaces(flags int, targets map[string]string, hostname string) error {
+	return onThrowawayThread(func() error {
+		if err := unix.Unshare(flags); err != nil {
+			return fmt.Errorf("unshare: %w", err)
+		}
+		if flags&unix.CLONE_NEWUTS != 0 {
+			if err := unix.Sethostname([]byte(hostname)); err != nil {
+				return fmt.Errorf("sethostname %q: %w", hostname, err)
+			}
+		}
+		for kind, target := range targets {
+			src := fmt.Sprintf("/proc/%d/task/%d/ns/%s", os.Getpid(), unix.Gettid(), kind)
+			if err := unix.Mount(src, target, "none", unix.MS_BIND, ""); err != nil {
+				return fmt.Errorf("bind-mount %s on %s: %w", src, target, err)
+			}
+		}
+		return nil
+	})
+}
+
+// onThrowawayThread runs fn, which changes its thread's namespaces, on an
+// OS thread that is locked and never unlocked: the Go runtime terminates
+// such a thread when its goroutine returns. The process's main thread is
+// the exception — the runtime cannot terminate it and would keep it in the
+// changed namespaces (and /proc/self/ns/* would show them) — so fn never
+// runs there: a goroutine that lands on the main thread holds it while a
+// second goroutine, necessarily on another thread, runs fn.
+func onThrowawayThread(fn func() error) error {
 	errc := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread()
-		errc <- func() error {
-			if err := unix.Unshare(flags); err != nil {
-				return fmt.Errorf("unshare: %w", err)
-			}
-			if flags&unix.CLONE_NEWUTS != 0 {
-				if err := unix.Sethostname([]byte(hostname)); err != nil {
-					return fmt.Errorf("sethostname %q: %w", hostname, err)
-				}
-			}
-			for kind, target := range targets {
-				src := fmt.Sprintf("/proc/%d/task/%d/ns/%s", os.Getpid(), unix.Gettid(), kind)
-				if err := unix.Mount(src, target, "none", unix.MS_BIND, ""); err != nil {
-					return fmt.Errorf("bind-mount %s on %s: %w", src, target, err)
-				}
-			}
-			return nil
+		if unix.Gettid() != os.Getpid() {
+			errc <- fn()
+			return
+		}
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			errc <- fn()
+			close(done)
 		}()
+		<-done
+		runtime.UnlockOSThread() // the main thread was never changed
 	}()
 	return <-errc
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -67,24 +66,21 @@ func utsHostname(t *testing.T, path string) string {
 		name string
 		err  error
 	}
-	ch := make(chan res, 1)
-	go func() {
-		runtime.LockOSThread()
+	var r res
+	r.err = onThrowawayThread(func() error {
 		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			ch <- res{err: err}
-			return
+			return err
 		}
 		defer unix.Close(fd)
 		if err := unix.Setns(fd, unix.CLONE_NEWUTS); err != nil {
-			ch <- res{err: err}
-			return
+			return err
 		}
 		var u unix.Utsname
 		err = unix.Uname(&u)
-		ch <- res{name: unix.ByteSliceToString(u.Nodename[:]), err: err}
-	}()
-	r := <-ch
+		r.name = unix.ByteSliceToString(u.Nodename[:])
+		return err
+	})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
