@@ -57,6 +57,7 @@ type probes struct {
 	// daemonFileErrors asks a running daemon for the manifest files it
 	// refused (api.ErrDaemonDown when none runs).
 	daemonFileErrors func(ctx context.Context, socket string) ([]api.FileError, error)
+	host             hostInfo
 }
 
 func hostProbes() probes {
@@ -71,6 +72,7 @@ func hostProbes() probes {
 		daemonFileErrors: func(ctx context.Context, socket string) ([]api.FileError, error) {
 			return api.NewClient(socket).FileErrors(ctx)
 		},
+		host: realHostInfo(),
 	}
 }
 
@@ -126,6 +128,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkStateDir(cfg.StateDir),
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkRunc(p),
+	}
+	if p.host.readFile != nil {
+		results = append(results, systemdChecks(cfg, p.host)...)
 	}
 	return append(results, checkDaemon(ctx, cfg.Socket, timeout, p)...)
 }

@@ -111,6 +111,13 @@ type Config struct {
 	// RegistryHostsDir is containerd's certs.d-style registry host config
 	// dir (<dir>/<host>/hosts.toml). Default /etc/containerd/certs.d.
 	RegistryHostsDir string
+	// ShutdownGracePeriod is how long a node shutdown is delayed (a logind
+	// delay inhibitor) for podhost to terminate its pods; 0 (the default)
+	// turns graceful node shutdown off. ShutdownGracePeriodCriticalPods is
+	// the part of it reserved for critical pods, terminated last. The
+	// kubelet's keys and meaning.
+	ShutdownGracePeriod             time.Duration
+	ShutdownGracePeriodCriticalPods time.Duration
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -137,6 +144,9 @@ type file struct {
 	LogDriver              *string            `json:"logDriver"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
+	ShutdownGracePeriod    *string            `json:"shutdownGracePeriod"`
+	// ShutdownGracePeriodCriticalPods: see Config.
+	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 }
 
 // Default returns the built-in defaults.
@@ -283,6 +293,13 @@ func (f *file) applyTo(c *Config) error {
 	if c.RelistPeriod, err = parseDuration("relistPeriod", f.RelistPeriod, c.RelistPeriod); err != nil {
 		return err
 	}
+	if c.ShutdownGracePeriod, err = parseDuration("shutdownGracePeriod", f.ShutdownGracePeriod, c.ShutdownGracePeriod); err != nil {
+		return err
+	}
+	if c.ShutdownGracePeriodCriticalPods, err = parseDuration("shutdownGracePeriodCriticalPods",
+		f.ShutdownGracePeriodCriticalPods, c.ShutdownGracePeriodCriticalPods); err != nil {
+		return err
+	}
 	return parseReserved(f.SystemReserved, c.SystemReserved)
 }
 
@@ -356,6 +373,13 @@ func (c *Config) Validate() error {
 	}
 	if c.RelistPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("relistPeriod: must be positive, got %s", c.RelistPeriod))
+	}
+	if c.ShutdownGracePeriod < 0 || c.ShutdownGracePeriodCriticalPods < 0 {
+		errs = append(errs, fmt.Errorf("shutdownGracePeriod, shutdownGracePeriodCriticalPods: must not be negative"))
+	}
+	if c.ShutdownGracePeriodCriticalPods > c.ShutdownGracePeriod {
+		errs = append(errs, fmt.Errorf("shutdownGracePeriodCriticalPods (%s): must not exceed shutdownGracePeriod (%s)",
+			c.ShutdownGracePeriodCriticalPods, c.ShutdownGracePeriod))
 	}
 	if c.LogMaxSize <= 0 {
 		errs = append(errs, fmt.Errorf("logMaxSize: must be positive, got %d", c.LogMaxSize))

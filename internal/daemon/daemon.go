@@ -50,6 +50,7 @@ import (
 	"github.com/podhost/podhost/internal/status"
 	"github.com/podhost/podhost/internal/syncer"
 	"github.com/podhost/podhost/internal/volumes"
+	"github.com/podhost/podhost/internal/watchdog"
 )
 
 // housekeepingPeriod is how often orphans and leaks are looked for (the
@@ -61,6 +62,8 @@ const workersShutdownTimeout = 10 * time.Second
 
 // Run runs the daemon until ctx is done, then shuts it down in order.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	hb := watchdog.NewHeartbeat(nil)
+	defer startWatchdog(hb, log)()
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
@@ -71,7 +74,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	boot, err := checkBoot(db, log)
+	boot, rebooted, err := checkBoot(db, log)
 	if err != nil {
 		return err
 	}
@@ -101,10 +104,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb}
 	d.build(boot, cg, netw, allocatable)
 	defer d.close()
-	if err := restoreWorkers(db, d.workers, log); err != nil {
+	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
 	}
 	return d.serve(ctx)
@@ -122,6 +125,8 @@ type daemon struct {
 	syncer   *syncer.Syncer
 	workers  *podworkers.PodWorkers
 	mgr      *manager.Manager
+	// heartbeat is beaten by the sync loop (systemd watchdog)
+	heartbeat *watchdog.Heartbeat
 }
 
 // build constructs every component in dependency order.
@@ -165,9 +170,12 @@ func (d *daemon) serve(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		d.mgr.Run(gctx, manager.Inputs{Snapshots: snaps, Events: events, ProbeUpdates: d.prober.Updates(),
-			PrevAdmitted: prev, Housekeeping: housekeepingPeriod})
+			PrevAdmitted: prev, Housekeeping: housekeepingPeriod, Heartbeat: d.heartbeat})
 		return nil
 	})
+	shutdown, closeLogind := d.newShutdownManager()
+	defer closeLogind()
+	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
@@ -217,24 +225,24 @@ func ignoreCanceled(err error) error {
 // checkBoot compares the kernel's boot id with the recorded one. A new boot
 // means every sandbox podhost recorded is gone; the syncer recreates them
 // (CNI DEL with the cached result first) when it next syncs each pod.
-func checkBoot(db *state.DB, log *slog.Logger) (string, error) {
-	boot, err := bootID()
+func checkBoot(db *state.DB, log *slog.Logger) (boot string, rebooted bool, err error) {
+	boot, err = bootID()
 	if err != nil {
-		return "", fmt.Errorf("read boot id: %w", err)
+		return "", false, fmt.Errorf("read boot id: %w", err)
 	}
 	prev, err := db.BootID()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if prev != boot {
 		if prev != "" {
 			log.Info("boot id changed: host rebooted, every sandbox will be recreated", "previous", prev, "current", boot)
 		}
 		if err := db.SetBootID(boot); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
-	return boot, nil
+	return boot, prev != "" && prev != boot, nil
 }
 
 func previouslyAdmitted(db *state.DB) (map[types.UID]bool, error) {
@@ -259,13 +267,17 @@ func notify(states ...string) {
 // worker recorded as terminating is seeded straight into terminating with
 // its grace period (before any desired pod is added, as the pod workers
 // require). Other records are dropped: workers rewrite them as they start.
-func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) error {
+// So is, after a reboot, the record of a pod a node shutdown was
+// terminating: nothing of it runs any more, and resuming the termination
+// would end a pod whose manifest still wants it (it starts again instead;
+// its leftover sandbox is recreated like every other after a reboot).
+func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, rebooted bool, log *slog.Logger) error {
 	recs, err := db.ListWorkers()
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 {
+		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 || (rebooted && terminatedByShutdown(db, r.UID)) {
 			if err := db.DeleteWorker(r.UID); err != nil {
 				return err
 			}
@@ -282,4 +294,10 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) er
 		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
 	}
 	return nil
+}
+
+// terminatedByShutdown: the pod's last status says a node shutdown ended it.
+func terminatedByShutdown(db *state.DB, uid types.UID) bool {
+	st, err := db.GetStatus(uid)
+	return err == nil && status.IsNodeShutdown(st)
 }
