@@ -6,8 +6,9 @@
 // Everything is built in dependency order (no late setters). Start order:
 // state db (boot id) → containerd (with retry) → cgroups, CNI, sandboxes →
 // status manager, prober, pod cache → syncer → pod workers (terminations
-// restored) → manager → source, PLEG, sync loop, status flush and API in
-// one errgroup → READY=1 once every pod of the first manifest snapshot has
+// restored) → manager → source, PLEG, sync loop (beating the systemd
+// watchdog's heartbeat; the pinger runs from the start of Run), status
+// flush, graceful node shutdown (logind inhibitor) and API in one errgroup → READY=1 once every pod of the first manifest snapshot has
 // been synced. Shutdown goes in reverse (containerd's server does the
 // same): the API stops accepting and every loop ends, the pod workers stop
 // (in-flight syncs cancelled), the last statuses are flushed, then the
