@@ -9,7 +9,11 @@
 #              slices (systemd driver) with the pod's resources; podhost
 #              restart / SIGKILL / stop leave containers alone; then reboot
 #   boot2      pods back after the reboot, podhost saw the new boot id, nothing
-#              stale; cgroupfs driver scenario; then poweroff with pods running
+#              stale; the reboot terminated the pods gracefully (preStop, TERM);
+#              cgroupfs driver scenario; then poweroff with pods running, podhost
+#              on the cgroupfs driver
+#   boot3      the poweroff terminated the pods gracefully too; pods back;
+#              power off
 
 MANIFESTS=/etc/podhost/manifests
 CONFIG=/etc/podhost/config.yaml
@@ -306,6 +310,7 @@ provision() {
 		check "default config installed" cmp "$IN/repo/manifests/config.yaml" "$CONFIG"
 	fi
 	echo "# edited by the operator" >>"$CONFIG"
+	printf 'shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n' >>"$CONFIG"
 	check "install.sh is idempotent" "$IN/repo/scripts/install.sh" "$IN/bin/podhost"
 	check "install.sh keeps an existing config" grep -q "edited by the operator" "$CONFIG"
 	rm -rf /tmp/imgroot && mkdir -p /tmp/imgroot
@@ -389,6 +394,8 @@ boot1() {
 	if wait_for 60 podhost_ready; then ok "after a containerd restart: podhost back"; else notok "after a containerd restart: podhost back"; fi
 	wait_all_settled && ok "after a containerd restart: every pod Running" || notok "after a containerd restart: every pod Running"
 	same_tasks "after a containerd restart: same containers, same PIDs" "$before"
+	watchdog_scenario "$before"
+	check_inhibitor
 
 	local rc
 	rc=$(pods_json | jq '[.items[] | select((.spec.restartPolicy // "Always") == "Always") | .status.containerStatuses[]?.restartCount] | add // 0')
@@ -399,6 +406,7 @@ boot1() {
 	no_stale "boot 1"
 
 	running_tasks >"$STATE/boot1-tasks"
+	cat /proc/sys/kernel/random/boot_id >"$STATE/prev-boot-id"
 	sync
 	echo reboot >"$OUT/next"
 }
@@ -425,12 +433,97 @@ boot2() {
 	diag "journal: $line"
 	check_pod_cgroups systemd
 	no_stale "after reboot"
+	check_graceful_shutdown "reboot (systemd driver)"
 
 	cgroupfs_scenario
 
 	no_stale "before poweroff"
+	# power off with podhost on the cgroupfs driver (boot3 checks it)
+	if grep -q '^cgroupDriver:' "$CONFIG"; then
+		sed -i 's/^cgroupDriver:.*/cgroupDriver: cgroupfs/' "$CONFIG"
+	else
+		echo "cgroupDriver: cgroupfs" >>"$CONFIG"
+	fi
+	logcmd systemctl restart podhost.service
+	wait_for 60 podhost_ready && ok "podhost restarted on the cgroupfs driver for the poweroff" || notok "podhost restarted on the cgroupfs driver for the poweroff"
+	wait_all_settled || notok "cgroupfs: every pod Running before the poweroff"
+	check_inhibitor
+	cat /proc/sys/kernel/random/boot_id >"$STATE/prev-boot-id"
 	diag "powering off with $(running_tasks | wc -l) running containers"
 	pod_table
+	sync
+}
+
+# -------------------------------------------------------------------- boot3
+boot3() {
+	boot_figures
+	check "podhost.service was started by systemd at boot" systemctl is-active podhost.service
+	local limit=$SETTLE_LIMIT
+	if wait_all_settled; then ok "every pod Running after the poweroff"; else notok "every pod Running within ${limit}s after the poweroff"; fi
+	pod_table
+	check_graceful_shutdown "poweroff (cgroupfs driver)"
+	cp "$STATE/config.yaml.orig" "$CONFIG"
+}
+
+# check_inhibitor: podhost holds its logind delay inhibitor
+check_inhibitor() {
+	logcmd systemd-inhibit --list --no-pager
+	if wait_for 30 sh -c "systemd-inhibit --list --no-pager | grep -q podhost"; then
+		ok "podhost holds a logind shutdown delay inhibitor"
+	else
+		notok "podhost holds a logind shutdown delay inhibitor"
+	fi
+}
+
+# check_graceful_shutdown LABEL: the previous boot's shutdown ran
+# vmtest-shutdown's preStop hook and its TERM trap (lines carry the boot
+# id), podhost logged the shutdown, and the pod runs again.
+check_graceful_shutdown() {
+	local prev dir=/var/lib/vmtest-shutdown
+	prev=$(cat "$STATE/prev-boot-id" 2>/dev/null)
+	logcmd cat "$dir/marker" "$dir/term"
+	if [ -n "$prev" ] && grep -qx "prestop $prev" "$dir/marker" 2>/dev/null; then
+		ok "$1: preStop hook ran at shutdown (marker of the previous boot)"
+	else
+		notok "$1: preStop hook ran at shutdown (no 'prestop $prev' in $dir/marker)"
+	fi
+	if [ -n "$prev" ] && grep -qx "TERM $prev" "$dir/term" 2>/dev/null; then
+		ok "$1: the container got SIGTERM at shutdown"
+	else
+		notok "$1: the container got SIGTERM at shutdown (no 'TERM $prev' in $dir/term)"
+	fi
+	if journalctl -b -1 -u podhost.service -o cat --no-pager 2>/dev/null | grep -q 'released the shutdown inhibitor'; then
+		ok "$1: podhost terminated the pods and released its inhibitor"
+	else
+		notok "$1: podhost terminated the pods and released its inhibitor (not in the previous boot's journal)"
+		journalctl -b -1 -u podhost.service -o cat --no-pager 2>/dev/null | tail -n 40 >>"$LOG"
+	fi
+	expect "$1: vmtest-shutdown Running again" Running \
+		"$(pods_json | jq -r '.items[] | select(.metadata.name == "vmtest-shutdown") | .status.phase')"
+}
+
+# watchdog_scenario BEFORE_FILE: a stopped podhost (SIGSTOP: its sync loop
+# makes no progress) is restarted by systemd's watchdog within WatchdogSec
+# + 10 s; containers keep their PIDs.
+watchdog_scenario() {
+	local wsec restarts t0 took
+	wsec=$(systemctl show -P WatchdogUSec podhost.service)
+	diag "podhost.service WatchdogUSec=$wsec"
+	wsec=$(systemd-analyze timespan "$wsec" 2>/dev/null | awk '/μs:|us:/ { print int($2 / 1000000) }')
+	[ -n "$wsec" ] && [ "$wsec" -gt 0 ] || { notok "podhost.service has WatchdogSec set" && return; }
+	restarts=$(systemctl show -P NRestarts podhost.service)
+	t0=$(date +%s)
+	logcmd systemctl kill -s SIGSTOP podhost.service
+	if wait_for $((wsec + 10)) sh -c "[ \"\$(systemctl show -P NRestarts podhost.service)\" -gt $restarts ]"; then
+		took=$(($(date +%s) - t0))
+		figure watchdog_restart_s "$took"
+		ok "SIGSTOP podhost: the watchdog restarted it after ${took}s (WatchdogSec ${wsec}s)"
+	else
+		notok "SIGSTOP podhost: the watchdog restarted it within $((wsec + 10))s"
+	fi
+	wait_for 60 podhost_ready || true
+	same_tasks "watchdog restart: every container still runs with the same PID" "$1"
+	wait_all_settled && ok "after the watchdog restart: every pod Running" || notok "after the watchdog restart: every pod Running"
 }
 
 # cgroupfs driver on cgroup v2 with systemd as PID 1: restart podhost with

@@ -60,6 +60,7 @@ type probes struct {
 	// daemonRuntime asks a running daemon for containerd's and the state
 	// db's health (nil: not asked).
 	daemonRuntime func(ctx context.Context, socket string) (api.RuntimeStatus, error)
+	host          hostInfo
 }
 
 func hostProbes() probes {
@@ -77,6 +78,7 @@ func hostProbes() probes {
 		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
 			return api.NewClient(socket).Runtime(ctx)
 		},
+		host: realHostInfo(),
 	}
 }
 
@@ -132,6 +134,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkStateDir(cfg.StateDir),
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkRunc(p),
+	}
+	if p.host.readFile != nil {
+		results = append(results, systemdChecks(cfg, p.host)...)
 	}
 	return append(results, checkDaemon(ctx, cfg.Socket, timeout, p)...)
 }

@@ -152,8 +152,8 @@ func TestCheckPrintsAndFails(t *testing.T) {
 	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
 		t.Errorf("out:\n%s", out.String())
 	}
-	if n := strings.Count(out.String(), "\n"); n != 8 {
-		t.Errorf("%d lines, want 8:\n%s", n, out.String())
+	if n := strings.Count(out.String(), "\n"); n != 12 { // 8 + watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 12:\n%s", n, out.String())
 	}
 }
 

@@ -117,6 +117,13 @@ type Config struct {
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
+	// ShutdownGracePeriod is how long a node shutdown is delayed (a logind
+	// delay inhibitor) for podhost to terminate its pods; 0 (the default)
+	// turns graceful node shutdown off. ShutdownGracePeriodCriticalPods is
+	// the part of it reserved for critical pods, terminated last. The
+	// kubelet's keys and meaning.
+	ShutdownGracePeriod             time.Duration
+	ShutdownGracePeriodCriticalPods time.Duration
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -145,6 +152,9 @@ type file struct {
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
+	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
+	// ShutdownGracePeriodCriticalPods: see Config.
+	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 }
 
 // Default returns the built-in defaults.
@@ -294,6 +304,13 @@ func (f *file) applyTo(c *Config) error {
 	if c.RelistPeriod, err = parseDuration("relistPeriod", f.RelistPeriod, c.RelistPeriod); err != nil {
 		return err
 	}
+	if c.ShutdownGracePeriod, err = parseDuration("shutdownGracePeriod", f.ShutdownGracePeriod, c.ShutdownGracePeriod); err != nil {
+		return err
+	}
+	if c.ShutdownGracePeriodCriticalPods, err = parseDuration("shutdownGracePeriodCriticalPods",
+		f.ShutdownGracePeriodCriticalPods, c.ShutdownGracePeriodCriticalPods); err != nil {
+		return err
+	}
 	return parseReserved(f.SystemReserved, c.SystemReserved)
 }
 
@@ -372,6 +389,13 @@ func (c *Config) Validate() error {
 	}
 	if c.RelistPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("relistPeriod: must be positive, got %s", c.RelistPeriod))
+	}
+	if c.ShutdownGracePeriod < 0 || c.ShutdownGracePeriodCriticalPods < 0 {
+		errs = append(errs, fmt.Errorf("shutdownGracePeriod, shutdownGracePeriodCriticalPods: must not be negative"))
+	}
+	if c.ShutdownGracePeriodCriticalPods > c.ShutdownGracePeriod {
+		errs = append(errs, fmt.Errorf("shutdownGracePeriodCriticalPods (%s): must not exceed shutdownGracePeriod (%s)",
+			c.ShutdownGracePeriodCriticalPods, c.ShutdownGracePeriod))
 	}
 	if c.LogMaxSize <= 0 {
 		errs = append(errs, fmt.Errorf("logMaxSize: must be positive, got %d", c.LogMaxSize))

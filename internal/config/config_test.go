@@ -41,6 +41,8 @@ systemReserved: {cpu: 500m, memory: 256Mi}
 allowInsecureManifests: true
 logMaxSize: 5Mi
 logMaxFiles: 3
+shutdownGracePeriod: 30s
+shutdownGracePeriodCriticalPods: 10s
 `,
 			want: func(c *Config) {
 				c.ManifestDir, c.StateDir, c.LogDir, c.RunDir = "/m", "/s", "/l", "/r"
@@ -53,12 +55,15 @@ logMaxFiles: 3
 					corev1.ResourceMemory: resource.MustParse("256Mi"),
 				}
 				c.AllowInsecureManifests, c.LogMaxSize, c.LogMaxFiles = true, 5<<20, 3
+				c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods = 30*time.Second, 10*time.Second
 			},
 		},
 		{name: "unknown key", yaml: "manifestDirs: /x\n", wantErr: `unknown field "manifestDirs"`},
 		{name: "wrong type", yaml: "logMaxFiles: many\n", wantErr: "logMaxFiles"},
 		{name: "bad duration", yaml: "resyncPeriod: 1 minute\n", wantErr: "resyncPeriod"},
 		{name: "negative duration", yaml: "relistPeriod: -1s\n", wantErr: "relistPeriod: must be positive"},
+		{name: "critical shutdown period beyond the total", yaml: "shutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n",
+			wantErr: "shutdownGracePeriodCriticalPods (20s): must not exceed shutdownGracePeriod (10s)"},
 		{name: "bad cgroup driver", yaml: "cgroupDriver: cgroupv2\n", wantErr: `cgroupDriver: unsupported value "cgroupv2"`},
 		{name: "relative path", yaml: "stateDir: var/lib\n", wantErr: "stateDir: must be an absolute path"},
 		{name: "bad reserved resource", yaml: "systemReserved: {gpu: 1}\n", wantErr: "systemReserved.gpu"},

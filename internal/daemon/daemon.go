@@ -6,8 +6,9 @@
 // Everything is built in dependency order (no late setters). Start order:
 // state db (boot id) → containerd (with retry) → cgroups, CNI, sandboxes →
 // status manager, prober, pod cache → syncer → pod workers (terminations
-// restored) → manager → source, PLEG, sync loop, status flush and API in
-// one errgroup → READY=1 once every pod of the first manifest snapshot has
+// restored) → manager → source, PLEG, sync loop (beating the systemd
+// watchdog's heartbeat; the pinger runs from the start of Run), status
+// flush, graceful node shutdown (logind inhibitor) and API in one errgroup → READY=1 once every pod of the first manifest snapshot has
 // been synced. Shutdown goes in reverse (containerd's server does the
 // same): the API stops accepting and every loop ends, the pod workers stop
 // (in-flight syncs cancelled), the last statuses are flushed, then the
@@ -53,6 +54,7 @@ import (
 	"github.com/podhost/podhost/internal/status"
 	"github.com/podhost/podhost/internal/syncer"
 	"github.com/podhost/podhost/internal/volumes"
+	"github.com/podhost/podhost/internal/watchdog"
 )
 
 // housekeepingPeriod is how often orphans and leaks are looked for (the
@@ -68,6 +70,8 @@ const workersShutdownTimeout = 10 * time.Second
 
 // Run runs the daemon until ctx is done, then shuts it down in order.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	hb := watchdog.NewHeartbeat(nil)
+	defer startWatchdog(hb, log)()
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
@@ -78,7 +82,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	defer db.Close()
-	boot, err := checkBoot(db, log)
+	boot, rebooted, err := checkBoot(db, log)
 	if err != nil {
 		return err
 	}
@@ -108,10 +112,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb}
 	d.build(boot, cg, netw, allocatable)
 	defer d.close()
-	if err := restoreWorkers(db, d.workers, log); err != nil {
+	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
 	}
 	return d.serve(ctx)
@@ -131,6 +135,8 @@ type daemon struct {
 	mgr      *manager.Manager
 	cg       *cgroups.Manager
 	metrics  *metrics.Metrics
+	// heartbeat is beaten by the sync loop (systemd watchdog)
+	heartbeat *watchdog.Heartbeat
 }
 
 // build constructs every component in dependency order.
@@ -178,9 +184,12 @@ func (d *daemon) serve(ctx context.Context) error {
 	})
 	g.Go(func() error {
 		d.mgr.Run(gctx, manager.Inputs{Snapshots: snaps, Events: events, ProbeUpdates: d.prober.Updates(),
-			PrevAdmitted: prev, Housekeeping: housekeepingPeriod})
+			PrevAdmitted: prev, Housekeeping: housekeepingPeriod, Heartbeat: d.heartbeat})
 		return nil
 	})
+	shutdown, closeLogind := d.newShutdownManager()
+	defer closeLogind()
+	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
@@ -243,24 +252,24 @@ func ignoreCanceled(err error) error {
 // checkBoot compares the kernel's boot id with the recorded one. A new boot
 // means every sandbox podhost recorded is gone; the syncer recreates them
 // (CNI DEL with the cached result first) when it next syncs each pod.
-func checkBoot(db *state.DB, log *slog.Logger) (string, error) {
-	boot, err := bootID()
+func checkBoot(db *state.DB, log *slog.Logger) (boot string, rebooted bool, err error) {
+	boot, err = bootID()
 	if err != nil {
-		return "", fmt.Errorf("read boot id: %w", err)
+		return "", false, fmt.Errorf("read boot id: %w", err)
 	}
 	prev, err := db.BootID()
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	if prev != boot {
 		if prev != "" {
 			log.Info("boot id changed: host rebooted, every sandbox will be recreated", "previous", prev, "current", boot)
 		}
 		if err := db.SetBootID(boot); err != nil {
-			return "", err
+			return "", false, err
 		}
 	}
-	return boot, nil
+	return boot, prev != "" && prev != boot, nil
 }
 
 func previouslyAdmitted(db *state.DB) (map[types.UID]bool, error) {
@@ -296,13 +305,17 @@ func remainingGrace(r state.WorkerRecord, now time.Time) int64 {
 // worker recorded as terminating is seeded straight into terminating with
 // its grace period (before any desired pod is added, as the pod workers
 // require). Other records are dropped: workers rewrite them as they start.
-func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) error {
+// So is, after a reboot, the record of a pod a node shutdown was
+// terminating: nothing of it runs any more, and resuming the termination
+// would end a pod whose manifest still wants it (it starts again instead;
+// its leftover sandbox is recreated like every other after a reboot).
+func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, rebooted bool, log *slog.Logger) error {
 	recs, err := db.ListWorkers()
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 {
+		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 || (rebooted && terminatedByShutdown(db, r.UID)) {
 			if err := db.DeleteWorker(r.UID); err != nil {
 				return err
 			}
@@ -319,4 +332,10 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, log *slog.Logger) er
 		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
 	}
 	return nil
+}
+
+// terminatedByShutdown: the pod's last status says a node shutdown ended it.
+func terminatedByShutdown(db *state.DB, uid types.UID) bool {
+	st, err := db.GetStatus(uid)
+	return err == nil && status.IsNodeShutdown(st)
 }

@@ -25,7 +25,12 @@ type Inputs struct {
 	// PrevAdmitted: pods admitted before a restart (allocation checkpoints).
 	PrevAdmitted map[types.UID]bool
 	Housekeeping time.Duration
+	// Heartbeat, if set, is told about every iteration (systemd watchdog).
+	Heartbeat Heartbeat
 }
+
+// Heartbeat records that the sync loop made progress (watchdog.Heartbeat).
+type Heartbeat interface{ Beat() }
 
 // Run is the sync loop (the kubelet's syncLoopIteration). It returns when
 // ctx is done.
@@ -33,6 +38,9 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 	tick := time.NewTicker(in.Housekeeping)
 	defer tick.Stop()
 	for {
+		if in.Heartbeat != nil {
+			in.Heartbeat.Beat()
+		}
 		select {
 		case <-ctx.Done():
 			return

@@ -175,3 +175,7 @@ func (m *Manager) warnings(fullName string) []string {
 	defer m.cfgMu.Unlock()
 	return m.cfg.Warnings(fullName)
 }
+
+// ActivePods are the admitted pods that may still have running containers
+// (see activePods): what a node shutdown must terminate.
+func (m *Manager) ActivePods() []*corev1.Pod { return m.activePods() }

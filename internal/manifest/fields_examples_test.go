@@ -31,6 +31,8 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"PodSpec.restartPolicy":                 func(p *corev1.Pod) { p.Spec.RestartPolicy = corev1.RestartPolicyNever },
 	"PodSpec.terminationGracePeriodSeconds": func(p *corev1.Pod) { p.Spec.TerminationGracePeriodSeconds = ptrTo(int64(5)) },
 	"PodSpec.activeDeadlineSeconds":         func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(60)) },
+	"PodSpec.priorityClassName":             func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" },
+	"PodSpec.priority":                      func(p *corev1.Pod) { p.Spec.Priority = ptrTo(int32(2000001000)) },
 	"PodSpec.dnsPolicy":                     func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
 	"PodSpec.hostNetwork":                   func(p *corev1.Pod) { p.Spec.HostNetwork = true; c0(p).Ports = nil },
 	"PodSpec.hostPID":                       func(p *corev1.Pod) { p.Spec.HostPID = true },

@@ -49,6 +49,8 @@ type Manager struct {
 	dirty    map[types.UID]bool
 	synced   map[types.UID]bool // a status was computed since podhost started
 	expect   map[types.UID]bool // nil until ExpectSynced
+	// shutdown: pods being terminated by a node shutdown (MarkNodeShutdown)
+	shutdown map[types.UID]bool
 	ready    chan struct{}
 	changed  chan struct{} // closed and replaced at each change (watches)
 }
@@ -68,7 +70,8 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 		store: store, opts: opts, log: opts.Logger,
 		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{},
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
-		changed: make(chan struct{}),
+		changed:  make(chan struct{}),
+		shutdown: map[types.UID]bool{},
 	}
 }
 
@@ -81,9 +84,30 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 	defer m.mu.Unlock()
 	m.pods[pod.UID] = true
 	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" {
-		m.statuses[pod.UID] = st
+		m.statuses[pod.UID] = clearNodeShutdown(st)
 	}
 	m.notifyLocked()
+}
+
+// MarkNodeShutdown records that the node shutdown terminates pod (the
+// kubelet's nodeshutdown manager): from now on its status is Failed with
+// reason Terminated and a DisruptionTarget condition; an event says so.
+// A later podhost (after the reboot) drops that terminal phase again when
+// the pod is added (clearNodeShutdown): the pod's manifest is still there,
+// so it starts again.
+func (m *Manager) MarkNodeShutdown(pod *corev1.Pod) {
+	m.mu.Lock()
+	if _, ok := m.pods[pod.UID]; !ok {
+		m.mu.Unlock()
+		return
+	}
+	m.shutdown[pod.UID] = true
+	if st, ok := m.statuses[pod.UID]; ok {
+		m.statuses[pod.UID] = applyNodeShutdown(st, m.opts.Clock.Now())
+		m.dirty[pod.UID] = true
+	}
+	m.mu.Unlock()
+	m.Event(pod.UID, corev1.EventTypeNormal, ReasonNodeShutdown, MessageNodeShutdown)
 }
 
 // RejectPod tracks a pod that failed admission: Failed with the reason,
@@ -106,6 +130,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	delete(m.statuses, uid)
 	delete(m.dirty, uid)
 	delete(m.synced, uid)
+	delete(m.shutdown, uid)
 	m.checkReadyLocked()
 	m.notifyLocked()
 }
@@ -126,6 +151,9 @@ func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
 	defer m.mu.Unlock()
 	if _, ok := m.pods[uid]; !ok {
 		return
+	}
+	if m.shutdown[uid] {
+		st = applyNodeShutdown(st, m.opts.Clock.Now())
 	}
 	prev, had := m.statuses[uid]
 	m.statuses[uid] = st

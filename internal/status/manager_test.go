@@ -154,3 +154,40 @@ func TestManagerChangedSignals(t *testing.T) {
 		}
 	}
 }
+
+// A pod terminated by a node shutdown is Failed/Terminated with a
+// DisruptionTarget condition and an event; after the reboot the next
+// podhost seeds it from the store as non-terminal, so it runs again.
+func TestManagerNodeShutdownIsNotFinalAcrossReboot(t *testing.T) {
+	store := newMemStore()
+	m := NewManager(store, ManagerOptions{})
+	a := mgrPod("a")
+	m.AddPod(a)
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", RestartCount: 2}}})
+	m.MarkNodeShutdown(a)
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{{Name: "c", RestartCount: 2}}}) // syncer, while stopping
+	st := m.LastStatus("a")
+	if st.Phase != corev1.PodFailed || st.Reason != ReasonNodeShutdown || st.Message != MessageNodeShutdown {
+		t.Fatalf("status after MarkNodeShutdown: %s %q %q", st.Phase, st.Reason, st.Message)
+	}
+	if len(st.Conditions) != 1 || st.Conditions[0].Type != corev1.DisruptionTarget {
+		t.Fatalf("conditions %+v, want DisruptionTarget", st.Conditions)
+	}
+	if evs, _ := m.Events("a"); len(evs) != 1 || evs[0].Reason != ReasonNodeShutdown {
+		t.Fatalf("events %+v", evs)
+	}
+	m.Flush()
+
+	next := NewManager(store, ManagerOptions{}) // podhost after the reboot
+	next.AddPod(a)
+	st = next.LastStatus("a")
+	if st.Phase != corev1.PodPending || st.Reason != "" || len(st.Conditions) != 0 {
+		t.Fatalf("seeded status after reboot: %s %q %+v, want Pending without the shutdown reason", st.Phase, st.Reason, st.Conditions)
+	}
+	if st.ContainerStatuses[0].RestartCount != 2 {
+		t.Fatal("container statuses lost")
+	}
+	if got := Compute(a, Inputs{Previous: st}); got.Phase == corev1.PodFailed {
+		t.Fatal("Compute keeps the pod Failed after the reboot")
+	}
+}

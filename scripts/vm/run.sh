@@ -10,8 +10,10 @@
 #              test image import, scripts/install.sh, manifests; power off
 #   boot1      first appliance boot: systemd starts podhost, pods come up from
 #              the manifest dir; cgroup/restart checks; the guest reboots
-#   boot2      after the reboot: pods back, nothing stale; cgroupfs driver
+#   boot2      after the reboot: pods back, nothing stale, the reboot ran the
+#              pods' preStop/TERM (graceful node shutdown); cgroupfs driver
 #              scenario; the guest powers off with pods running (timed)
+#   boot3      the poweroff ran the pods' preStop/TERM too; pods back
 # Without one (or with --smoke): smoke1 (cgroup v2, containerd under systemd,
 # ctr run of the test image), reboot, smoke2 (persistence, new boot id, a
 # timed poweroff with a container running).
@@ -23,7 +25,7 @@
 #   --keep              keep the overlay disk and the staged share
 #   --timeout SECONDS   per-boot limit (default 900; qemu is killed past it)
 #
-# Env: VM_BOOT_TIMEOUT (= --timeout), VM_SHUTDOWN_MAX (default 45: a reboot or
+# Env: VM_BOOT_TIMEOUT (= --timeout), VM_SHUTDOWN_MAX (default 40: a reboot or
 # poweroff with pods running must take at most this many seconds, measured
 # from the guest's request to qemu's exit), PODHOST_CACHE_DIR.
 #
@@ -43,8 +45,9 @@ keep=0
 results="$repo/_output/vm"
 boot_timeout=${VM_BOOT_TIMEOUT:-900}
 # a reboot or poweroff with pods running must not wait for systemd's default
-# stop timeout (90 s): the test pods' grace periods are at most 10 s
-shutdown_max=${VM_SHUTDOWN_MAX:-45}
+# stop timeout (90 s): podhost's shutdownGracePeriod in the guest is 30 s
+# (the test pods' grace periods are at most 10 s): grace period + 10 s
+shutdown_max=${VM_SHUTDOWN_MAX:-40}
 podhost=""
 while (($#)); do
 	case $1 in
@@ -60,7 +63,7 @@ while (($#)); do
 	shift
 done
 if [[ -z $phases ]]; then
-	if ((smoke)) || [[ -z $podhost ]]; then phases="smoke1 smoke2"; else phases="provision boot1 boot2"; fi
+	if ((smoke)) || [[ -z $podhost ]]; then phases="smoke1 smoke2"; else phases="provision boot1 boot2 boot3"; fi
 fi
 
 log() { echo "vm: $*" >&2; }
