@@ -116,7 +116,7 @@ func TestWarningsAndReadiness(t *testing.T) {
 func TestRuntimeWarningStateDB(t *testing.T) {
 	since := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	rs := RuntimeStatus{Healthy: true, StateDB: StateDBStatus{Path: "/var/lib/podhost/state.db", Since: since, Error: "no space left on device"}}
-	want := "state db /var/lib/podhost/state.db cannot be written since 2026-01-02T03:04:05Z: no space left on device; running pods are untouched, new pods wait"
+	want := "state /var/lib/podhost/state.db cannot be written since 2026-01-02T03:04:05Z: no space left on device; running pods are untouched, new pods wait"
 	if got := rs.Warning(); got != want {
 		t.Fatalf("warning %q", got)
 	}

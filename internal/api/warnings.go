@@ -42,7 +42,7 @@ func (r RuntimeStatus) Warning() string {
 			r.Address, r.Since.Format(time.RFC3339), r.Error))
 	}
 	if db := r.StateDB; db.Path != "" && !db.Healthy {
-		lines = append(lines, fmt.Sprintf("state db %s cannot be written since %s: %s; running pods are untouched, new pods wait",
+		lines = append(lines, fmt.Sprintf("state %s cannot be written since %s: %s; running pods are untouched, new pods wait",
 			db.Path, db.Since.Format(time.RFC3339), db.Error))
 	}
 	return strings.Join(lines, "\n")

@@ -15,7 +15,6 @@ import (
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/rthealth"
-	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/status"
 )
 
@@ -27,22 +26,15 @@ type backend struct {
 	rt     execer
 	node   string // this host's name: every pod's spec.nodeName in the API
 	health *rthealth.Monitor
-	db     writeHealther
-}
-
-// writeHealther reports the state db's write health (*state.DB).
-type writeHealther interface {
-	WriteHealth() state.WriteHealth
-	Path() string
+	state  *stateHealth
 }
 
 // Runtime reports containerd's health (the rthealth probe).
 func (b *backend) Runtime() api.RuntimeStatus {
 	s := b.health.Status()
 	rs := api.RuntimeStatus{Address: s.Address, Healthy: s.Healthy, Since: s.Since, Error: s.Err, LastConfirmed: s.LastConfirmed}
-	if b.db != nil {
-		h := b.db.WriteHealth()
-		rs.StateDB = api.StateDBStatus{Path: b.db.Path(), Healthy: h.OK, Since: h.Since, Error: h.Err}
+	if b.state != nil {
+		rs.StateDB = b.state.Status()
 	}
 	return rs
 }

@@ -197,9 +197,10 @@ func (d *daemon) serve(ctx context.Context) error {
 		return err
 	}), rthealth.Options{Logger: d.log})
 	g.Go(func() error { health.Run(gctx); return nil })
-	g.Go(func() error { watchStateDB(gctx, d.db, d.log, stateProbePeriod); return nil })
+	stateHealth := newStateHealth(d.db, d.log)
+	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	node, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health, db: d.db}
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, node: node, health: health, state: stateHealth}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})

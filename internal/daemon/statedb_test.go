@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"bytes"
-	"context"
 	"log/slog"
 	"strings"
 	"sync"
@@ -12,80 +11,63 @@ import (
 	"github.com/podhost/podhost/internal/state"
 )
 
-// fakeStateDB fails writes until space is freed.
+// fakeStateDB fails writes while failing is set.
 type fakeStateDB struct {
-	mu     sync.Mutex
-	full   bool
-	probes int
-	since  time.Time
+	mu      sync.Mutex
+	failing bool
+	probes  int
 }
 
 func (f *fakeStateDB) WriteHealth() state.WriteHealth {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.full {
-		return state.WriteHealth{Err: "no space left on device", Since: f.since}
+	if f.failing {
+		return state.WriteHealth{Err: "write state.db: no space left on device", Since: time.Now()}
 	}
 	return state.WriteHealth{OK: true}
 }
 
-func (f *fakeStateDB) ProbeWrite() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.probes++
-	return nil
-}
+func (f *fakeStateDB) ProbeWrite() error { f.mu.Lock(); defer f.mu.Unlock(); f.probes++; return nil }
+func (f *fakeStateDB) Path() string      { return "/var/lib/podhost/state.db" }
 
-func (f *fakeStateDB) Path() string { return "/var/lib/podhost/state.db" }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
-// A full state dir is probed (only while failing) and logged once when it
-// starts and once when it clears.
-func TestWatchStateDB(t *testing.T) {
-	db := &fakeStateDB{full: true, since: time.Now()}
-	var logs syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		watchStateDB(ctx, db, slog.New(slog.NewTextHandler(&logs, nil)), time.Millisecond)
-		close(done)
-	}()
-	waitUntil(t, func() bool { db.mu.Lock(); defer db.mu.Unlock(); return db.probes >= 3 })
-	db.mu.Lock()
-	db.full = false
-	db.mu.Unlock()
-	waitUntil(t, func() bool { return strings.Contains(logs.String(), "takes writes again") })
-	db.mu.Lock()
-	probes := db.probes
-	db.mu.Unlock()
-	cancel()
-	<-done
-	if n := strings.Count(logs.String(), "cannot be written"); n != 1 {
-		t.Fatalf("failure logged %d times:\n%s", n, logs.String())
+// The state dir is unhealthy while the db fails commits or the dir has
+// (almost) no space left; the db is probed only while it fails; changes are
+// logged once each way.
+func TestStateHealth(t *testing.T) {
+	db := &fakeStateDB{}
+	var logs bytes.Buffer
+	h := newStateHealth(db, slog.New(slog.NewTextHandler(&logs, nil)))
+	avail := uint64(100 << 20)
+	h.free = func(string) (uint64, error) { return avail, nil }
+	steps := []struct {
+		name    string
+		failing bool
+		avail   uint64
+		healthy bool
+		errHas  string
+	}{
+		{"healthy", false, 100 << 20, true, ""},
+		{"db commit fails", true, 100 << 20, false, "no space left on device"},
+		{"still failing", true, 100 << 20, false, "no space left on device"},
+		{"db ok, dir full", false, 4096, false, "is full (4096 bytes free)"},
+		{"space freed", false, 100 << 20, true, ""},
 	}
-	if db.probes != probes {
-		t.Fatal("probed a healthy db")
-	}
-}
-
-func waitUntil(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5 s")
+	for _, s := range steps {
+		db.failing, avail = s.failing, s.avail
+		probes := db.probes
+		h.check()
+		st := h.Status()
+		if st.Healthy != s.healthy || !strings.Contains(st.Error, s.errHas) {
+			t.Fatalf("%s: %+v", s.name, st)
 		}
-		time.Sleep(time.Millisecond)
+		if probed := db.probes > probes; probed != s.failing {
+			t.Fatalf("%s: probed=%v", s.name, probed)
+		}
+	}
+	if n := strings.Count(logs.String(), "cannot be written"); n != 1 {
+		t.Fatalf("outage logged %d times:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "takes writes again") {
+		t.Fatalf("recovery not logged:\n%s", logs.String())
 	}
 }
