@@ -114,6 +114,8 @@ type Config struct {
 	RegistryHostsDir string
 	// Disk: log and image garbage collection (disk.go).
 	Disk
+	// ManifestURL: the HTTP manifest source (url.go).
+	ManifestURL
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
@@ -145,6 +147,7 @@ type file struct {
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
+	manifestURLFile
 }
 
 // Default returns the built-in defaults.
@@ -170,6 +173,7 @@ func Default() *Config {
 		AuthFiles:         slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:  DefaultRegistryHostsDir,
 		Disk:              defaultDisk(),
+		ManifestURL:       ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 	}
 }
 
@@ -287,6 +291,9 @@ func (f *file) applyTo(c *Config) error {
 	if f.LogMaxSize != nil {
 		c.LogMaxSize = f.LogMaxSize.Value()
 	}
+	if err := f.manifestURLFile.applyTo(&c.ManifestURL); err != nil {
+		return err
+	}
 	var err error
 	if c.ResyncPeriod, err = parseDuration("resyncPeriod", f.ResyncPeriod, c.ResyncPeriod); err != nil {
 		return err
@@ -379,6 +386,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
-	errs = append(errs, c.Disk.validate())
+	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate())
 	return errors.Join(errs...)
 }
