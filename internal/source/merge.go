@@ -94,7 +94,7 @@ func Merge(ctx context.Context, out chan<- Snapshot, ins ...<-chan Snapshot) {
 	last := make([]*Snapshot, len(ins))
 	cases := make([]<-chan Snapshot, len(ins))
 	copy(cases, ins)
-	sent, open := "", len(ins)
+	sent, sentAny, open := "", false, len(ins)
 	for open > 0 {
 		i, snap, ok := recvAny(ctx, cases)
 		if i < 0 {
@@ -114,10 +114,10 @@ func Merge(ctx context.Context, out chan<- Snapshot, ins ...<-chan Snapshot) {
 			all[j] = *s
 		}
 		merged := Combine(all...)
-		if key := merged.key(); key != sent {
+		if key := merged.key(); key != sent || !sentAny {
 			select {
 			case out <- merged:
-				sent = key
+				sent, sentAny = key, true
 			case <-ctx.Done():
 				return
 			}

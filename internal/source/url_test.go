@@ -208,3 +208,27 @@ func TestCombine(t *testing.T) {
 func cyclePod(name, after string) string {
 	return strings.Replace(podYAML(name, "img:1"), "metadata:\n", "metadata:\n  annotations:\n    podhost.io/after: "+after+"\n", 1)
 }
+
+// Merge sends the first (even empty) merged snapshot once every input sent
+// one, then only changes.
+func TestMerge(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	a, b, out := make(chan Snapshot, 1), make(chan Snapshot, 1), make(chan Snapshot, 1)
+	go Merge(ctx, out, a, b)
+	a <- Snapshot{}
+	select {
+	case s := <-out:
+		t.Fatalf("sent %q before every input's first snapshot", summary(s))
+	case <-time.After(20 * time.Millisecond):
+	}
+	b <- Snapshot{}
+	if s := <-out; len(s.Pods) != 0 {
+		t.Fatalf("first = %q", summary(s))
+	}
+	pods, _ := decodeURL("http://h/m", []byte(podYAML("web", "img:1")))
+	b <- Snapshot{Pods: pods}
+	if s := <-out; summary(s) != "default/web=img:1" {
+		t.Fatalf("second = %q", summary(s))
+	}
+}
