@@ -201,3 +201,13 @@ func (m *Manager) orderPending() (waiting, kills bool) {
 	defer m.mu.RUnlock()
 	return len(m.waiting) > 0, len(m.pendingKills) > 0
 }
+
+// deferredKills are the removed pods whose kill waits: housekeeping keeps
+// their workers running (SyncKnownPods would kill them as orphans).
+func (m *Manager) deferredKills() []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(m.pendingKills))
+	for _, pk := range m.pendingKills {
+		out = append(out, pk.pod)
+	}
+	return out
+}
