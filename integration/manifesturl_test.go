@@ -106,6 +106,10 @@ func TestManifestURL(t *testing.T) {
 		t.Fatalf("config source %q, want %q", src, url)
 	}
 
+	if wide := d.mustCLI("get", "pods", "-o", "wide"); !strings.Contains(wide, "SOURCE") || !strings.Contains(wide, url) {
+		t.Fatalf("get pods -o wide does not show the URL source:\n%s", wide)
+	}
+
 	start := time.Now()
 	srv.set(sleeper("web", 1, "")+"---\n"+sleeper("api", 1, ""), 0)
 	d.waitPod("api", 10*time.Second, "added", func(p *corev1.Pod) bool { return p != nil })

@@ -98,7 +98,7 @@ type Manager struct {
 	// pendingKills: removed pods killed once their dependants terminated
 	// (loop goroutine only).
 	pendingKills map[types.UID]*pendingKill
-	started  bool                      // first snapshot dispatched
+	started      bool // first snapshot dispatched
 }
 
 // Deps are the manager's collaborators, all built before it.
