@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
 	"slices"
 	"time"
@@ -12,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/order"
+	"github.com/podhost/podhost/internal/source"
 )
 
 // DefaultWaitTimeout is the timeout of a bare `apply --wait`.
@@ -85,6 +88,9 @@ func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, 
 	if err != nil {
 		return nil, err
 	}
+	if err := checkOrder(items, snap); err != nil {
+		return nil, err
+	}
 	taken, err := dirNames(opts.ManifestDir)
 	if err != nil {
 		return nil, err
@@ -106,6 +112,29 @@ func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, 
 		return nil, err
 	}
 	return results, nil
+}
+
+// checkOrder checks the podhost.io/after annotations of the applied pods
+// against the pods they will run with (the manifest dir's, replaced by the
+// applied versions): a dependency on a pod that does not exist or a cycle
+// is an error naming the input, one line each.
+func checkOrder(items []item, snap source.Snapshot) error {
+	all := map[string]*corev1.Pod{}
+	for _, p := range snap.Pods {
+		all[manifest.FullName(p)] = p
+	}
+	from := map[*corev1.Pod]string{}
+	for _, it := range items {
+		all[manifest.FullName(it.pod)] = it.pod
+		from[it.pod] = displayName(it.from)
+	}
+	var errs []error
+	for _, pr := range order.Check(slices.Collect(maps.Values(all)), order.CheckOptions{Missing: true}) {
+		if name, ok := from[pr.Pod]; ok {
+			errs = append(errs, fmt.Errorf("%s: %w", name, pr.Err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // decodeInputs reads and validates every input and rejects duplicate pods

@@ -23,6 +23,11 @@ func podNSYAML(ns, name, image string) string {
 	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n%sspec:\n  containers:\n  - name: main\n    image: %s # pinned\n", meta, image)
 }
 
+// podAfterYAML is a pod that starts after the pods named in after.
+func podAfterYAML(name, after string) string {
+	return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: %s\n  annotations:\n    podhost.io/after: %q\nspec:\n  containers:\n  - name: main\n    image: img:1\n", name, after)
+}
+
 func podJSON(name, image string) string {
 	return fmt.Sprintf(`{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": %q}, "spec": {"containers": [{"name": "main", "image": %q}]}}`+"\n", name, image)
 }
@@ -105,6 +110,22 @@ func TestApply(t *testing.T) {
 		{
 			name: "created in a new dir", inputs: map[string]string{"x.yaml": web1}, files: []string{"x.yaml"},
 			wantOut: "pod/web created\n", want: map[string]string{"web.yaml": web1},
+		},
+		{
+			name: "after a pod in the dir", manifests: map[string]string{"db.yaml": podYAML("db", "img:1")},
+			inputs: map[string]string{"app.yaml": podAfterYAML("app", "db")}, files: []string{"app.yaml"},
+			wantOut: "pod/app created\n", want: map[string]string{"db.yaml": podYAML("db", "img:1"), "app.yaml": podAfterYAML("app", "db")},
+		},
+		{
+			name: "after a missing pod", manifests: map[string]string{},
+			inputs: map[string]string{"app.yaml": podAfterYAML("app", "db")}, files: []string{"app.yaml"},
+			want: map[string]string{}, wantErr: []string{"app.yaml: pod default/app: podhost.io/after: pod default/db not found"},
+		},
+		{
+			name: "cycle with the dir", manifests: map[string]string{"db.yaml": podAfterYAML("db", "app")},
+			inputs: map[string]string{"app.yaml": podAfterYAML("app", "db")}, files: []string{"app.yaml"},
+			want:    map[string]string{"db.yaml": podAfterYAML("db", "app")},
+			wantErr: []string{"app.yaml: pod default/app: podhost.io/after: dependency cycle app -> db -> app"},
 		},
 		{
 			name: "unchanged", manifests: map[string]string{"mine.yaml": web1}, inputs: map[string]string{"x.yaml": web1}, files: []string{"x.yaml"},

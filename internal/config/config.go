@@ -114,6 +114,8 @@ type Config struct {
 	RegistryHostsDir string
 	// Disk: log and image garbage collection (disk.go).
 	Disk
+	// ManifestURL: the HTTP manifest source (url.go).
+	ManifestURL
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
@@ -155,6 +157,7 @@ type file struct {
 	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
 	// ShutdownGracePeriodCriticalPods: see Config.
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
+	manifestURLFile
 }
 
 // Default returns the built-in defaults.
@@ -180,6 +183,7 @@ func Default() *Config {
 		AuthFiles:         slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:  DefaultRegistryHostsDir,
 		Disk:              defaultDisk(),
+		ManifestURL:       ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 	}
 }
 
@@ -297,6 +301,9 @@ func (f *file) applyTo(c *Config) error {
 	if f.LogMaxSize != nil {
 		c.LogMaxSize = f.LogMaxSize.Value()
 	}
+	if err := f.manifestURLFile.applyTo(&c.ManifestURL); err != nil {
+		return err
+	}
 	var err error
 	if c.ResyncPeriod, err = parseDuration("resyncPeriod", f.ResyncPeriod, c.ResyncPeriod); err != nil {
 		return err
@@ -403,6 +410,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
-	errs = append(errs, c.validate())
+	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate())
 	return errors.Join(errs...)
 }

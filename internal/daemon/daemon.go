@@ -175,9 +175,9 @@ func (d *daemon) serve(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
 	snaps := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
-	src := source.New(source.Config{Dir: d.cfg.ManifestDir, Relist: d.cfg.RelistPeriod,
-		AllowInsecure: d.cfg.AllowInsecureManifests, LastGood: d.db, Logger: d.log})
-	g.Go(func() error { return ignoreCanceled(src.Run(gctx, snaps)) })
+	if err := d.runSources(gctx, g, snaps); err != nil {
+		return err
+	}
 	g.Go(func() error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil

@@ -15,7 +15,7 @@ import (
 // desired pod, no worker), and tear down sandbox records nobody owns.
 func (m *Manager) housekeeping(ctx context.Context) {
 	desired := m.admittedPods()
-	known := m.workers.SyncKnownPods(desired)
+	known := m.workers.SyncKnownPods(append(m.deferredKills(), desired...))
 	for _, p := range desired {
 		if _, ok := known[p.UID]; !ok {
 			// The worker was forgotten (a restart was requested while it

@@ -37,9 +37,18 @@ type Heartbeat interface{ Beat() }
 func (m *Manager) Run(ctx context.Context, in Inputs) {
 	tick := time.NewTicker(in.Housekeeping)
 	defer tick.Stop()
+	killPoll := time.NewTicker(killPollPeriod)
+	defer killPoll.Stop()
 	for {
 		if in.Heartbeat != nil {
 			in.Heartbeat.Beat()
+		}
+		// Only while pods wait (podhost.io/after) does the loop follow
+		// status changes and poll deferred kills.
+		var statusChanged <-chan struct{}
+		var killTick <-chan time.Time
+		if waiting, kills := m.orderPending(); waiting || kills {
+			statusChanged, killTick = m.statuses.Changed(), killPoll.C
 		}
 		select {
 		case <-ctx.Done():
@@ -52,6 +61,11 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 			}
 		case uid := <-in.ProbeUpdates:
 			m.workers.Wake(uid)
+		case <-statusChanged:
+			m.releaseWaiting()
+		case <-killTick:
+			m.processPendingKills()
+			m.releaseWaiting()
 		case <-tick.C:
 			m.housekeeping(ctx)
 		}
@@ -123,17 +137,13 @@ func (m *Manager) killOrphans(ctx context.Context, updates []podconfig.Update) {
 // and resources are free for its successor), then pods admitted before a
 // restart (their allocation checkpoint wins over newcomers), then the rest.
 func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
-	for _, u := range updates {
-		if u.Op == podconfig.REMOVE {
-			m.removePod(u.Pod)
-		}
-	}
+	m.removePods(updates)
 	sort.SliceStable(updates, func(i, j int) bool {
 		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
 	})
 	var added []*corev1.Pod
 	for _, u := range updates {
-		if u.Op == podconfig.ADD && m.admit(u.Pod, prevAdmitted[u.Pod.UID]) {
+		if u.Op == podconfig.ADD && !m.holdIfWaiting(u.Pod, prevAdmitted[u.Pod.UID]) && m.admit(u.Pod, prevAdmitted[u.Pod.UID]) {
 			added = append(added, u.Pod)
 		}
 	}
@@ -146,12 +156,16 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			if ok {
 				m.desired[u.Pod.UID] = u.Pod
 			}
+			if w := m.waiting[u.Pod.UID]; w != nil {
+				w.pod = u.Pod
+			}
 			m.mu.Unlock()
 			if ok {
 				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: u.Pod})
 			}
 		}
 	}
+	m.releaseWaiting()
 }
 
 // admit runs admission (skipped for pods admitted before a restart) and
@@ -193,22 +207,29 @@ func (m *Manager) startPods(pods []*corev1.Pod) {
 	}
 }
 
-func (m *Manager) removePod(pod *corev1.Pod) {
+// forget drops a removed pod from the desired set; it reports whether the
+// pod was desired (its worker must be killed, see removePods).
+func (m *Manager) forget(pod *corev1.Pod) bool {
 	m.mu.Lock()
 	_, wasDesired := m.desired[pod.UID]
+	_, wasWaiting := m.waiting[pod.UID]
 	delete(m.desired, pod.UID)
 	delete(m.rejected, pod.UID)
+	delete(m.waiting, pod.UID)
 	m.mu.Unlock()
+	if wasWaiting {
+		m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
+		return false
+	}
 	m.statuses.RemovePod(pod.UID)
 	if err := m.store.DeleteAllocation(pod.UID); err != nil {
 		m.log.Warn("delete allocation", "podUID", string(pod.UID), "err", err)
 	}
 	m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
-	if wasDesired {
-		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: pod})
-		return
+	if !wasDesired {
+		_ = m.store.PurgePod(pod.UID)
 	}
-	_ = m.store.PurgePod(pod.UID)
+	return wasDesired
 }
 
 func (m *Manager) admittedPods() []*corev1.Pod {

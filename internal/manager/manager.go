@@ -55,6 +55,7 @@ type Statuses interface {
 	RemovePod(uid types.UID)
 	Status(uid types.UID) (corev1.PodStatus, bool)
 	ExpectSynced(uids []types.UID)
+	Changed() <-chan struct{}
 }
 
 // Cleaner removes leaked resources found by housekeeping.
@@ -93,7 +94,11 @@ type Manager struct {
 	mu       sync.RWMutex
 	desired  map[types.UID]*corev1.Pod // admitted and wanted
 	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)
-	started  bool                      // first snapshot dispatched
+	waiting  map[types.UID]*waitingPod // podhost.io/after pods not Ready yet (order.go)
+	// pendingKills: removed pods killed once their dependants terminated
+	// (loop goroutine only).
+	pendingKills map[types.UID]*pendingKill
+	started      bool // first snapshot dispatched
 }
 
 // Deps are the manager's collaborators, all built before it.
@@ -121,6 +126,7 @@ func New(d Deps, opts Options) *Manager {
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
 		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
+		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 	}
 }
 
@@ -129,7 +135,7 @@ func New(d Deps, opts Options) *Manager {
 func (m *Manager) Pods() []PodEntry {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected))
+	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(m.waiting))
 	add := func(p *corev1.Pod) {
 		cp := p.DeepCopy()
 		if st, ok := m.statuses.Status(p.UID); ok {
@@ -144,6 +150,11 @@ func (m *Manager) Pods() []PodEntry {
 	}
 	for _, p := range m.rejected {
 		add(p)
+	}
+	for _, w := range m.waiting {
+		cp := w.pod.DeepCopy()
+		cp.Status = waitingStatus(w)
+		out = append(out, PodEntry{Pod: cp, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].Pod, out[j].Pod

@@ -31,6 +31,9 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.updates = append(f.updates, o)
+	if o.Type == podworkers.SyncPodKill && o.Pod != nil && f.terminating != nil {
+		f.terminating[o.Pod.UID] = true // as the real workers: requested at once
+	}
 }
 
 func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {

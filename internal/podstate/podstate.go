@@ -33,8 +33,14 @@ const (
 // Annotations podhost sets on desired pods (like kubelet's kubernetes.io/config.*).
 const (
 	AnnotationConfigHash   = "podhost.io/config-hash"   // spec hash of the user's manifest
-	AnnotationConfigSource = "podhost.io/config-source" // file the pod came from
+	AnnotationConfigSource = "podhost.io/config-source" // file (or URL) the pod came from
 )
+
+// AnnotationAfter is set by the user: a comma-separated list of pod names
+// in the pod's namespace that must be Ready before podhost admits and
+// starts the pod, and that outlive it when they are removed together
+// (internal/order).
+const AnnotationAfter = "podhost.io/after"
 
 // ContainerState is the runtime state of one container.
 type ContainerState string

@@ -12,14 +12,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/podhost/podhost/internal/podstate"
 )
 
-// Table writes NAME READY STATUS RESTARTS AGE (and IP NODE with wide).
+// Table writes NAME READY STATUS RESTARTS AGE (and IP NODE SOURCE with
+// wide; SOURCE is the manifest file or URL the pod came from).
 func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
 	if wide {
-		header += "\tIP\tNODE"
+		header += "\tIP\tNODE\tSOURCE"
 	}
 	fmt.Fprintln(tw, header)
 	for i := range pods {
@@ -40,7 +43,11 @@ func Row(p *corev1.Pod, wide bool, now time.Time) []string {
 		if node == "" {
 			node = "<none>"
 		}
-		row = append(row, ip, node)
+		src := p.Annotations[podstate.AnnotationConfigSource]
+		if src == "" {
+			src = "<none>"
+		}
+		row = append(row, ip, node, src)
 	}
 	return row
 }

@@ -32,6 +32,9 @@ func (s *scanner) loadStored() {
 	}
 	s.loaded = true
 	for _, r := range recs {
+		if IsURLKey(r.Path) {
+			continue // a URLSource's (url.go)
+		}
 		s.stored[r.Path] = r.Data
 		pods, err := manifest.Decode(r.Path, r.Data)
 		if err != nil {

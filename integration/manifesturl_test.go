@@ -1,0 +1,154 @@
+//go:build integration
+
+package integration
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// manifestHTTP serves manifests on 127.0.0.1 with an ETag; it counts full
+// (200) responses. fail makes it answer 500; stop/restart close and reopen
+// its listener on the same address.
+type manifestHTTP struct {
+	mu      sync.Mutex
+	body    string
+	version int
+	status  int
+	full    int
+	addr    string
+	srv     *http.Server
+}
+
+func (m *manifestHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.status != 0 {
+		w.WriteHeader(m.status)
+		return
+	}
+	etag := fmt.Sprintf(`"v%d"`, m.version)
+	if r.Header.Get("If-None-Match") == etag {
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	m.full++
+	w.Header().Set("ETag", etag)
+	_, _ = w.Write([]byte(m.body))
+}
+
+func (m *manifestHTTP) set(body string, status int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.body, m.status = body, status
+	m.version++
+}
+
+func (m *manifestHTTP) fullResponses() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.full
+}
+
+func (m *manifestHTTP) listen(t *testing.T) {
+	t.Helper()
+	addr := m.addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.addr = ln.Addr().String()
+	m.srv = &http.Server{Handler: m, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = m.srv.Serve(ln) }()
+}
+
+func (m *manifestHTTP) stop() { _ = m.srv.Close() }
+
+// TestManifestURL: pods served by a URL run, edits propagate within a poll,
+// unchanged content is answered 304 (ETag), a 500 or garbage keeps the
+// pods (with the error visible in get), and a podhost restarted while the
+// server is down keeps them too (last good copy in the state db).
+func TestManifestURL(t *testing.T) {
+	srv := &manifestHTTP{}
+	srv.listen(t)
+	t.Cleanup(srv.stop)
+	url := "http://" + srv.addr + "/pods.yaml"
+	d := newPodhostd(t)
+	cfg, err := os.ReadFile(d.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, fmt.Sprintf("manifestURL: %s\nmanifestURLPeriod: 300ms\n", url)...)
+	if err := os.WriteFile(d.configPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Every test pod is gone before the daemon's teardown checks.
+	t.Cleanup(func() { srv.set("", 0) })
+
+	srv.set(sleeper("web", 1, ""), 0)
+	d.start()
+	web := d.waitRunning("web")
+	if src := web.Annotations[podstate.AnnotationConfigSource]; src != url {
+		t.Fatalf("config source %q, want %q", src, url)
+	}
+
+	if wide := d.mustCLI("get", "pods", "-o", "wide"); !strings.Contains(wide, "SOURCE") || !strings.Contains(wide, url) {
+		t.Fatalf("get pods -o wide does not show the URL source:\n%s", wide)
+	}
+
+	start := time.Now()
+	srv.set(sleeper("web", 1, "")+"---\n"+sleeper("api", 1, ""), 0)
+	d.waitPod("api", 10*time.Second, "added", func(p *corev1.Pod) bool { return p != nil })
+	t.Logf("add seen after %v", time.Since(start))
+	d.waitRunning("api")
+
+	full := srv.fullResponses()
+	time.Sleep(5 * 300 * time.Millisecond) // five polls: each must be a 304
+	if n := srv.fullResponses(); n != full {
+		t.Fatalf("full responses went from %d to %d with unchanged content: ETag ignored", full, n)
+	}
+
+	srv.set("", 500)
+	d.waitCLI(10*time.Second, "the URL error", func(_, stderr string) bool {
+		return strings.Contains(stderr, "500")
+	}, "get", "pods")
+	srv.set("kind: [garbage", 0)
+	d.waitCLI(10*time.Second, "the garbage error", func(_, stderr string) bool {
+		return strings.Contains(stderr, "pods.yaml") && !strings.Contains(stderr, "500")
+	}, "get", "pods")
+	if p := d.pod("web"); p == nil || p.UID != web.UID || !allRunning(p) {
+		t.Fatalf("web after 500 and garbage: %v", p)
+	}
+
+	srv.set(sleeper("web", 1, "")+"---\n"+sleeper("api", 1, ""), 0)
+	d.waitCLI(10*time.Second, "the error cleared", func(_, stderr string) bool { return !strings.Contains(stderr, "Warning") }, "get", "pods")
+	d.kill(syscall.SIGTERM)
+	srv.stop()
+	d.start()
+	if p := d.pod("web"); p == nil || p.UID != web.UID {
+		t.Fatalf("web after a restart with the server down: %v\n%s", p, d.logs())
+	}
+	if p := d.pod("api"); p == nil {
+		t.Fatalf("api lost after a restart with the server down\n%s", d.logs())
+	}
+	srv.listen(t)
+
+	srv.set(sleeper("api", 1, ""), 0)
+	if err := waitFor(10*time.Second, func() (bool, error) { return d.pod("web") == nil, nil }); err != nil {
+		t.Fatalf("web not removed from the URL's set: %v\n%s", err, d.logs())
+	}
+}
