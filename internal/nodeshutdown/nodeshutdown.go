@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/order"
 )
 
 // Logind is the part of systemd-logind the manager uses (LogindConn
@@ -184,18 +185,47 @@ func (m *Manager) killGroup(ctx context.Context, g Group) {
 	m.log.Info("terminating pods for node shutdown", "critical", g.Critical, "pods", len(g.Pods), "budget", g.Budget)
 	gctx, cancel := context.WithTimeout(ctx, g.Budget)
 	defer cancel()
+	for _, level := range stopLevels(g.Pods) {
+		m.killLevel(gctx, level)
+	}
+}
+
+// killLevel terminates pods in parallel and waits for them (or ctx). A
+// level whose turn comes after the budget ran out is still told to stop.
+func (m *Manager) killLevel(ctx context.Context, pods []PodKill) {
 	var wg sync.WaitGroup
-	for _, p := range g.Pods {
+	for _, p := range pods {
 		m.recorder.MarkNodeShutdown(p.Pod)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := m.pods.KillPod(gctx, p.Pod, p.GracePeriod); err != nil {
+			if err := m.pods.KillPod(ctx, p.Pod, p.GracePeriod); err != nil {
 				m.log.Warn("pod not terminated within the shutdown budget", "pod", manifest.FullName(p.Pod), "err", err)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// stopLevels orders a group by podhost.io/after: pods others depend on stop
+// after those dependants (order.StopLevels); without the annotation every
+// pod is in one level.
+func stopLevels(kills []PodKill) [][]PodKill {
+	byPod := make(map[*corev1.Pod]PodKill, len(kills))
+	pods := make([]*corev1.Pod, 0, len(kills))
+	for _, k := range kills {
+		byPod[k.Pod] = k
+		pods = append(pods, k.Pod)
+	}
+	var out [][]PodKill
+	for _, level := range order.StopLevels(pods) {
+		var l []PodKill
+		for _, p := range level {
+			l = append(l, byPod[p])
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // PodKill is one pod of a group with its grace period for the shutdown.

@@ -3,10 +3,12 @@ package nodeshutdown
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/podhost/podhost/internal/podstate"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -252,5 +254,19 @@ func TestRunWithoutLogindOrDisabled(t *testing.T) {
 	}
 	if _, taken := l2.state(); taken != 0 {
 		t.Fatal("shutdownGracePeriod 0 took an inhibitor")
+	}
+}
+
+// Within a group, podhost.io/after dependants stop before what they depend
+// on (each level waited for before the next).
+func TestShutdownStopsDependantsFirst(t *testing.T) {
+	db, cache, app := pod("db", 30, ""), pod("cache", 30, ""), pod("app", 30, "")
+	app.Annotations = map[string]string{podstate.AnnotationAfter: "db,cache"}
+	cache.Annotations = map[string]string{podstate.AnnotationAfter: "db"}
+	fp := &fakePods{graces: map[string]int64{}, pods: []*corev1.Pod{db, cache, app}}
+	m := New(Config{GracePeriod: 20 * time.Second}, nil, fp, &fakeRecorder{})
+	m.Shutdown(context.Background())
+	if want := []string{"app", "cache", "db"}; !slices.Equal(fp.kills, want) {
+		t.Fatalf("kill order = %v, want %v", fp.kills, want)
 	}
 }
