@@ -40,6 +40,7 @@ func (d *podhostd) logFiles(p *corev1.Pod, container string) []string {
 // (10 s, doubling; no test-only setting) makes this 3 restarts, ~35 s.
 func TestLogGCKeepsTwoInstances(t *testing.T) {
 	d := newPodhostd(t)
+	appendConfig(t, d, "crashLoopBackOffMax: 1s\n") // 20 restarts in seconds, not an hour
 	d.start()
 	d.writeManifest("crash.yaml", podManifest("crash", `  terminationGracePeriodSeconds: 1
   containers:
@@ -47,9 +48,9 @@ func TestLogGCKeepsTwoInstances(t *testing.T) {
     image: `+testenv.ImageRef+`
     command: ["sh", "-c", "echo instance; exit 1"]
 `))
-	p := d.waitPod("crash", 2*time.Minute, "3 restarts", func(p *corev1.Pod) bool {
+	p := d.waitPod("crash", 2*time.Minute, "20 restarts", func(p *corev1.Pod) bool {
 		cs := containerStatus(p, "main")
-		return cs != nil && cs.RestartCount >= 3
+		return cs != nil && cs.RestartCount >= 20
 	})
 	var files []string
 	err := waitFor(30*time.Second, func() (bool, error) {

@@ -81,6 +81,10 @@ type Config struct {
 	CgroupDriver      string // auto|systemd|cgroupfs
 	ResyncPeriod      time.Duration
 	RelistPeriod      time.Duration // manifest dir relist
+	// CrashLoopBackOffMax caps the crash-loop back-off (default 5m, the
+	// kubelet's; at least 1s; below 10s it is also the first delay) — the
+	// kubelet's crashLoopBackOff.maxContainerRestartPeriod.
+	CrashLoopBackOffMax time.Duration
 	// SystemReserved is subtracted from node capacity (keys cpu, memory).
 	SystemReserved         corev1.ResourceList
 	AllowInsecureManifests bool
@@ -142,6 +146,7 @@ type file struct {
 	CgroupDriver           *string            `json:"cgroupDriver"`
 	ResyncPeriod           *string            `json:"resyncPeriod"`
 	RelistPeriod           *string            `json:"relistPeriod"`
+	CrashLoopBackOffMax    *string            `json:"crashLoopBackOffMax"`
 	SystemReserved         map[string]string  `json:"systemReserved"`
 	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
@@ -163,27 +168,28 @@ type file struct {
 // Default returns the built-in defaults.
 func Default() *Config {
 	return &Config{
-		ManifestDir:       DefaultManifestDir,
-		StateDir:          DefaultStateDir,
-		LogDir:            DefaultLogDir,
-		RunDir:            DefaultRunDir,
-		Socket:            DefaultSocket,
-		ContainerdAddress: DefaultContainerdAddress,
-		Namespace:         DefaultNamespace,
-		CNIConfDir:        DefaultCNIConfDir,
-		CNIBinDirs:        slices.Clone(DefaultCNIBinDirs),
-		CgroupDriver:      DefaultCgroupDriver,
-		ResyncPeriod:      DefaultResyncPeriod,
-		RelistPeriod:      DefaultRelistPeriod,
-		SystemReserved:    corev1.ResourceList{},
-		LogMaxSize:        DefaultLogMaxSize,
-		LogMaxFiles:       DefaultLogMaxFiles,
-		MaxPods:           DefaultMaxPods,
-		CgroupParent:      DefaultCgroupParent,
-		AuthFiles:         slices.Clone(DefaultAuthFiles),
-		RegistryHostsDir:  DefaultRegistryHostsDir,
-		Disk:              defaultDisk(),
-		ManifestURL:       ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
+		ManifestDir:         DefaultManifestDir,
+		StateDir:            DefaultStateDir,
+		LogDir:              DefaultLogDir,
+		RunDir:              DefaultRunDir,
+		Socket:              DefaultSocket,
+		ContainerdAddress:   DefaultContainerdAddress,
+		Namespace:           DefaultNamespace,
+		CNIConfDir:          DefaultCNIConfDir,
+		CNIBinDirs:          slices.Clone(DefaultCNIBinDirs),
+		CgroupDriver:        DefaultCgroupDriver,
+		ResyncPeriod:        DefaultResyncPeriod,
+		RelistPeriod:        DefaultRelistPeriod,
+		CrashLoopBackOffMax: 5 * time.Minute,
+		SystemReserved:      corev1.ResourceList{},
+		LogMaxSize:          DefaultLogMaxSize,
+		LogMaxFiles:         DefaultLogMaxFiles,
+		MaxPods:             DefaultMaxPods,
+		CgroupParent:        DefaultCgroupParent,
+		AuthFiles:           slices.Clone(DefaultAuthFiles),
+		RegistryHostsDir:    DefaultRegistryHostsDir,
+		Disk:                defaultDisk(),
+		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 	}
 }
 
@@ -310,6 +316,12 @@ func (f *file) applyTo(c *Config) error {
 	}
 	if c.RelistPeriod, err = parseDuration("relistPeriod", f.RelistPeriod, c.RelistPeriod); err != nil {
 		return err
+	}
+	if c.CrashLoopBackOffMax, err = parseDuration("crashLoopBackOffMax", f.CrashLoopBackOffMax, c.CrashLoopBackOffMax); err != nil {
+		return err
+	}
+	if c.CrashLoopBackOffMax < time.Second {
+		return fmt.Errorf("crashLoopBackOffMax: must be at least 1s")
 	}
 	if c.ShutdownGracePeriod, err = parseDuration("shutdownGracePeriod", f.ShutdownGracePeriod, c.ShutdownGracePeriod); err != nil {
 		return err

@@ -152,6 +152,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	d.cache = podcache.New(d.rt, nil)
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,

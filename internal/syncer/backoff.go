@@ -22,13 +22,20 @@ type backoffEntry struct {
 }
 
 type backoff struct {
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*backoffEntry
+	now       func() time.Time
+	base, max time.Duration
+	mu        sync.Mutex
+	m         map[string]*backoffEntry
 }
 
-func newBackoff(now func() time.Time) *backoff {
-	return &backoff{now: now, m: map[string]*backoffEntry{}}
+// newBackoff returns a back-off of backoffBase doubling to max (0: the
+// kubelet's backoffMax); a max below backoffBase is also the first delay
+// (the kubelet's crashLoopBackOff.maxContainerRestartPeriod).
+func newBackoff(now func() time.Time, max time.Duration) *backoff {
+	if max <= 0 {
+		max = backoffMax
+	}
+	return &backoff{now: now, base: min(backoffBase, max), max: max, m: map[string]*backoffEntry{}}
 }
 
 func backoffKey(uid types.UID, container, kind string) string {
@@ -60,13 +67,13 @@ func (b *backoff) next(key string, at time.Time) time.Duration {
 	defer b.mu.Unlock()
 	e, ok := b.m[key]
 	switch {
-	case !ok || at.Sub(e.last) > 2*backoffMax:
-		e = &backoffEntry{delay: backoffBase}
+	case !ok || at.Sub(e.last) > 2*b.max:
+		e = &backoffEntry{delay: b.base}
 		b.m[key] = e
 	default:
 		e.delay *= 2
-		if e.delay > backoffMax {
-			e.delay = backoffMax
+		if e.delay > b.max {
+			e.delay = b.max
 		}
 	}
 	e.last = at

@@ -138,7 +138,7 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 // ImagePullBackOff between failed pulls.
 func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue) (runtimeapi.Image, error) {
 	key := backoffKey(pod.UID, c.Name, "pull")
-	if in, left := s.backoff.inBackoff(key, time.Time{}); in {
+	if in, left := s.pullBackoff.inBackoff(key, time.Time{}); in {
 		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
 		rq.after(left)
 		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
@@ -151,14 +151,14 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
 	switch {
 	case err == nil:
-		s.backoff.reset(key)
+		s.pullBackoff.reset(key)
 		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulled", pulledMessage(c.Image, img, start, pullStart, s.now()))
 		return img, nil
 	case errors.Is(err, runtimeapi.ErrImageNeverPull):
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		return img, s.failStart(pod, c.Name, "ErrImageNeverPull", errors.New(msg))
 	default:
-		rq.after(s.backoff.next(key, s.now()))
+		rq.after(s.pullBackoff.next(key, s.now()))
 		return img, s.failStart(pod, c.Name, "ErrImagePull", err)
 	}
 }

@@ -109,6 +109,9 @@ type Config struct {
 	HostIP         string
 	MemoryCapacity int64
 	HostLimits     spec.HostLimits
+	// CrashLoopBackOffMax caps the crash-loop back-off (0: the kubelet's
+	// 5 min); below 10 s it is also the first delay.
+	CrashLoopBackOffMax time.Duration
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one
@@ -128,8 +131,11 @@ type Syncer struct {
 	clock   clock.Clock
 	log     *slog.Logger
 	now     func() time.Time
-	backoff *backoff
-	stops   *stopper
+	backoff *backoff // crash loops
+	// pullBackoff: image pulls (the kubelet's own, not capped by
+	// CrashLoopBackOffMax).
+	pullBackoff *backoff
+	stops       *stopper
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -172,7 +178,7 @@ func New(cfg Config, d Deps) *Syncer {
 	return &Syncer{
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
-		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now), stops: newStopper(),
+		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
 		waiting: map[types.UID]map[string]status.Reason{},
 	}
 }

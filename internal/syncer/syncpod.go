@@ -236,6 +236,7 @@ func (s *Syncer) forget(uid types.UID) {
 	delete(s.waiting, uid)
 	s.mu.Unlock()
 	s.backoff.forgetPod(uid)
+	s.pullBackoff.forgetPod(uid)
 	s.prober.Forget(uid)
 }
 
