@@ -20,16 +20,16 @@ import (
 // affinity, tolerations, priority, serviceAccountName, ...) are ignored.
 // Features podhost cannot honour are rejected rather than silently ignored,
 // because ignoring them would change what runs: ephemeral containers,
-// volume types other than hostPath and emptyDir, ConfigMap/Secret
-// references, container restartPolicy other than Always on an init
-// container (a native sidecar), pod-level resources,
+// volume types other than hostPath, emptyDir, configMap and secret,
+// container restartPolicy other than Always on an init container (a native
+// sidecar), pod-level resources,
 // runtime classes, user namespaces, a shared PID namespace.
 
 const notSupported = "not supported by podhost"
 
 // unsupported reports a value podhost does not support, e.g.
-// `spec.volumes[2].configMap: Unsupported value: "configMap": not supported
-// by podhost (supported: emptyDir, hostPath)`.
+// `spec.volumes[2].nfs: Unsupported value: "nfs": not supported
+// by podhost (supported: configMap, emptyDir, hostPath, secret)`.
 func unsupported(p *field.Path, value, hint string) *field.Error {
 	detail := notSupported
 	if hint != "" {
