@@ -95,7 +95,9 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 			return nil, err
 		}
 		for _, it := range items {
-			add(target{it.pod.Namespace, it.pod.Name})
+			if it.obj.pod != nil { // ConfigMaps and Secrets: delete their file
+				add(target{it.obj.namespace, it.obj.name})
+			}
 		}
 		return out, nil
 	}
@@ -121,7 +123,7 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 // removeDocs deletes the documents of the targets from file: removes the
 // file when nothing is left, else rewrites it atomically.
 func removeDocs(file string, targets []target) error {
-	docs, pods, err := fileDocs(file)
+	docs, keys, err := fileDocs(file)
 	if err != nil {
 		return fmt.Errorf("delete from %s: %w", file, err)
 	}
@@ -130,8 +132,8 @@ func removeDocs(file string, targets []target) error {
 		drop[t.fullName()] = true
 	}
 	var keep [][]byte
-	for i, p := range pods {
-		if !drop[manifest.FullName(p)] {
+	for i, k := range keys {
+		if !drop[k] {
 			keep = append(keep, docs[i])
 		}
 	}

@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/podhost/podhost/internal/podstate"
@@ -86,6 +87,7 @@ func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int)
 		cm, e := decodeConfigMap(obj)
 		if cm != nil {
 			e = append(e, checkUniqueData(KindConfigMap, cm.Namespace+"/"+cm.Name, docNum, seen)...)
+			setSource(&cm.ObjectMeta, file)
 			o.ConfigMaps = append(o.ConfigMaps, cm)
 		}
 		return e
@@ -93,6 +95,7 @@ func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int)
 		sec, e := decodeSecret(obj)
 		if sec != nil {
 			e = append(e, checkUniqueData(KindSecret, sec.Namespace+"/"+sec.Name, docNum, seen)...)
+			setSource(&sec.ObjectMeta, file)
 			o.Secrets = append(o.Secrets, sec)
 		}
 		return e
@@ -123,6 +126,15 @@ func checkUnique(pod *corev1.Pod, docNum int, seen map[string]int) errs {
 		seen["uid:"+string(pod.UID)] = docNum
 	}
 	return e
+}
+
+// setSource records the file a ConfigMap or Secret comes from (the
+// config-source annotation, as on pods).
+func setSource(m *metav1.ObjectMeta, file string) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[podstate.AnnotationConfigSource] = file
 }
 
 // parseObject parses one document into a generic object.
