@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podhost/podhost/internal/configdata"
 	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/source"
@@ -56,12 +57,12 @@ func indexObjects(snap source.Snapshot) map[string]locatedObject {
 	for _, cm := range snap.ConfigMaps {
 		k := "configmap:" + cm.Namespace + "/" + cm.Name
 		idx[k] = locatedObject{file: cm.Annotations[podstate.AnnotationConfigSource],
-			obj: object{kind: "configmap", key: k, hash: metaHash(cm.ObjectMeta) + source.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable}}
+			obj: object{kind: "configmap", key: k, hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable}}
 	}
 	for _, sec := range snap.Secrets {
 		k := "secret:" + sec.Namespace + "/" + sec.Name
 		idx[k] = locatedObject{file: sec.Annotations[podstate.AnnotationConfigSource],
-			obj: object{kind: "secret", key: k, hash: metaHash(sec.ObjectMeta) + source.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable}}
+			obj: object{kind: "secret", key: k, hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable}}
 	}
 	return idx
 }
@@ -155,11 +156,11 @@ func docObjects(name string, doc []byte) ([]object, error) {
 	}
 	for _, cm := range objs.ConfigMaps {
 		out = append(out, object{kind: "configmap", namespace: cm.Namespace, name: cm.Name, key: "configmap:" + cm.Namespace + "/" + cm.Name,
-			hash: metaHash(cm.ObjectMeta) + source.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable})
+			hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable})
 	}
 	for _, sec := range objs.Secrets {
 		out = append(out, object{kind: "secret", namespace: sec.Namespace, name: sec.Name, key: "secret:" + sec.Namespace + "/" + sec.Name,
-			hash: metaHash(sec.ObjectMeta) + source.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable})
+			hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable})
 	}
 	if len(out) != 1 {
 		return nil, fmt.Errorf("%s: internal error: a document holds %d objects", filepath.Base(name), len(out))

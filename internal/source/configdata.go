@@ -1,16 +1,12 @@
 package source
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"maps"
 	"reflect"
-	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/configdata"
 	"github.com/podhost/podhost/internal/manifest"
 )
 
@@ -45,42 +41,15 @@ func checkImmutable(base string, prev, next manifest.Objects) error {
 	return nil
 }
 
-// DataHash is a digest of what a ConfigMap or Secret holds (data,
-// binaryData, type, immutable), for change detection. It is never
-// persisted or shown.
-func DataHash(obj any) string {
-	h := sha256.New()
-	switch o := obj.(type) {
-	case *corev1.ConfigMap:
-		writeSorted(h, o.Data, func(v string) []byte { return []byte(v) })
-		writeSorted(h, o.BinaryData, func(v []byte) []byte { return v })
-		fmt.Fprint(h, o.Immutable != nil && *o.Immutable)
-	case *corev1.Secret:
-		writeSorted(h, o.Data, func(v []byte) []byte { return v })
-		fmt.Fprint(h, string(o.Type), o.Immutable != nil && *o.Immutable)
-	}
-	return hex.EncodeToString(h.Sum(nil))[:16]
-}
-
-func writeSorted[V any](w interface{ Write([]byte) (int, error) }, m map[string]V, b func(V) []byte) {
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		v := b(m[k])
-		hdr, _ := json.Marshal([]any{k, len(v)})
-		_, _ = w.Write(hdr)
-		_, _ = w.Write(v)
-	}
-	_, _ = w.Write([]byte{0})
-}
-
 // dataKeys are the change-detection lines of the snapshot's ConfigMaps and
 // Secrets.
 func (s Snapshot) dataKeys() []string {
 	var ids []string
 	for _, cm := range s.ConfigMaps {
-		ids = append(ids, "cm "+cm.Namespace+"/"+cm.Name+" "+DataHash(cm))
+		ids = append(ids, "cm "+cm.Namespace+"/"+cm.Name+" "+configdata.DataHash(cm))
 	}
 	for _, sec := range s.Secrets {
-		ids = append(ids, "secret "+sec.Namespace+"/"+sec.Name+" "+DataHash(sec))
+		ids = append(ids, "secret "+sec.Namespace+"/"+sec.Name+" "+configdata.DataHash(sec))
 	}
 	return ids
 }

@@ -189,11 +189,20 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	for name, p := range in.volumes {
 		vols[name] = spec.Volume{HostPath: p}
 	}
+	for _, v := range in.pod.Spec.Volumes {
+		if vol, ok := vols[v.Name]; ok && (v.ConfigMap != nil || v.Secret != nil) {
+			vol.ReadOnly = true
+			vols[v.Name] = vol
+		}
+	}
 	sb := in.sandbox
+	pod := in.pod
 	return spec.Pod{
 		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, SandboxID: sb.ID, PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
+		Data: s.cfg.Data,
+		Warn: func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
 	}
 }
 

@@ -72,6 +72,9 @@ type Cgroups interface {
 // Volumes prepares and removes pod volumes.
 type Volumes interface {
 	Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// Refresh rewrites the prepared configMap and secret volumes of a
+	// running pod from the current ConfigMaps and Secrets.
+	Refresh(ctx context.Context, pod *corev1.Pod) error
 	Cleanup(ctx context.Context, uid types.UID) error
 	ListPods() ([]types.UID, error)
 	// TerminationLog creates the empty termination-log file of one
@@ -109,6 +112,9 @@ type Config struct {
 	HostIP         string
 	MemoryCapacity int64
 	HostLimits     spec.HostLimits
+	// Data finds the ConfigMaps and Secrets containers reference
+	// (*configdata.Store); nil: none exist.
+	Data spec.DataSource
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one
