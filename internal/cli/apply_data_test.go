@@ -57,3 +57,33 @@ func TestApplyConfigData(t *testing.T) {
 		t.Errorf("secret re-apply = %q, %v", out, err)
 	}
 }
+
+// Bad ConfigMaps and Secrets: one line naming the file and the field, and
+// nothing written.
+func TestApplyConfigDataBad(t *testing.T) {
+	for _, tc := range []struct{ name, doc, want string }{
+		{"base64", "apiVersion: v1\nkind: Secret\nmetadata:\n  name: s\ndata:\n  pw: not*base64\n",
+			"bad.yaml: data[pw]: Invalid value: not valid base64 (value not shown; use stringData for plain text)"},
+		{"key with slash", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a/b: x\n",
+			`bad.yaml: data[a/b]: Invalid value: "a/b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`},
+		{"over 1 MiB", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  k: " + strings.Repeat("x", 1<<20) + "\n",
+			"bad.yaml: file is 1048639 bytes, more than the 1048576-byte limit for a manifest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, map[string]string{"web.yaml": podYAML("web", "img:1")}, map[string]string{"bad.yaml": tc.doc})
+			before := dirState(t, e.manifests)
+			var out bytes.Buffer
+			_, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "bad.yaml")}, ManifestDir: e.manifests},
+				IOStreams{Out: &out, ErrOut: &out})
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("got  %v\nwant %s", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "not*base64") {
+				t.Error("the Secret value is in the error")
+			}
+			if !reflect.DeepEqual(before, dirState(t, e.manifests)) || out.Len() != 0 {
+				t.Errorf("something changed or was printed: %q", out.String())
+			}
+		})
+	}
+}
