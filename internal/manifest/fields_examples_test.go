@@ -154,6 +154,24 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"EnvVarSource.secretKeyRef": func(p *corev1.Pod) {
 		env(p, &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}})
 	},
+	"ConfigMapVolumeSource.name":        func(p *corev1.Pod) { cmVol(p) },
+	"ConfigMapVolumeSource.items":       func(p *corev1.Pod) { cmVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"ConfigMapVolumeSource.defaultMode": func(p *corev1.Pod) { cmVol(p).DefaultMode = ptrTo(int32(0o400)) },
+	"ConfigMapVolumeSource.optional":    func(p *corev1.Pod) { cmVol(p).Optional = ptrTo(true) },
+	"ConfigMapVolumeSource.defaultUser": func(p *corev1.Pod) { cmVol(p).DefaultUser = ptrTo(int64(1000)) },
+	"SecretVolumeSource.secretName":     func(p *corev1.Pod) { secVol(p) },
+	"SecretVolumeSource.items":          func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"SecretVolumeSource.defaultMode":    func(p *corev1.Pod) { secVol(p).DefaultMode = ptrTo(int32(0o400)) },
+	"SecretVolumeSource.optional":       func(p *corev1.Pod) { secVol(p).Optional = ptrTo(true) },
+	"SecretVolumeSource.defaultUser":    func(p *corev1.Pod) { secVol(p).DefaultUser = ptrTo(int64(1000)) },
+	"KeyToPath.key":                     func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"KeyToPath.path":                    func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "d/p"}} },
+	"KeyToPath.mode": func(p *corev1.Pod) {
+		secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p", Mode: ptrTo(int32(0o600))}}
+	},
+	"KeyToPath.user": func(p *corev1.Pod) {
+		secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p", User: ptrTo(int64(1000))}}
+	},
 	"EnvVarSource.fileKeyRef": func(p *corev1.Pod) {
 		env(p, &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "cache", Path: "env", Key: "k"}})
 	},
@@ -321,4 +339,17 @@ func assertRefused(t *testing.T, key string, err error) {
 	if err == nil || !strings.Contains(err.Error(), notSupported) || !strings.Contains(err.Error(), name) {
 		t.Fatalf("%s: want refused with %q naming %q, got %v", key, notSupported, name, err)
 	}
+}
+
+// cmVol and secVol add a configMap / secret volume and return its source.
+func cmVol(p *corev1.Pod) *corev1.ConfigMapVolumeSource {
+	src := &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: src}})
+	return src
+}
+
+func secVol(p *corev1.Pod) *corev1.SecretVolumeSource {
+	src := &corev1.SecretVolumeSource{SecretName: "s"}
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: src}})
+	return src
 }

@@ -64,11 +64,17 @@ func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorLis
 		cp := p.Child("configMap")
 		all = append(all, validateRefName(cm.Name, cp.Child("name"))...)
 		all = append(all, validateDataVolume(cm.Items, cm.DefaultMode, cp)...)
+		if cm.DefaultUser != nil {
+			all = append(all, forbidden(cp.Child("defaultUser"), "defaultUser is"))
+		}
 	}
 	if sv := vs.Secret; sv != nil {
 		sp := p.Child("secret")
 		all = append(all, validateRefName(sv.SecretName, sp.Child("secretName"))...)
 		all = append(all, validateDataVolume(sv.Items, sv.DefaultMode, sp)...)
+		if sv.DefaultUser != nil {
+			all = append(all, forbidden(sp.Child("defaultUser"), "defaultUser is"))
+		}
 	}
 	return all
 }
@@ -204,6 +210,9 @@ func validateDataVolume(items []corev1.KeyToPath, defaultMode *int32, p *field.P
 			paths.Insert(it.Path)
 		}
 		all = append(all, validateMode(it.Mode, ip.Child("mode"))...)
+		if it.User != nil {
+			all = append(all, forbidden(ip.Child("user"), "items[].user is"))
+		}
 	}
 	return all
 }
