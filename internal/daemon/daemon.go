@@ -147,7 +147,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	d.cache = podcache.New(d.rt, nil)
 	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
 	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
-	vols.Data = data
+	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 	}, syncer.Deps{

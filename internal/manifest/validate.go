@@ -20,7 +20,8 @@ import (
 // affinity, tolerations, priority, serviceAccountName, ...) are ignored.
 // Features podhost cannot honour are rejected rather than silently ignored,
 // because ignoring them would change what runs: ephemeral containers,
-// volume types other than hostPath, emptyDir, configMap and secret,
+// volume types other than hostPath, emptyDir, configMap, secret,
+// downwardAPI and projected,
 // container restartPolicy other than Always on an init container (a native
 // sidecar), pod-level resources,
 // runtime classes, user namespaces, a shared PID namespace.
@@ -29,7 +30,7 @@ const notSupported = "not supported by podhost"
 
 // unsupported reports a value podhost does not support, e.g.
 // `spec.volumes[2].nfs: Unsupported value: "nfs": not supported
-// by podhost (supported: configMap, emptyDir, hostPath, secret)`.
+// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`.
 func unsupported(p *field.Path, value, hint string) *field.Error {
 	detail := notSupported
 	if hint != "" {
@@ -113,6 +114,7 @@ func validateSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	volumes, errs := validateVolumes(s.Volumes, p.Child("volumes"))
 	all = append(all, errs...)
 	all = append(all, validateContainers(s, volumes, p)...)
+	all = append(all, validateDownwardVolumes(s, p.Child("volumes"))...)
 	all = append(all, validatePolicies(s, p)...)
 	all = append(all, validateDNS(s, p)...)
 	all = append(all, validateUnsupported(s, p)...)

@@ -238,9 +238,23 @@ func TestValidateRules(t *testing.T) {
 		{"pvc volume", func(p *corev1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}
 		}, `spec.volumes[1].persistentVolumeClaim: Unsupported value: "persistentVolumeClaim"`},
-		{"projected volume", func(p *corev1.Pod) {
-			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}
-		}, `spec.volumes[1].projected: Unsupported value: "projected"`},
+		{"projected serviceAccountToken", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}
+		}, `spec.volumes[1].projected.sources[0].serviceAccountToken: Unsupported value: "serviceAccountToken": not supported by podhost (supported: configMap, downwardAPI, secret)`},
+		{"projected duplicate path", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "k", Path: "x"}}}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "x", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}}
+		}, `spec.volumes[1].projected.sources[1].downwardAPI.items[0].path: Duplicate value: "x"`},
+		{"downwardAPI fieldPath", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "ip", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "status.podIP"`},
+		{"downwardAPI resource container", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "mem", ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].resourceFieldRef.containerName: Required value`},
 		{"subPath absolute", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "/x" },
 			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "/x": must be a relative path`},
 		{"subPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "a/../../x" },

@@ -12,7 +12,7 @@ import (
 
 // supportedVolumeSources are the volume sources podhost can mount (JSON
 // names, sorted).
-var supportedVolumeSources = []string{"configMap", "emptyDir", "hostPath", "secret"}
+var supportedVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "hostPath", "projected", "secret"}
 
 var hostPathTypes = []corev1.HostPathType{
 	corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,

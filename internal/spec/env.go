@@ -274,15 +274,24 @@ func fieldValue(p Pod, path string) (string, error) {
 	return "", fmt.Errorf("fieldRef %q is not supported", path)
 }
 
+// ResourceValue resolves a resourceFieldRef of pod (downwardAPI volume
+// files) with the node's allocatable, as resourceValue.
+func ResourceValue(pod *corev1.Pod, allocatable corev1.ResourceList, ref *corev1.ResourceFieldSelector) (string, error) {
+	return resourceValue(Pod{Pod: pod, Host: HostLimits{Allocatable: allocatable}}, nil, ref)
+}
+
 // resourceValue resolves a resourceFieldRef like the kubelet: limits fall
 // back to the node's allocatable; values are divided by the divisor (default
 // 1) and rounded up.
 func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
-	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
 		if target = findContainer(p.Pod, ref.ContainerName); target == nil {
 			return "", fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
 		}
+	}
+	if target == nil {
+		return "", fmt.Errorf("resourceFieldRef: containerName is required")
 	}
 	kind, name, ok := strings.Cut(ref.Resource, ".")
 	if !ok || (kind != "limits" && kind != "requests") {

@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/volumes"
 )
 
 // errBackoff marks a container waiting out a back-off: not a sync failure
@@ -189,8 +190,9 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	for name, p := range in.volumes {
 		vols[name] = spec.Volume{HostPath: p}
 	}
-	for _, v := range in.pod.Spec.Volumes {
-		if vol, ok := vols[v.Name]; ok && (v.ConfigMap != nil || v.Secret != nil) {
+	for i := range in.pod.Spec.Volumes {
+		v := &in.pod.Spec.Volumes[i]
+		if vol, ok := vols[v.Name]; ok && volumes.IsDataVolume(v) {
 			vol.ReadOnly = true
 			vols[v.Name] = vol
 		}

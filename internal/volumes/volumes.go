@@ -9,6 +9,8 @@
 //     <root>/<pod uid>/volumes/configmap/<name> or .../secret/<name>; a
 //     secret volume is a tmpfs, so Secret values never reach the disk.
 //     Refresh rewrites them when the object changes while the pod runs.
+//   - downwardAPI, projected (configMap, secret, downwardAPI sources): the
+//     same layout, on a tmpfs.
 //   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
 //     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there,
 //     limited to sizeLimit when set.
@@ -36,9 +38,12 @@ import (
 // Manager prepares and removes pod volumes under Root (e.g. /var/lib/podhost/pods).
 type Manager struct {
 	Root string
-	// Data finds the ConfigMaps and Secrets of configMap and secret
-	// volumes (*configdata.Store); nil: none exist.
+	// Data finds the ConfigMaps and Secrets of configMap, secret and
+	// projected volumes (*configdata.Store); nil: none exist.
 	Data configdata.Lookup
+	// Allocatable is the node's allocatable resources: what downwardAPI
+	// resourceFieldRef limits report for containers without a limit.
+	Allocatable corev1.ResourceList
 }
 
 // New returns a Manager rooted at root.
@@ -66,7 +71,7 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]stri
 			if err == nil {
 				err = setOwnership(p, fsGroup(pod))
 			}
-		case v.ConfigMap != nil || v.Secret != nil:
+		case IsDataVolume(&v):
 			p, err = m.prepareData(pod, &v)
 		default:
 			err = errors.New("volume type not supported by podhost")
@@ -192,7 +197,7 @@ func isMountPoint(dir string) (bool, error) {
 // Cleanup unmounts and removes everything of pod uid. Missing is success.
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
-	for _, kind := range []string{"empty-dir", secretDir} {
+	for _, kind := range tmpfsKinds {
 		if err := unmountAll(filepath.Join(dir, "volumes", kind)); err != nil {
 			return err
 		}
