@@ -12,7 +12,9 @@ func TestDownwardAndProjectedPayload(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "web", UID: "u-1",
 		Labels: map[string]string{"b": "2", "a": `x"y`}, Annotations: map[string]string{"note": "hi"}}}
 	res := func(ref *corev1.ResourceFieldSelector) (string, error) { return "128", nil }
-	fr := func(path string) *corev1.ObjectFieldSelector { return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path} }
+	fr := func(path string) *corev1.ObjectFieldSelector {
+		return &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: path}
+	}
 	items := []corev1.DownwardAPIVolumeFile{
 		{Path: "name", FieldRef: fr("metadata.name")},
 		{Path: "ns", FieldRef: fr("metadata.namespace")},
