@@ -229,8 +229,8 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if len(s.ReadinessGates) > 0 { // nothing on one machine would ever set their conditions
 		all = append(all, forbidden(p.Child("readinessGates"), "readinessGates (no controller sets their conditions) are"))
 	}
-	if len(s.ImagePullSecrets) > 0 {
-		all = append(all, forbidden(p.Child("imagePullSecrets"), "imagePullSecrets (Secrets) are"))
+	for i, ref := range s.ImagePullSecrets {
+		all = append(all, validateRefName(ref.Name, p.Child("imagePullSecrets").Index(i).Child("name"))...)
 	}
 	if len(s.Overhead) > 0 { // set by a RuntimeClass; podhost has none
 		all = append(all, forbidden(p.Child("overhead"), "overhead (RuntimeClass) is"))

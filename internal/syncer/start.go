@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -149,6 +150,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		pullStart = s.now()
 		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	})
+	ctx = runtimeapi.WithPullAuth(ctx, s.pullSecrets(pod))
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
 	switch {
 	case err == nil:
@@ -250,4 +252,33 @@ func withScopeStopTimeout(grace time.Duration) oci.SpecOpts {
 	return oci.WithAnnotations(map[string]string{
 		"org.systemd.property.TimeoutStopUSec": fmt.Sprintf("uint64 %d", grace.Microseconds()),
 	})
+}
+
+// pullSecrets returns the docker config documents of the pod's
+// imagePullSecrets (type kubernetes.io/dockerconfigjson), used for its
+// pulls ahead of the runtime's auth files. Missing ones are reported as
+// the kubelet does and the pull goes on.
+func (s *Syncer) pullSecrets(pod *corev1.Pod) [][]byte {
+	if len(pod.Spec.ImagePullSecrets) == 0 {
+		return nil
+	}
+	var out [][]byte
+	var missing []string
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		var sec *corev1.Secret
+		ok := false
+		if s.cfg.Data != nil {
+			sec, ok = s.cfg.Data.Secret(pod.Namespace, ref.Name)
+		}
+		if !ok || sec.Type != corev1.SecretTypeDockerConfigJson {
+			missing = append(missing, fmt.Sprintf("%q", ref.Name))
+			continue
+		}
+		out = append(out, sec.Data[corev1.DockerConfigJsonKey])
+	}
+	if len(missing) > 0 {
+		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", ")))
+	}
+	return out
 }
