@@ -87,3 +87,36 @@ func TestApplyConfigDataBad(t *testing.T) {
 		})
 	}
 }
+
+// get configmaps|secrets reads the manifest dir; Secret values are never
+// printed, in any output format.
+func TestGetConfigData(t *testing.T) {
+	all := cmYAML("one", false) + "---\n" + secretYAML
+	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
+	var out bytes.Buffer
+	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests},
+		IOStreams{Out: &out, ErrOut: &out}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ resource, name, output, want string }{
+		{"configmaps", "", "", "NAMESPACE   NAME   DATA\ndefault     app    1\n"},
+		{"secrets", "", "", "NAMESPACE   NAME    TYPE     DATA\ndefault     creds   Opaque   1\n"},
+		{"secrets", "creds", "name", "secret/creds\n"},
+		{"secrets", "creds", "yaml", "pw: null"},
+		{"secrets", "", "json", `"pw": null`},
+		{"configmaps", "app", "yaml", "k: one"},
+	} {
+		var o bytes.Buffer
+		err := GetData(GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Name: tc.name, Output: tc.output}, IOStreams{Out: &o, ErrOut: &o})
+		if err != nil || !strings.Contains(o.String(), tc.want) {
+			t.Errorf("get %s %s -o %s = %q, %v; want %q", tc.resource, tc.name, tc.output, o.String(), err, tc.want)
+		}
+		if strings.Contains(o.String(), "s3cr3t") || strings.Contains(o.String(), "czNjcjN0") {
+			t.Errorf("get %s -o %s printed the Secret value", tc.resource, tc.output)
+		}
+	}
+	if err := GetData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Name: "nope"}, IOStreams{Out: &out, ErrOut: &out}); err == nil ||
+		err.Error() != `secrets "nope" not found` {
+		t.Errorf("missing: %v", err)
+	}
+}
