@@ -254,3 +254,71 @@ func assertNotOnDisk(t *testing.T, value string, dirs ...string) {
 		}
 	}
 }
+
+// TestDownwardAPIAndProjectedVolumes: downwardAPI files (labels, name,
+// a memory limit with a divisor) and a projected volume (ConfigMap key +
+// pod UID) on a tmpfs; an in-place label change of a pod with an explicit
+// UID updates the labels file.
+func TestDownwardAPIAndProjectedVolumes(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	manifest := func(tier string) string {
+		return fmt.Sprintf(`apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: info
+data:
+  greeting: hello
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: dw
+  uid: 5b0d1a2e-0000-4000-8000-00000000d0a1
+  labels: {app: dw, tier: %s}
+spec:
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - name: meta
+    downwardAPI:
+      items:
+      - {path: labels, fieldRef: {fieldPath: metadata.labels}}
+      - {path: name, fieldRef: {fieldPath: metadata.name}}
+      - {path: mem, resourceFieldRef: {containerName: main, resource: limits.memory, divisor: 1Mi}}
+  - name: all
+    projected:
+      sources:
+      - configMap: {name: info}
+      - downwardAPI: {items: [{path: pod/uid, fieldRef: {fieldPath: metadata.uid}}]}
+  containers:
+  - name: main
+    image: %s
+    command: ["sleep", "3600"]
+    resources: {limits: {memory: 64Mi}}
+    volumeMounts:
+    - {name: meta, mountPath: /etc/meta}
+    - {name: all, mountPath: /etc/all}
+`, tier, env.ImageRef)
+	}
+	d.writeManifest("dw.yaml", manifest("a"))
+	pod := d.waitRunning("dw")
+	out, errOut, code := d.execCLI("", "dw", "--", "sh", "-c",
+		"cat /etc/meta/labels; echo; cat /etc/meta/name; echo; cat /etc/meta/mem; echo; cat /etc/all/greeting; echo; cat /etc/all/pod/uid; echo; grep -c ' /etc/all tmpfs ' /proc/mounts")
+	want := "app=\"dw\"\ntier=\"a\"\ndw\n64\nhello\n5b0d1a2e-0000-4000-8000-00000000d0a1\n1\n"
+	if code != 0 || out != want {
+		t.Fatalf("files: %q (exit %d, %s), want %q", out, code, errOut, want)
+	}
+	d.writeManifest("dw.yaml", manifest("b"))
+	if err := waitFor(5*time.Second, func() (bool, error) {
+		out, _, _ := d.execCLI("", "dw", "--", "cat", "/etc/meta/labels")
+		return out == "app=\"dw\"\ntier=\"b\"", nil
+	}); err != nil {
+		t.Fatal("labels file not updated after an in-place label change")
+	}
+	// The pod keeps its UID. Its container is recreated: podhost's
+	// container hash covers the whole manifest (syncer computePodActions),
+	// so any in-place edit, labels included, restarts the containers.
+	if after := d.pod("dw"); after.UID != pod.UID {
+		t.Errorf("pod UID changed: %s -> %s", pod.UID, after.UID)
+	}
+}

@@ -106,6 +106,8 @@ func GetData(o GetDataOptions, s IOStreams) error {
 func redacted(sec *corev1.Secret) *corev1.Secret {
 	out := sec.DeepCopy()
 	out.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"}
+	// kubectl's copy of the applied object would hold the values.
+	delete(out.Annotations, corev1.LastAppliedConfigAnnotation)
 	out.Data = make(map[string][]byte, len(sec.Data))
 	for _, k := range slices.Sorted(maps.Keys(sec.Data)) {
 		out.Data[k] = nil
