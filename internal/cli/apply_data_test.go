@@ -120,3 +120,27 @@ func TestGetConfigData(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// delete -f removes ConfigMaps and Secrets too.
+func TestDeleteConfigDataByFile(t *testing.T) {
+	all := cmYAML("one", false) + "---\n" + secretYAML + "---\n" + podYAML("web", "img:1")
+	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all, "cm.yaml": cmYAML("one", false)})
+	var out bytes.Buffer
+	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests},
+		IOStreams{Out: &out, ErrOut: &out}); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	err := Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "cm.yaml")}, ManifestDir: e.manifests}, IOStreams{Out: &out, ErrOut: &out})
+	if err != nil || out.String() != "configmap \"app\" deleted\n" {
+		t.Fatalf("delete -f = %q, %v", out.String(), err)
+	}
+	if _, ok := dirState(t, e.manifests)["app.configmap.yaml"]; ok {
+		t.Error("the ConfigMap's file is still there")
+	}
+	out.Reset()
+	err = Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, IOStreams{Out: &out, ErrOut: &out})
+	if err == nil || err.Error() != `configmaps "app" not found` || out.String() != "secret \"creds\" deleted\npod \"web\" deleted\n" {
+		t.Errorf("delete -f all = %q, %v", out.String(), err)
+	}
+}

@@ -26,21 +26,6 @@ import (
 // manifestMode is the mode of files podhost writes into the manifest dir.
 const manifestMode = 0o644
 
-// located is where a pod currently lives in the manifest dir.
-type located struct {
-	pod  *corev1.Pod
-	file string // path in the manifest dir (may be a symlink)
-}
-
-// indexPods maps full name → location for the pods of a snapshot.
-func indexPods(snap source.Snapshot) map[string]located {
-	idx := make(map[string]located, len(snap.Pods))
-	for _, p := range snap.Pods {
-		idx[manifest.FullName(p)] = located{pod: p, file: p.Annotations[podstate.AnnotationConfigSource]}
-	}
-	return idx
-}
-
 // locatedObject is where an object currently lives in the manifest dir.
 type locatedObject struct {
 	obj  object
