@@ -9,8 +9,8 @@ import (
 func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	cmd := &cobra.Command{
-		Use:   "get pods [NAME]",
-		Short: "List pods and their status",
+		Use:   "get pods|configmaps|secrets [NAME]",
+		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
 		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
 		Args: cobra.RangeArgs(1, 2),
@@ -20,11 +20,15 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				return err
 			}
 			opts.Socket = cfg.Socket
-			if err := cli.CheckResource(args[0]); err != nil {
-				return err
-			}
 			if len(args) == 2 {
 				opts.Name = args[1]
+			}
+			if r := cli.DataResource(args[0]); r != "" {
+				return cli.GetData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
+					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output}, g.streams)
+			}
+			if err := cli.CheckResource(args[0]); err != nil {
+				return err
 			}
 			return cli.Get(cmd.Context(), opts, g.streams)
 		},

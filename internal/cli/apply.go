@@ -41,16 +41,18 @@ const (
 	Unchanged  Action = "unchanged"
 )
 
-// ApplyResult is the outcome for one pod.
+// ApplyResult is the outcome for one object.
 type ApplyResult struct {
-	Pod    *corev1.Pod // the pod as decoded from the input (UID and hash set)
+	Pod    *corev1.Pod // the pod as decoded from the input (UID and hash set); nil for a ConfigMap or Secret
+	Kind   string      // "pod", "configmap" or "secret"
+	Name   string
 	Action Action
 	File   string // the file in the manifest dir that holds it
 }
 
-// item is one pod from the inputs with the document that declared it.
+// item is one object from the inputs with the document that declared it.
 type item struct {
-	pod  *corev1.Pod
+	obj  object
 	doc  []byte
 	from string // input name
 }
@@ -95,7 +97,11 @@ func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, 
 	if err != nil {
 		return nil, err
 	}
-	results, edits := planApply(opts.ManifestDir, items, indexPods(snap), taken)
+	idx := indexObjects(snap)
+	if err := checkImmutable(items, idx); err != nil {
+		return nil, err
+	}
+	results, edits := planApply(opts.ManifestDir, items, idx, taken)
 	suffix, done := " (dry run)", map[string]bool{}
 	if !opts.DryRun {
 		suffix = ""
@@ -105,7 +111,7 @@ func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, 
 	}
 	for _, r := range results {
 		if opts.DryRun || r.Action == Unchanged || done[r.File] {
-			fmt.Fprintf(s.Out, "pod/%s %s%s\n", r.Pod.Name, r.Action, suffix)
+			fmt.Fprintf(s.Out, "%s/%s %s%s\n", r.Kind, r.Name, r.Action, suffix)
 		}
 	}
 	if err != nil {
@@ -125,8 +131,11 @@ func checkOrder(items []item, snap source.Snapshot) error {
 	}
 	from := map[*corev1.Pod]string{}
 	for _, it := range items {
-		all[manifest.FullName(it.pod)] = it.pod
-		from[it.pod] = displayName(it.from)
+		if it.obj.pod == nil {
+			continue // a ConfigMap or Secret
+		}
+		all[manifest.FullName(it.obj.pod)] = it.obj.pod
+		from[it.obj.pod] = displayName(it.from)
 	}
 	var errs []error
 	for _, pr := range order.Check(slices.Collect(maps.Values(all)), order.CheckOptions{Missing: true}) {
@@ -146,7 +155,7 @@ func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
 		errs = append(errs, err)
 	}
 	var items []item
-	first := map[string]string{} // full name → display name of its input
+	first := map[string]string{} // object key → display name of its input
 	for _, in := range inputs {
 		got, err := decodeInput(in)
 		if err != nil {
@@ -154,12 +163,11 @@ func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
 			continue
 		}
 		for i, it := range got {
-			fn := manifest.FullName(it.pod)
-			if other, dup := first[fn]; dup {
-				errs = append(errs, dupError(in, i, len(got), it.pod, other))
+			if other, dup := first[it.obj.key]; dup {
+				errs = append(errs, dupError(in, i, len(got), it.obj, other))
 				continue
 			}
-			first[fn] = displayName(in.name)
+			first[it.obj.key] = displayName(in.name)
 			items = append(items, it)
 		}
 	}
@@ -173,29 +181,33 @@ func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
 }
 
 func decodeInput(in input) ([]item, error) {
-	pods, err := manifest.Decode(in.name, in.data)
-	if err != nil {
+	if _, err := manifest.DecodeObjects(in.name, in.data); err != nil {
 		return nil, err
 	}
 	docs, err := manifest.Docs(in.data)
 	if err != nil {
 		return nil, fileErr(in.name, "%v", err)
 	}
-	if len(docs) != len(pods) {
-		return nil, fileErr(in.name, "internal error: %d documents but %d pods", len(docs), len(pods))
-	}
-	items := make([]item, len(pods))
-	for i, p := range pods {
-		items[i] = item{pod: p, doc: docs[i], from: in.name}
+	items := make([]item, 0, len(docs))
+	for _, d := range docs {
+		objs, err := docObjects(in.name, d)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, item{obj: objs[0], doc: d, from: in.name})
 	}
 	return items, nil
 }
 
-func dupError(in input, i, n int, pod *corev1.Pod, other string) error {
+func dupError(in input, i, n int, obj object, other string) error {
+	what := obj.kind
+	if what == "configmap" {
+		what = "ConfigMap"
+	}
 	fe := &manifest.FieldError{
 		File:   displayName(in.name),
 		Field:  "metadata.name",
-		Detail: fmt.Sprintf("Duplicate value: %q: pod %s is already defined in %s", pod.Name, manifest.FullName(pod), other),
+		Detail: fmt.Sprintf("Duplicate value: %q: %s %s/%s is already defined in %s", obj.name, what, obj.namespace, obj.name, other),
 	}
 	if n > 1 {
 		fe.Doc = i + 1
@@ -212,16 +224,18 @@ func displayName(name string) string {
 
 // planApply decides, per pod, created/configured/unchanged and the file
 // edits, without touching the disk.
-func planApply(dir string, items []item, idx map[string]located, taken map[string]bool) ([]ApplyResult, []*fileEdit) {
+func planApply(dir string, items []item, idx map[string]locatedObject, taken map[string]bool) ([]ApplyResult, []*fileEdit) {
 	var results []ApplyResult
 	var edits []*fileEdit
 	byPath := map[string]*fileEdit{}
 	for _, it := range items {
-		fn := manifest.FullName(it.pod)
+		fn := it.obj.key
 		loc, ok := idx[fn]
+		res := ApplyResult{Pod: it.obj.pod, Kind: it.obj.kind, Name: it.obj.name}
 		switch {
-		case ok && manifest.Hash(loc.pod) == manifest.Hash(it.pod):
-			results = append(results, ApplyResult{Pod: it.pod, Action: Unchanged, File: loc.file})
+		case ok && loc.obj.hash == it.obj.hash:
+			res.Action, res.File = Unchanged, loc.file
+			results = append(results, res)
 		case ok:
 			e := byPath[loc.file]
 			if e == nil {
@@ -230,17 +244,19 @@ func planApply(dir string, items []item, idx map[string]located, taken map[strin
 				edits = append(edits, e)
 			}
 			e.replace[fn] = it.doc
-			results = append(results, ApplyResult{Pod: it.pod, Action: Configured, File: loc.file})
+			res.Action, res.File = Configured, loc.file
+			results = append(results, res)
 		default:
 			ext := ".yaml"
 			if isJSON(it.doc) {
 				ext = ".json"
 			}
-			name := newFileName(it.pod, ext, taken)
+			name := newObjectFileName(it.obj, ext, taken)
 			taken[name] = true
 			path := filepath.Join(dir, name)
 			edits = append(edits, &fileEdit{path: path, content: withNewline(it.doc)})
-			results = append(results, ApplyResult{Pod: it.pod, Action: Created, File: path})
+			res.Action, res.File = Created, path
+			results = append(results, res)
 		}
 	}
 	return results, edits
@@ -268,13 +284,13 @@ func applyEdits(edits []*fileEdit, done map[string]bool) error {
 // replaceDocs returns the content of path with the documents of the given
 // pods replaced (converted to JSON in a .json file).
 func replaceDocs(path string, replace map[string][]byte) ([]byte, error) {
-	docs, pods, err := fileDocs(path)
+	docs, keys, err := fileDocs(path)
 	if err != nil {
 		return nil, fmt.Errorf("rewrite %s: %w", path, err)
 	}
 	done := 0
-	for i, p := range pods {
-		doc, ok := replace[manifest.FullName(p)]
+	for i, k := range keys {
+		doc, ok := replace[k]
 		if !ok {
 			continue
 		}
@@ -300,4 +316,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// checkImmutable refuses an apply that changes an immutable ConfigMap or
+// Secret (as Kubernetes does): nothing is written.
+func checkImmutable(items []item, idx map[string]locatedObject) error {
+	var errs []error
+	for _, it := range items {
+		loc, ok := idx[it.obj.key]
+		if ok && loc.obj.immutable && loc.obj.hash != it.obj.hash {
+			errs = append(errs, fileErr(it.from, "%s %s/%s is immutable: it cannot be changed (delete it, then apply it again)",
+				it.obj.kind, it.obj.namespace, it.obj.name))
+		}
+	}
+	return errors.Join(errs...)
 }

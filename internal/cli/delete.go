@@ -20,10 +20,25 @@ type DeleteOptions struct {
 	IgnoreNotFound bool
 }
 
-// target is one pod to delete.
-type target struct{ namespace, name string }
+// target is one object to delete: a pod (kind "") or, from -f, a
+// ConfigMap or Secret (kind "configmap", "secret").
+type target struct{ namespace, name, kind string }
 
-func (t target) fullName() string { return t.namespace + "/" + t.name }
+// fullName is the target's object key (see object.key).
+func (t target) fullName() string {
+	if t.kind != "" {
+		return t.kind + ":" + t.namespace + "/" + t.name
+	}
+	return t.namespace + "/" + t.name
+}
+
+// kindName is what delete prints for the target's kind.
+func (t target) kindName() string {
+	if t.kind != "" {
+		return t.kind
+	}
+	return "pod"
+}
 
 // Delete removes each pod's document from the manifest dir, whatever file
 // holds it: the whole file when it declares only that pod, else the file is
@@ -44,14 +59,14 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	idx := indexPods(snap)
+	idx := indexObjects(snap)
 	var errs []error
 	byFile := map[string][]target{}
 	for _, t := range targets {
 		loc, ok := idx[t.fullName()]
 		if !ok {
 			if !opts.IgnoreNotFound {
-				errs = append(errs, fmt.Errorf("pods %q not found", t.name))
+				errs = append(errs, fmt.Errorf("%ss %q not found", t.kindName(), t.name))
 			}
 			continue
 		}
@@ -66,7 +81,7 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 			continue
 		}
 		for _, t := range byFile[file] {
-			fmt.Fprintf(s.Out, "pod %q deleted\n", t.name)
+			fmt.Fprintf(s.Out, "%s %q deleted\n", t.kindName(), t.name)
 		}
 	}
 	return errors.Join(errs...)
@@ -95,7 +110,11 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 			return nil, err
 		}
 		for _, it := range items {
-			add(target{it.pod.Namespace, it.pod.Name})
+			kind := ""
+			if it.obj.pod == nil {
+				kind = it.obj.kind
+			}
+			add(target{it.obj.namespace, it.obj.name, kind})
 		}
 		return out, nil
 	}
@@ -113,7 +132,7 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 		if err := manifest.ValidatePodName(n); err != nil {
 			return nil, err
 		}
-		add(target{ns, n})
+		add(target{ns, n, ""})
 	}
 	return out, nil
 }
@@ -121,7 +140,7 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 // removeDocs deletes the documents of the targets from file: removes the
 // file when nothing is left, else rewrites it atomically.
 func removeDocs(file string, targets []target) error {
-	docs, pods, err := fileDocs(file)
+	docs, keys, err := fileDocs(file)
 	if err != nil {
 		return fmt.Errorf("delete from %s: %w", file, err)
 	}
@@ -130,8 +149,8 @@ func removeDocs(file string, targets []target) error {
 		drop[t.fullName()] = true
 	}
 	var keep [][]byte
-	for i, p := range pods {
-		if !drop[manifest.FullName(p)] {
+	for i, k := range keys {
+		if !drop[k] {
 			keep = append(keep, docs[i])
 		}
 	}

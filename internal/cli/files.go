@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,8 +14,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podhost/podhost/internal/configdata"
 	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/source"
@@ -23,17 +26,28 @@ import (
 // manifestMode is the mode of files podhost writes into the manifest dir.
 const manifestMode = 0o644
 
-// located is where a pod currently lives in the manifest dir.
-type located struct {
-	pod  *corev1.Pod
-	file string // path in the manifest dir (may be a symlink)
+// locatedObject is where an object currently lives in the manifest dir.
+type locatedObject struct {
+	obj  object
+	file string
 }
 
-// indexPods maps full name → location for the pods of a snapshot.
-func indexPods(snap source.Snapshot) map[string]located {
-	idx := make(map[string]located, len(snap.Pods))
+// indexObjects maps object key → location for every object of a snapshot.
+func indexObjects(snap source.Snapshot) map[string]locatedObject {
+	idx := map[string]locatedObject{}
 	for _, p := range snap.Pods {
-		idx[manifest.FullName(p)] = located{pod: p, file: p.Annotations[podstate.AnnotationConfigSource]}
+		idx[manifest.FullName(p)] = locatedObject{file: p.Annotations[podstate.AnnotationConfigSource],
+			obj: object{kind: "pod", key: manifest.FullName(p), hash: manifest.Hash(p), pod: p}}
+	}
+	for _, cm := range snap.ConfigMaps {
+		k := "configmap:" + cm.Namespace + "/" + cm.Name
+		idx[k] = locatedObject{file: cm.Annotations[podstate.AnnotationConfigSource],
+			obj: object{kind: "configmap", key: k, hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable}}
+	}
+	for _, sec := range snap.Secrets {
+		k := "secret:" + sec.Namespace + "/" + sec.Name
+		idx[k] = locatedObject{file: sec.Annotations[podstate.AnnotationConfigSource],
+			obj: object{kind: "secret", key: k, hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable}}
 	}
 	return idx
 }
@@ -80,9 +94,9 @@ func joinDocs(docs [][]byte) []byte {
 
 func isJSONFile(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
 
-// fileDocs reads a manifest file and returns its documents with the pod
-// each one declares (same index).
-func fileDocs(path string) ([][]byte, []*corev1.Pod, error) {
+// fileDocs reads a manifest file and returns its documents with the key of
+// the object each one declares (same index; see objectKey).
+func fileDocs(path string) ([][]byte, []string, error) {
 	data, _, err := manifest.ReadBytes(path)
 	if err != nil {
 		return nil, nil, err
@@ -91,14 +105,70 @@ func fileDocs(path string) ([][]byte, []*corev1.Pod, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}
-	pods, err := manifest.Decode(path, data)
-	if err != nil {
+	if _, err := manifest.DecodeObjects(path, data); err != nil {
 		return nil, nil, err
 	}
-	if len(docs) != len(pods) {
-		return nil, nil, fmt.Errorf("%s: %d documents but %d pods", filepath.Base(path), len(docs), len(pods))
+	keys := make([]string, len(docs))
+	for i, d := range docs {
+		objs, err := docObjects(path, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		keys[i] = objs[0].key
 	}
-	return docs, pods, nil
+	return docs, keys, nil
+}
+
+// object is one object of a manifest: a Pod, ConfigMap or Secret.
+type object struct {
+	kind, namespace, name string
+	key                   string // pods: "ns/name" (manifest.FullName); others "kind:ns/name"
+	hash                  string // content, for unchanged detection
+	pod                   *corev1.Pod
+	immutable             bool
+}
+
+// docObjects decodes one document (already validated as part of its file)
+// into its object.
+func docObjects(name string, doc []byte) ([]object, error) {
+	objs, err := manifest.DecodeObjects(name, doc)
+	if err != nil {
+		return nil, err
+	}
+	var out []object
+	for _, p := range objs.Pods {
+		out = append(out, object{kind: "pod", namespace: p.Namespace, name: p.Name, key: manifest.FullName(p), hash: manifest.Hash(p), pod: p})
+	}
+	for _, cm := range objs.ConfigMaps {
+		out = append(out, object{kind: "configmap", namespace: cm.Namespace, name: cm.Name, key: "configmap:" + cm.Namespace + "/" + cm.Name,
+			hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable})
+	}
+	for _, sec := range objs.Secrets {
+		out = append(out, object{kind: "secret", namespace: sec.Namespace, name: sec.Name, key: "secret:" + sec.Namespace + "/" + sec.Name,
+			hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable})
+	}
+	if len(out) != 1 {
+		return nil, fmt.Errorf("%s: internal error: a document holds %d objects", filepath.Base(name), len(out))
+	}
+	return out, nil
+}
+
+// metaHash covers the labels and annotations of a ConfigMap or Secret
+// (podhost's config-source annotation excluded).
+func metaHash(m metav1.ObjectMeta) string {
+	ann := maps.Clone(m.Annotations)
+	delete(ann, podstate.AnnotationConfigSource)
+	b, _ := json.Marshal([]any{m.Labels, ann})
+	return string(b)
+}
+
+// modeFor is the mode of a manifest file podhost writes: 0600 when it holds
+// a Secret (the source refuses world-readable Secret files), else 0644.
+func modeFor(path string, data []byte) os.FileMode {
+	if objs, err := manifest.DecodeObjects(path, data); err == nil && len(objs.Secrets) > 0 {
+		return 0o600
+	}
+	return manifestMode
 }
 
 // writeAtomic replaces path with data: a dotfile temp in the same dir (the
@@ -124,7 +194,7 @@ func writeAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Chmod(manifestMode); err != nil {
+	if err = f.Chmod(modeFor(path, data)); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if os.Geteuid() == 0 {
@@ -205,11 +275,24 @@ func syncDir(dir string) error {
 // namespace, else "<namespace>_<name><ext>"; on a clash with any existing
 // entry (or one planned in this run) the namespaced form, then "-2", "-3"...
 func newFileName(pod *corev1.Pod, ext string, taken map[string]bool) string {
-	var cands []string
-	if pod.Namespace == "" || pod.Namespace == "default" {
-		cands = append(cands, pod.Name+ext)
+	return fileNameFor(pod.Namespace, pod.Name, ext, taken)
+}
+
+// newObjectFileName is newFileName for any object: a ConfigMap or Secret
+// gets its kind before the extension ("app.configmap.yaml").
+func newObjectFileName(o object, ext string, taken map[string]bool) string {
+	if o.pod != nil {
+		return newFileName(o.pod, ext, taken)
 	}
-	base := pod.Namespace + "_" + pod.Name
+	return fileNameFor(o.namespace, o.name, "."+o.kind+ext, taken)
+}
+
+func fileNameFor(namespace, name, ext string, taken map[string]bool) string {
+	var cands []string
+	if namespace == "" || namespace == "default" {
+		cands = append(cands, name+ext)
+	}
+	base := namespace + "_" + name
 	cands = append(cands, base+ext)
 	for _, c := range cands {
 		if !taken[c] {

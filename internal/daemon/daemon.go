@@ -36,6 +36,7 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/configdata"
 	"github.com/podhost/podhost/internal/imagegc"
 	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/loggc"
@@ -150,19 +151,22 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
+	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
+	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
+	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
-		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits,
+		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
-		Volumes: volumes.New(filepath.Join(d.cfg.StateDir, "pods")), Store: d.db, Observer: d.statuses,
+		Volumes: vols, Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC},
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: d.rt, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC, Data: data},
 		manager.Options{Allocatable: allocatable, Logger: d.log})
 }
 

@@ -89,7 +89,9 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 		// again later is admitted like any newcomer.
 		prevAdmitted = nil
 	}
+	changed := m.replaceData(snap)
 	m.handleUpdates(updates, prevAdmitted)
+	m.indexAndWake(updates, changed)
 	if first {
 		m.mu.Lock()
 		m.started = true

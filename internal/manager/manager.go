@@ -16,6 +16,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/configdata"
 	"github.com/podhost/podhost/internal/podconfig"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
@@ -88,6 +89,8 @@ type Manager struct {
 	allocatable corev1.ResourceList
 	log         *slog.Logger
 	cfg         *podconfig.Config
+	data        DataStore         // nil: ConfigMaps and Secrets are dropped
+	refs        *configdata.Index // pods by referenced ConfigMap/Secret (loop goroutine only)
 
 	cfgMu sync.Mutex // guards cfg (applied by Run, read by the API)
 
@@ -109,6 +112,7 @@ type Deps struct {
 	Statuses Statuses
 	Cleaner  Cleaner
 	Logs     LogCollector // optional
+	Data     DataStore    // optional: ConfigMaps and Secrets of the manifests
 }
 
 // Options configure a Manager.
@@ -124,7 +128,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	return &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
-		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(),
+		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 	}

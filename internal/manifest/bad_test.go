@@ -16,7 +16,9 @@ var badManifests = map[string]string{
 	"duplicate-container.yaml":   `duplicate-container.yaml: spec.containers[1].name: Duplicate value: "setup"`,
 	"duplicate-field.yaml":       `duplicate-field.yaml: spec.containers[0].image: duplicate field`,
 	"invalid-utf8.yaml":          `invalid-utf8.yaml: invalid UTF-8 at line 4, column 12 (byte offset 46): manifests must be UTF-8 text`,
-	"kind-configmap.yaml":        `kind-configmap.yaml: kind: Unsupported value: "ConfigMap": not supported by podhost (only Pod)`,
+	"configmap-key-slash.yaml":   `configmap-key-slash.yaml: data[conf/key]: Invalid value: "conf/key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
+	"kind-deployment.yaml":       `kind-deployment.yaml: kind: Unsupported value: "Deployment": not supported by podhost (only Pod, ConfigMap, Secret)`,
+	"secret-bad-base64.yaml":     `secret-bad-base64.yaml: [doc 1] data[password]: Invalid value: not valid base64 (value not shown; use stringData for plain text)`,
 	"limits-below-requests.yaml": `limits-below-requests.yaml: spec.containers[0].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1`,
 	"missing-image.yaml":         `missing-image.yaml: spec.containers[0].image: Required value`,
 	"multi-doc.yaml":             `multi-doc.yaml: [doc 2] spec.containers[0].image: Required value`,
@@ -24,7 +26,7 @@ var badManifests = map[string]string{
 	"name-slash.yaml":            `name-slash.yaml: metadata.name: Invalid value: "web/evil": ` + dnsSubdomainMsg,
 	"syntax.yaml":                `syntax.yaml: yaml: line 8: mapping values are not allowed in this context`,
 	"unknown-field.yaml":         `unknown-field.yaml: spec.containers[0].imagePullPolicyy: unknown field (did you mean "imagePullPolicy"?)`,
-	"unsupported-volume.yaml":    `unsupported-volume.yaml: spec.volumes[2].configMap: Unsupported value: "configMap": not supported by podhost (supported: emptyDir, hostPath)`,
+	"unsupported-volume.yaml":    `unsupported-volume.yaml: spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`,
 	"wrong-type.yaml":            `wrong-type.yaml: spec.containers[0].ports[0].containerPort: Invalid value: "http": expected integer, got string`,
 	"yaml-bomb.yaml":             `yaml-bomb.yaml: yaml: document contains excessive aliasing`,
 }
@@ -77,7 +79,7 @@ func TestGarbage(t *testing.T) {
 		{"plain text", []byte("hello world\n"), "g.bin: document is a string, not a Pod object (a YAML mapping or JSON object)"},
 		{"a list", []byte("- a\n- b\n"), "g.bin: document is a list, not a Pod object (a YAML mapping or JSON object)"},
 		{"JSON list", []byte(`[{"kind":"Pod"}]`), "g.bin: document is a list, not a Pod object (a YAML mapping or JSON object)"},
-		{"null", []byte("null\n"), "g.bin: kind: Required value: this must be a Pod (apiVersion: v1, kind: Pod)"},
+		{"null", []byte("null\n"), "g.bin: kind: Required value: this must be a Pod, ConfigMap or Secret (apiVersion: v1)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

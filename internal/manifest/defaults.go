@@ -70,6 +70,23 @@ func defaultVolume(v *corev1.Volume) {
 	if v.HostPath != nil && v.HostPath.Type == nil {
 		v.HostPath.Type = ptr(corev1.HostPathUnset)
 	}
+	defaultDownward := func(items []corev1.DownwardAPIVolumeFile) {
+		for i := range items {
+			if f := items[i].FieldRef; f != nil && f.APIVersion == "" {
+				f.APIVersion = defaultFieldRefAPIVersion
+			}
+		}
+	}
+	if v.DownwardAPI != nil {
+		defaultDownward(v.DownwardAPI.Items)
+	}
+	if v.Projected != nil {
+		for _, src := range v.Projected.Sources {
+			if src.DownwardAPI != nil {
+				defaultDownward(src.DownwardAPI.Items)
+			}
+		}
+	}
 }
 
 func defaultContainer(c *corev1.Container, hostNetwork bool) {

@@ -87,9 +87,11 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"Container.args":       func(p *corev1.Pod) { c0(p).Args = []string{"1d"} },
 	"Container.workingDir": func(p *corev1.Pod) { c0(p).WorkingDir = "/srv" },
 	"Container.ports":      func(p *corev1.Pod) {},
-	"Container.envFrom":    func(p *corev1.Pod) { c0(p).EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{}}} },
-	"Container.env":        func(p *corev1.Pod) { c0(p).Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
-	"Container.resources":  func(p *corev1.Pod) { c0(p).Resources.Limits = corev1.ResourceList{"cpu": q("1")} },
+	"Container.envFrom": func(p *corev1.Pod) {
+		c0(p).EnvFrom = []corev1.EnvFromSource{{SecretRef: &corev1.SecretEnvSource{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}}}}
+	},
+	"Container.env":       func(p *corev1.Pod) { c0(p).Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
+	"Container.resources": func(p *corev1.Pod) { c0(p).Resources.Limits = corev1.ResourceList{"cpu": q("1")} },
 	"Container.restartPolicy": func(p *corev1.Pod) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "side", Image: "busybox:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways)}}
 	},
@@ -158,6 +160,24 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"EnvVarSource.secretKeyRef": func(p *corev1.Pod) {
 		env(p, &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Key: "k"}})
 	},
+	"ConfigMapVolumeSource.name":        func(p *corev1.Pod) { cmVol(p) },
+	"ConfigMapVolumeSource.items":       func(p *corev1.Pod) { cmVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"ConfigMapVolumeSource.defaultMode": func(p *corev1.Pod) { cmVol(p).DefaultMode = ptrTo(int32(0o400)) },
+	"ConfigMapVolumeSource.optional":    func(p *corev1.Pod) { cmVol(p).Optional = ptrTo(true) },
+	"ConfigMapVolumeSource.defaultUser": func(p *corev1.Pod) { cmVol(p).DefaultUser = ptrTo(int64(1000)) },
+	"SecretVolumeSource.secretName":     func(p *corev1.Pod) { secVol(p) },
+	"SecretVolumeSource.items":          func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"SecretVolumeSource.defaultMode":    func(p *corev1.Pod) { secVol(p).DefaultMode = ptrTo(int32(0o400)) },
+	"SecretVolumeSource.optional":       func(p *corev1.Pod) { secVol(p).Optional = ptrTo(true) },
+	"SecretVolumeSource.defaultUser":    func(p *corev1.Pod) { secVol(p).DefaultUser = ptrTo(int64(1000)) },
+	"KeyToPath.key":                     func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p"}} },
+	"KeyToPath.path":                    func(p *corev1.Pod) { secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "d/p"}} },
+	"KeyToPath.mode": func(p *corev1.Pod) {
+		secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p", Mode: ptrTo(int32(0o600))}}
+	},
+	"KeyToPath.user": func(p *corev1.Pod) {
+		secVol(p).Items = []corev1.KeyToPath{{Key: "k", Path: "p", User: ptrTo(int64(1000))}}
+	},
 	"EnvVarSource.fileKeyRef": func(p *corev1.Pod) {
 		env(p, &corev1.EnvVarSource{FileKeyRef: &corev1.FileKeySelector{VolumeName: "cache", Path: "env", Key: "k"}})
 	},
@@ -224,6 +244,14 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"Volume.name":     func(p *corev1.Pod) { p.Spec.Volumes[1].Name = "scratch" },
 	"Volume.hostPath": func(p *corev1.Pod) {},
 	"Volume.emptyDir": func(p *corev1.Pod) {},
+	"Volume.secret": func(p *corev1.Pod) {
+		p.Spec.Volumes[1].EmptyDir = nil
+		p.Spec.Volumes[1].Secret = &corev1.SecretVolumeSource{SecretName: "s"}
+	},
+	"Volume.configMap": func(p *corev1.Pod) {
+		p.Spec.Volumes[1].EmptyDir = nil
+		p.Spec.Volumes[1].ConfigMap = &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}
+	},
 
 	"HostPathVolumeSource.path":   func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Path = "/srv/other" },
 	"HostPathVolumeSource.type":   func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Type = ptrTo(corev1.HostPathDirectoryOrCreate) },
@@ -355,4 +383,17 @@ func assertRefused(t *testing.T, key string, err error) {
 	if err == nil || !strings.Contains(err.Error(), notSupported) || !strings.Contains(err.Error(), name) {
 		t.Fatalf("%s: want refused with %q naming %q, got %v", key, notSupported, name, err)
 	}
+}
+
+// cmVol and secVol add a configMap / secret volume and return its source.
+func cmVol(p *corev1.Pod) *corev1.ConfigMapVolumeSource {
+	src := &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}}
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "cm", VolumeSource: corev1.VolumeSource{ConfigMap: src}})
+	return src
+}
+
+func secVol(p *corev1.Pod) *corev1.SecretVolumeSource {
+	src := &corev1.SecretVolumeSource{SecretName: "s"}
+	p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: src}})
+	return src
 }

@@ -10,7 +10,7 @@
 // and an ErrorList with one line per problem, e.g.
 //
 //	web.yaml: spec.containers[0].image: Required value
-//	web.yaml: [doc 2] spec.volumes[2].configMap: Unsupported value: "configMap": not supported by podhost (supported: emptyDir, hostPath)
+//	web.yaml: [doc 2] spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)
 package manifest
 
 import (
@@ -22,6 +22,7 @@ import (
 	"syscall"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	sigsjson "sigs.k8s.io/json"
 
 	"github.com/podhost/podhost/internal/podstate"
@@ -39,30 +40,72 @@ var podType = reflect.TypeFor[corev1.Pod]()
 // annotation (as given). On any error it returns (nil, ErrorList). A file
 // with no documents yields no pods and no error.
 func Decode(file string, data []byte) ([]*corev1.Pod, error) {
+	objs, err := DecodeObjects(file, data)
+	if err != nil {
+		return nil, err
+	}
+	return objs.Pods, nil
+}
+
+// DecodeObjects is Decode for every kind a manifest may hold: Pods,
+// ConfigMaps and Secrets (see Objects). The same all-or-nothing rule
+// applies to the whole file.
+func DecodeObjects(file string, data []byte) (Objects, error) {
 	if err := checkInput(data); err != nil {
-		return nil, fileError(file, "%s", err)
+		return Objects{}, fileError(file, "%s", err)
 	}
 	docs := splitDocs(data)
-	pods := make([]*corev1.Pod, 0, len(docs))
+	var objs Objects
 	var all []*FieldError
-	seen := map[string]int{} // full name or UID -> doc number
+	seen := map[string]int{} // kind + full name or UID -> doc number
 	for i, d := range docs {
-		pod, e := decodeDoc(file, d)
-		if pod != nil {
-			e = append(e, checkUnique(pod, i+1, seen)...)
-		}
+		e := objs.decodeDoc(file, d, i+1, seen)
 		if len(docs) > 1 {
 			for _, fe := range e {
 				fe.Doc = i + 1
 			}
 		}
 		all = append(all, e...)
-		pods = append(pods, pod)
 	}
 	if err := finish(file, all); err != nil {
-		return nil, err
+		return Objects{}, err
 	}
-	return pods, nil
+	return objs, nil
+}
+
+// decodeDoc decodes one document of any supported kind into objs.
+func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int) errs {
+	obj, e := parseObject(d)
+	if len(e) > 0 {
+		return e
+	}
+	if e = checkKind(obj); len(e) > 0 {
+		return e
+	}
+	switch kind, _ := obj["kind"].(string); kind {
+	case KindConfigMap:
+		cm, e := decodeConfigMap(obj)
+		if cm != nil {
+			e = append(e, checkUniqueData(KindConfigMap, cm.Namespace+"/"+cm.Name, docNum, seen)...)
+			setSource(&cm.ObjectMeta, file)
+			o.ConfigMaps = append(o.ConfigMaps, cm)
+		}
+		return e
+	case KindSecret:
+		sec, e := decodeSecret(obj)
+		if sec != nil {
+			e = append(e, checkUniqueData(KindSecret, sec.Namespace+"/"+sec.Name, docNum, seen)...)
+			setSource(&sec.ObjectMeta, file)
+			o.Secrets = append(o.Secrets, sec)
+		}
+		return e
+	}
+	pod, e := decodePodObject(file, obj)
+	if pod != nil {
+		e = append(e, checkUnique(pod, docNum, seen)...)
+		o.Pods = append(o.Pods, pod)
+	}
+	return e
 }
 
 // checkUnique rejects a pod whose full name or UID an earlier document of
@@ -85,10 +128,17 @@ func checkUnique(pod *corev1.Pod, docNum int, seen map[string]int) errs {
 	return e
 }
 
-// decodeDoc decodes one document into a defaulted, validated pod. The pod
-// is returned (for duplicate detection) even when validation failed, but
-// not when it could not be decoded.
-func decodeDoc(file string, d doc) (*corev1.Pod, errs) {
+// setSource records the file a ConfigMap or Secret comes from (the
+// config-source annotation, as on pods).
+func setSource(m *metav1.ObjectMeta, file string) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[podstate.AnnotationConfigSource] = file
+}
+
+// parseObject parses one document into a generic object.
+func parseObject(d doc) (map[string]any, errs) {
 	v, e := parseDoc(d.raw, d.line)
 	if len(e) > 0 {
 		return nil, e
@@ -98,9 +148,14 @@ func decodeDoc(file string, d doc) (*corev1.Pod, errs) {
 		e.add("", "document is %s, not a Pod object (a YAML mapping or JSON object)", kindOf(v))
 		return nil, e
 	}
-	if e = checkKind(obj); len(e) > 0 {
-		return nil, e
-	}
+	return obj, nil
+}
+
+// decodePodObject decodes one Pod object into a defaulted, validated pod. The pod
+// is returned (for duplicate detection) even when validation failed, but
+// not when it could not be decoded.
+func decodePodObject(file string, obj map[string]any) (*corev1.Pod, errs) {
+	var e errs
 	if checkSchema(obj, podType, nil, &e); len(e) > 0 {
 		return nil, e
 	}
@@ -110,11 +165,7 @@ func decodeDoc(file string, d doc) (*corev1.Pod, errs) {
 		return nil, e
 	}
 	pod := &corev1.Pod{}
-	strict, err := sigsjson.UnmarshalStrict(canon, pod, sigsjson.DisallowUnknownFields)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
-	}
-	if err != nil { // checkSchema should have caught it; this is a net
+	if err := strictUnmarshal(canon, pod); err != nil { // checkSchema should have caught it; this is a net
 		e.add("", "decode Pod: %s", err)
 		return nil, e
 	}
@@ -135,24 +186,33 @@ func decodeDoc(file string, d doc) (*corev1.Pod, errs) {
 	return pod, nil
 }
 
-// checkKind requires apiVersion v1 and kind Pod.
+// strictUnmarshal decodes canonical JSON into v, refusing unknown fields.
+func strictUnmarshal(canon []byte, v any) error {
+	strict, err := sigsjson.UnmarshalStrict(canon, v, sigsjson.DisallowUnknownFields)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	return err
+}
+
+// checkKind requires apiVersion v1 and kind Pod, ConfigMap or Secret.
 func checkKind(obj map[string]any) errs {
 	var e errs
 	kind, _ := obj["kind"].(string)
 	switch {
 	case obj["kind"] == nil:
-		e.add("kind", "Required value: this must be a Pod (apiVersion: v1, kind: Pod)")
+		e.add("kind", "Required value: this must be a Pod, ConfigMap or Secret (apiVersion: v1)")
 	case kind == "":
-		e.add("kind", "Invalid value: %s: expected the string \"Pod\"", describe(obj["kind"]))
-	case kind != "Pod":
-		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod)", short(kind))
+		e.add("kind", "Invalid value: %s: expected the string \"Pod\", \"ConfigMap\" or \"Secret\"", describe(obj["kind"]))
+	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret:
+		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret)", short(kind))
 	}
 	if len(e) > 0 {
 		return e
 	}
 	switch version, _ := obj["apiVersion"].(string); {
 	case obj["apiVersion"] == nil:
-		e.add("apiVersion", "Required value: must be \"v1\" for a Pod")
+		e.add("apiVersion", "Required value: must be \"v1\" for a %s", kind)
 	case version != "v1":
 		e.add("apiVersion", "Unsupported value: %s: supported values: \"v1\"", describe(obj["apiVersion"]))
 	}

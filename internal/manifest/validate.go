@@ -20,16 +20,17 @@ import (
 // affinity, tolerations, priority, serviceAccountName, ...) are ignored.
 // Features podhost cannot honour are rejected rather than silently ignored,
 // because ignoring them would change what runs: ephemeral containers,
-// volume types other than hostPath and emptyDir, ConfigMap/Secret
-// references, container restartPolicy other than Always on an init
-// container (a native sidecar), pod-level resources,
+// volume types other than hostPath, emptyDir, configMap, secret,
+// downwardAPI and projected,
+// container restartPolicy other than Always on an init container (a native
+// sidecar), pod-level resources,
 // runtime classes, user namespaces, a shared PID namespace.
 
 const notSupported = "not supported by podhost"
 
 // unsupported reports a value podhost does not support, e.g.
-// `spec.volumes[2].configMap: Unsupported value: "configMap": not supported
-// by podhost (supported: emptyDir, hostPath)`.
+// `spec.volumes[2].nfs: Unsupported value: "nfs": not supported
+// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`.
 func unsupported(p *field.Path, value, hint string) *field.Error {
 	detail := notSupported
 	if hint != "" {
@@ -113,6 +114,7 @@ func validateSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	volumes, errs := validateVolumes(s.Volumes, p.Child("volumes"))
 	all = append(all, errs...)
 	all = append(all, validateContainers(s, volumes, p)...)
+	all = append(all, validateDownwardVolumes(s, p.Child("volumes"))...)
 	all = append(all, validatePolicies(s, p)...)
 	all = append(all, validateDNS(s, p)...)
 	all = append(all, validateUnsupported(s, p)...)
@@ -227,8 +229,8 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if len(s.ReadinessGates) > 0 { // nothing on one machine would ever set their conditions
 		all = append(all, forbidden(p.Child("readinessGates"), "readinessGates (no controller sets their conditions) are"))
 	}
-	if len(s.ImagePullSecrets) > 0 {
-		all = append(all, forbidden(p.Child("imagePullSecrets"), "imagePullSecrets (Secrets) are"))
+	for i, ref := range s.ImagePullSecrets {
+		all = append(all, validateRefName(ref.Name, p.Child("imagePullSecrets").Index(i).Child("name"))...)
 	}
 	if len(s.Overhead) > 0 { // set by a RuntimeClass; podhost has none
 		all = append(all, forbidden(p.Child("overhead"), "overhead (RuntimeClass) is"))

@@ -21,7 +21,7 @@ var fieldRefPaths = []string{
 var fieldRefSubscriptRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
 
 // envSources are the env valueFrom sources podhost resolves.
-var envSources = []string{"fieldRef", "resourceFieldRef"}
+var envSources = []string{"configMapKeyRef", "fieldRef", "resourceFieldRef", "secretKeyRef"}
 
 func validateEnv(c *corev1.Container, ctx *podContext, p *field.Path) field.ErrorList {
 	var all field.ErrorList
@@ -41,7 +41,7 @@ func validateEnv(c *corev1.Container, ctx *podContext, p *field.Path) field.Erro
 		}
 	}
 	for i := range c.EnvFrom {
-		all = append(all, forbidden(p.Child("envFrom").Index(i), "envFrom (ConfigMaps and Secrets) is"))
+		all = append(all, validateEnvFrom(&c.EnvFrom[i], p.Child("envFrom").Index(i))...)
 	}
 	return all
 }
@@ -54,7 +54,7 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 	sources := setFields(ev.ValueFrom)
 	switch len(sources) {
 	case 0:
-		return append(all, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`"))
+		return append(all, field.Invalid(p, "", "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"))
 	case 1:
 	default:
 		all = append(all, field.Invalid(p, "", "may not have more than one field specified at a time"))
@@ -63,6 +63,12 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 		if !slices.Contains(envSources, s) {
 			all = append(all, unsupported(p.Child(s), s, "supported: "+quoteList(envSources)))
 		}
+	}
+	if ref := ev.ValueFrom.ConfigMapKeyRef; ref != nil {
+		all = append(all, validateKeyRef(ref.Name, ref.Key, p.Child("configMapKeyRef"))...)
+	}
+	if ref := ev.ValueFrom.SecretKeyRef; ref != nil {
+		all = append(all, validateKeyRef(ref.Name, ref.Key, p.Child("secretKeyRef"))...)
 	}
 	if ref := ev.ValueFrom.FieldRef; ref != nil {
 		fp := p.Child("fieldRef")
@@ -151,4 +157,50 @@ func sortedNames(rl corev1.ResourceList) []corev1.ResourceName {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// validateKeyRef checks a configMapKeyRef or secretKeyRef.
+func validateKeyRef(name, key string, p *field.Path) field.ErrorList {
+	all := validateRefName(name, p.Child("name"))
+	if key == "" {
+		return append(all, field.Required(p.Child("key"), ""))
+	}
+	for _, msg := range validation.IsConfigMapKey(key) {
+		all = append(all, field.Invalid(p.Child("key"), key, msg))
+	}
+	return all
+}
+
+// validateRefName checks the name of a referenced ConfigMap or Secret.
+func validateRefName(name string, p *field.Path) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	var all field.ErrorList
+	for _, msg := range validation.IsDNS1123Subdomain(name) {
+		all = append(all, field.Invalid(p, name, msg))
+	}
+	return all
+}
+
+// validateEnvFrom checks one envFrom source (exactly one of configMapRef,
+// secretRef; a prefix that makes a valid variable name start).
+func validateEnvFrom(from *corev1.EnvFromSource, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	if from.Prefix != "" {
+		for _, msg := range validation.IsRelaxedEnvVarName(from.Prefix) {
+			all = append(all, field.Invalid(p.Child("prefix"), from.Prefix, msg))
+		}
+	}
+	switch {
+	case from.ConfigMapRef != nil && from.SecretRef != nil:
+		all = append(all, field.Invalid(p, "", "may not have more than one field specified at a time"))
+	case from.ConfigMapRef != nil:
+		all = append(all, validateRefName(from.ConfigMapRef.Name, p.Child("configMapRef", "name"))...)
+	case from.SecretRef != nil:
+		all = append(all, validateRefName(from.SecretRef.Name, p.Child("secretRef", "name"))...)
+	default:
+		all = append(all, field.Invalid(p, "", "must specify one of: `configMapRef` or `secretRef`"))
+	}
+	return all
 }

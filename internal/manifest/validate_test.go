@@ -94,9 +94,18 @@ func TestValidateExact(t *testing.T) {
 		{"two volume sources", func(p *corev1.Pod) {
 			p.Spec.Volumes[0].EmptyDir = &corev1.EmptyDirVolumeSource{}
 		}, `web.yaml: spec.volumes[0]: Forbidden: may not specify more than 1 volume type`},
-		{"secret volume", func(p *corev1.Pod) {
-			p.Spec.Volumes[1] = corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s"}}}
-		}, `web.yaml: spec.volumes[1].secret: Unsupported value: "secret": not supported by podhost (supported: emptyDir, hostPath)`},
+		{"secret volume item path", func(p *corev1.Pod) {
+			p.Spec.Volumes[1] = corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "s",
+				Items: []corev1.KeyToPath{{Key: "k", Path: "../k"}}}}}
+		}, `web.yaml: spec.volumes[1].secret.items[0].path: Invalid value: "../k": must not contain '..'`},
+		{"configMap volume mode", func(p *corev1.Pod) {
+			p.Spec.Volumes[1] = corev1.Volume{Name: "cache", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, DefaultMode: ptr(int32(0o1777))}}}
+		}, `web.yaml: spec.volumes[1].configMap.defaultMode: Invalid value: 1023: must be a number between 0 and 0777 (octal), both inclusive`},
+		{"env configMapKeyRef key", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Key: "a/b"}}}}
+		}, `web.yaml: spec.containers[0].env[0].valueFrom.configMapKeyRef.key: Invalid value: "a/b": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`},
 		{"hostPath relative", func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Path = "srv" },
 			`web.yaml: spec.volumes[0].hostPath.path: Invalid value: "srv": must be an absolute path`},
 		{"hostPath dotdot", func(p *corev1.Pod) { p.Spec.Volumes[0].HostPath.Path = "/srv/../etc" },
@@ -118,7 +127,7 @@ func TestValidateExact(t *testing.T) {
 			`web.yaml: spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`},
 		{"env from secret", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{Key: "k"}}}}
-		}, `web.yaml: spec.containers[0].env[0].valueFrom.secretKeyRef: Unsupported value: "secretKeyRef": not supported by podhost (supported: fieldRef, resourceFieldRef)`},
+		}, `web.yaml: spec.containers[0].env[0].valueFrom.secretKeyRef.name: Required value`},
 		{"probe without handler", func(p *corev1.Pod) { c0(p).LivenessProbe = &corev1.Probe{} },
 			`web.yaml: spec.containers[0].livenessProbe: Required value: must specify a handler type`},
 		{"probe two handlers", func(p *corev1.Pod) {
@@ -229,9 +238,23 @@ func TestValidateRules(t *testing.T) {
 		{"pvc volume", func(p *corev1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "c"}}
 		}, `spec.volumes[1].persistentVolumeClaim: Unsupported value: "persistentVolumeClaim"`},
-		{"projected volume", func(p *corev1.Pod) {
-			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}
-		}, `spec.volumes[1].projected: Unsupported value: "projected"`},
+		{"projected serviceAccountToken", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}
+		}, `spec.volumes[1].projected.sources[0].serviceAccountToken: Unsupported value: "serviceAccountToken": not supported by podhost (supported: configMap, downwardAPI, secret)`},
+		{"projected duplicate path", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
+				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "k", Path: "x"}}}},
+				{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "x", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}}}}}
+		}, `spec.volumes[1].projected.sources[1].downwardAPI.items[0].path: Duplicate value: "x"`},
+		{"downwardAPI fieldPath", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "ip", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "status.podIP"`},
+		{"downwardAPI resource container", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "mem", ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory"}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].resourceFieldRef.containerName: Required value`},
 		{"subPath absolute", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "/x" },
 			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "/x": must be a relative path`},
 		{"subPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "a/../../x" },
@@ -251,7 +274,7 @@ func TestValidateRules(t *testing.T) {
 		}, "spec.containers[0].volumeDevices: Forbidden"},
 		{"envFrom", func(p *corev1.Pod) {
 			c0(p).EnvFrom = []corev1.EnvFromSource{{ConfigMapRef: &corev1.ConfigMapEnvSource{}}}
-		}, "spec.containers[0].envFrom[0]: Forbidden: envFrom (ConfigMaps and Secrets) is not supported by podhost"},
+		}, "spec.containers[0].envFrom[0].configMapRef.name: Required value"},
 		{"env value and valueFrom", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", Value: "x", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}}}
 		}, "spec.containers[0].env[0].valueFrom: Invalid value: \"\": may not be specified when `value` is not empty"},

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -11,7 +12,7 @@ import (
 
 // supportedVolumeSources are the volume sources podhost can mount (JSON
 // names, sorted).
-var supportedVolumeSources = []string{"emptyDir", "hostPath"}
+var supportedVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "hostPath", "projected", "secret"}
 
 var hostPathTypes = []corev1.HostPathType{
 	corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
@@ -58,6 +59,22 @@ func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorLis
 	}
 	if vs.EmptyDir != nil {
 		all = append(all, validateEmptyDir(vs.EmptyDir, p.Child("emptyDir"))...)
+	}
+	if cm := vs.ConfigMap; cm != nil {
+		cp := p.Child("configMap")
+		all = append(all, validateRefName(cm.Name, cp.Child("name"))...)
+		all = append(all, validateDataVolume(cm.Items, cm.DefaultMode, cp)...)
+		if cm.DefaultUser != nil {
+			all = append(all, forbidden(cp.Child("defaultUser"), "defaultUser is"))
+		}
+	}
+	if sv := vs.Secret; sv != nil {
+		sp := p.Child("secret")
+		all = append(all, validateRefName(sv.SecretName, sp.Child("secretName"))...)
+		all = append(all, validateDataVolume(sv.Items, sv.DefaultMode, sp)...)
+		if sv.DefaultUser != nil {
+			all = append(all, forbidden(sp.Child("defaultUser"), "defaultUser is"))
+		}
 	}
 	return all
 }
@@ -167,4 +184,42 @@ func validateMountModes(c *corev1.Container, m *corev1.VolumeMount, p *field.Pat
 
 func isPrivileged(c *corev1.Container) bool {
 	return c.SecurityContext != nil && c.SecurityContext.Privileged != nil && *c.SecurityContext.Privileged
+}
+
+// validateDataVolume checks the items and modes of a configMap or secret
+// volume, as Kubernetes' validateKeyToPath.
+func validateDataVolume(items []corev1.KeyToPath, defaultMode *int32, p *field.Path) field.ErrorList {
+	all := validateMode(defaultMode, p.Child("defaultMode"))
+	paths := sets.New[string]()
+	for i, it := range items {
+		ip := p.Child("items").Index(i)
+		if it.Key == "" {
+			all = append(all, field.Required(ip.Child("key"), ""))
+		}
+		if it.Path == "" {
+			all = append(all, field.Required(ip.Child("path"), ""))
+		} else {
+			pathErrs := validateRelPath(ip.Child("path"), it.Path)
+			all = append(all, pathErrs...)
+			if len(pathErrs) == 0 && strings.HasPrefix(it.Path, "..") {
+				all = append(all, field.Invalid(ip.Child("path"), it.Path, "must not start with '..'"))
+			}
+			if paths.Has(it.Path) {
+				all = append(all, field.Duplicate(ip.Child("path"), it.Path))
+			}
+			paths.Insert(it.Path)
+		}
+		all = append(all, validateMode(it.Mode, ip.Child("mode"))...)
+		if it.User != nil {
+			all = append(all, forbidden(ip.Child("user"), "items[].user is"))
+		}
+	}
+	return all
+}
+
+func validateMode(mode *int32, p *field.Path) field.ErrorList {
+	if mode != nil && (*mode > 0o777 || *mode < 0) {
+		return field.ErrorList{field.Invalid(p, *mode, "must be a number between 0 and 0777 (octal), both inclusive")}
+	}
+	return nil
 }

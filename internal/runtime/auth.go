@@ -14,6 +14,8 @@ import (
 	"github.com/containerd/containerd/v2/core/remotes"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/core/remotes/docker/config"
+
+	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
 // DefaultAuthFiles are podhost's own auth file, then root's (or $HOME's)
@@ -43,7 +45,18 @@ type dockerAuth struct {
 // an https attempt first) for localhost/127.0.0.1 registries with a port;
 // other registries need a hosts.toml.
 func (r *Runtime) resolver(ctx context.Context) remotes.Resolver {
-	opts := config.HostOptions{Credentials: r.credentials}
+	creds := r.credentials
+	if pod := runtimeapi.PullAuth(ctx); len(pod) > 0 {
+		creds = func(host string) (string, string, error) {
+			for _, data := range pod {
+				if user, secret, ok, err := authFrom(data, host); err == nil && ok {
+					return user, secret, nil
+				}
+			}
+			return r.credentials(host)
+		}
+	}
+	opts := config.HostOptions{Credentials: creds}
 	if r.HostsDir != "" {
 		opts.HostDir = config.HostDirFromRoot(r.HostsDir)
 	}
@@ -76,6 +89,11 @@ func lookupAuth(file, host string) (user, secret string, ok bool, err error) {
 	if err != nil {
 		return "", "", false, err
 	}
+	return authFrom(data, host)
+}
+
+// authFrom finds host in one docker config document.
+func authFrom(data []byte, host string) (user, secret string, ok bool, err error) {
 	var cfg dockerConfig
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return "", "", false, fmt.Errorf("parse: %w", err)

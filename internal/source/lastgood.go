@@ -36,23 +36,31 @@ func (s *scanner) loadStored() {
 			continue // a URLSource's (url.go)
 		}
 		s.stored[r.Path] = r.Data
-		pods, err := manifest.Decode(r.Path, r.Data)
+		objs, err := manifest.DecodeObjects(r.Path, r.Data)
 		if err != nil {
 			s.log.Warn("stored last good manifest no longer decodes; ignored", "file", r.Path, "err", err)
 			continue
 		}
-		s.good[r.Path] = pods
+		if len(objs.Secrets) > 0 { // never the case: files with Secrets are not stored
+			continue
+		}
+		s.good[r.Path] = objs
 	}
 }
 
 // persist records data as the last good content of path, when it changed.
 // A failed write is logged and retried at the next relist.
 //
-// Today a manifest holds only Pods. When manifests may carry Secrets, this
-// is where their values must be kept out of the store: persist the file
-// with the Secret data stripped (and re-read it from the file), never raw.
-func (s *scanner) persist(path string, data []byte) {
+// A file holding a Secret is never stored (Secret values must not reach the
+// disk): its last good version lives in memory only, and is re-read from
+// the file when podhost starts. Its stored record, if an earlier version
+// without a Secret left one, is deleted.
+func (s *scanner) persist(path string, data []byte, hasSecret bool) {
 	if s.store == nil {
+		return
+	}
+	if hasSecret {
+		s.unstore(path)
 		return
 	}
 	if old, ok := s.stored[path]; ok && bytes.Equal(old, data) {
@@ -63,6 +71,18 @@ func (s *scanner) persist(path string, data []byte) {
 		return
 	}
 	s.stored[path] = bytes.Clone(data)
+}
+
+// unstore deletes the stored record of path, if any.
+func (s *scanner) unstore(path string) {
+	if _, ok := s.stored[path]; !ok {
+		return
+	}
+	if err := s.store.DeleteManifest(path); err != nil {
+		s.log.Warn("forget last good manifest", "file", path, "err", err)
+		return
+	}
+	delete(s.stored, path)
 }
 
 // forgetStored deletes the records of files that are gone (not seen by

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"syscall"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/podhost/podhost/internal/manifest"
 )
 
@@ -75,7 +73,7 @@ func Scan(dir string, allowInsecure bool) (Snapshot, error) {
 // to, so a relist only decodes files whose content changed.
 type cacheEntry struct {
 	data []byte
-	pods []*corev1.Pod
+	objs manifest.Objects
 	err  error
 }
 
@@ -88,7 +86,7 @@ type scanner struct {
 	dir           string
 	allowInsecure bool
 	cache         map[string]*cacheEntry
-	good          map[string][]*corev1.Pod
+	good          map[string]manifest.Objects
 
 	store  LastGood          // nil: nothing persisted (Scan)
 	log    *slog.Logger      // store problems
@@ -99,15 +97,15 @@ type scanner struct {
 func newScanner(dir string, allowInsecure bool) *scanner {
 	return &scanner{
 		dir: dir, allowInsecure: allowInsecure,
-		cache: map[string]*cacheEntry{}, good: map[string][]*corev1.Pod{},
+		cache: map[string]*cacheEntry{}, good: map[string]manifest.Objects{},
 		log: slog.Default(), stored: map[string][]byte{},
 	}
 }
 
-// filePods is the outcome for one file: its pods (fresh or kept) and errors.
+// filePods is the outcome for one file: its objects (fresh or kept) and errors.
 type filePods struct {
 	path string
-	pods []*corev1.Pod
+	objs manifest.Objects
 	errs []error
 	kept bool // pods are the last good version; the file is now invalid
 }
@@ -154,19 +152,22 @@ func (s *scanner) scan() (Snapshot, error) {
 // loadFile reads one file. ok is false when the file vanished meanwhile.
 func (s *scanner) loadFile(path string) (*filePods, bool) {
 	fp := &filePods{path: path}
-	pods, data, err := s.read(path)
+	objs, data, err := s.read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
 	if err == nil {
-		s.good[path] = pods
-		s.persist(path, data)
-		fp.pods = pods
+		err = checkImmutable(filepath.Base(path), s.good[path], objs)
+	}
+	if err == nil {
+		s.good[path] = objs
+		s.persist(path, data, len(objs.Secrets) > 0)
+		fp.objs = objs
 		return fp, true
 	}
 	fp.errs = append(fp.errs, err)
 	if prev, ok := s.good[path]; ok {
-		fp.pods = prev
+		fp.objs = prev
 		fp.kept = true
 	}
 	return fp, true
@@ -174,45 +175,68 @@ func (s *scanner) loadFile(path string) (*filePods, bool) {
 
 // read opens path (following symlinks), checks the target's type, owner,
 // mode and size, and decodes it (cached by content). It returns the bytes
-// read with the pods.
-func (s *scanner) read(path string) ([]*corev1.Pod, []byte, error) {
+// read with the objects. A file holding a Secret must not be
+// world-readable (checked even with allowInsecure).
+func (s *scanner) read(path string) (manifest.Objects, []byte, error) {
+	objs, data, fi, err := s.decode(path)
+	if err == nil && len(objs.Secrets) > 0 && fi.Mode().Perm()&0o004 != 0 {
+		err = fmt.Errorf("%s: %w: mode %04o is world-readable and the file holds a Secret (chmod o-r)", filepath.Base(path), ErrInsecure, fi.Mode().Perm())
+	}
+	if err != nil {
+		return manifest.Objects{}, nil, err
+	}
+	return objs, data, nil
+}
+
+func (s *scanner) decode(path string) (manifest.Objects, []byte, fs.FileInfo, error) {
+	var none manifest.Objects
 	base := filepath.Base(path)
 	data, fi, err := manifest.ReadBytes(path)
 	if err != nil {
 		var el manifest.ErrorList
 		switch {
 		case errors.As(err, &el):
-			return nil, nil, err
+			return none, nil, nil, err
 		case errors.Is(err, fs.ErrNotExist):
 			if _, lerr := os.Lstat(path); lerr == nil {
-				return nil, nil, fmt.Errorf("%s: dangling symlink", base)
+				return none, nil, nil, fmt.Errorf("%s: dangling symlink", base)
 			}
-			return nil, nil, errors.Unwrap(err)
+			return none, nil, nil, errors.Unwrap(err)
 		}
-		return nil, nil, fmt.Errorf("%s: %w", base, errors.Unwrap(err))
+		return none, nil, nil, fmt.Errorf("%s: %w", base, errors.Unwrap(err))
 	}
 	if !s.allowInsecure {
 		if err := checkInfo(base, fi); err != nil {
-			return nil, nil, err
+			return none, nil, nil, err
 		}
 	}
 	if c := s.cache[path]; c != nil && bytes.Equal(c.data, data) {
-		return c.pods, data, c.err
+		return c.objs, data, fi, c.err
 	}
-	pods, err := manifest.Decode(path, data)
-	s.cache[path] = &cacheEntry{data: data, pods: pods, err: err}
-	return pods, data, err
+	objs, err := manifest.DecodeObjects(path, data)
+	s.cache[path] = &cacheEntry{data: data, objs: objs, err: err}
+	return objs, data, fi, err
 }
 
 // assemble resolves duplicate full names (first file by name wins; files
 // come sorted from ReadDir) and builds the snapshot.
 func assemble(files []*filePods) Snapshot {
 	var snap Snapshot
-	owner := map[string]string{} // full name → base name of the defining file
+	owner := map[string]string{} // kind + full name → base name of the defining file
 	for _, fp := range files {
 		base := filepath.Base(fp.path)
 		var kept []string
-		for _, p := range fp.pods {
+		for _, cm := range fp.objs.ConfigMaps {
+			if claim(owner, "ConfigMap", cm.Namespace+"/"+cm.Name, base, fp) {
+				snap.ConfigMaps = append(snap.ConfigMaps, cm)
+			}
+		}
+		for _, sec := range fp.objs.Secrets {
+			if claim(owner, "Secret", sec.Namespace+"/"+sec.Name, base, fp) {
+				snap.Secrets = append(snap.Secrets, sec)
+			}
+		}
+		for _, p := range fp.objs.Pods {
 			name := manifest.FullName(p)
 			if other, dup := owner[name]; dup {
 				fp.errs = append(fp.errs, fmt.Errorf("%s: duplicate pod %s, already defined in %s", base, name, other))
@@ -230,4 +254,16 @@ func assemble(files []*filePods) Snapshot {
 	}
 	slices.SortFunc(snap.Errors, func(a, b FileError) int { return strings.Compare(a.File, b.File) })
 	return snap
+}
+
+// claim records base as the file defining kind name, or adds a duplicate
+// error to fp when an earlier file already does.
+func claim(owner map[string]string, kind, name, base string, fp *filePods) bool {
+	key := kind + " " + name
+	if other, dup := owner[key]; dup {
+		fp.errs = append(fp.errs, fmt.Errorf("%s: duplicate %s %s, already defined in %s", base, kind, name, other))
+		return false
+	}
+	owner[key] = base
+	return true
 }

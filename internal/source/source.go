@@ -71,8 +71,12 @@ func (e FileError) Error() string { return e.Err.Error() }
 
 // Snapshot is the desired set read from the manifest dir.
 type Snapshot struct {
-	Pods   []*corev1.Pod // in file name order, then document order
-	Errors []FileError   // sorted by File
+	Pods []*corev1.Pod // in file name order, then document order
+	// ConfigMaps and Secrets declared in the manifests (same order and
+	// duplicate rule as Pods, per kind).
+	ConfigMaps []*corev1.ConfigMap
+	Secrets    []*corev1.Secret
+	Errors     []FileError // sorted by File
 }
 
 // Source watches a manifest dir.
@@ -200,7 +204,7 @@ func (s *Source) sync(ctx context.Context, out chan<- Snapshot) error {
 		return nil
 	}
 	s.emitted, s.last = true, key
-	s.log.Info("manifests changed", "pods", len(snap.Pods), "errors", len(snap.Errors))
+	s.log.Info("manifests changed", "pods", len(snap.Pods), "configMaps", len(snap.ConfigMaps), "secrets", len(snap.Secrets), "errors", len(snap.Errors))
 	for _, fe := range snap.Errors {
 		s.log.Warn("manifest error", "file", fe.File, "err", fe.Err, "kept", fe.Kept)
 	}
@@ -221,6 +225,7 @@ func (s Snapshot) key() string {
 	for _, p := range s.Pods {
 		ids = append(ids, string(p.UID)+" "+manifest.Hash(p))
 	}
+	ids = append(ids, s.dataKeys()...)
 	slices.Sort(ids)
 	var b strings.Builder
 	for _, id := range ids {

@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -238,7 +237,7 @@ func normalize(body []byte) ([]byte, error) {
 		return body, nil
 	}
 	if head.APIVersion != "v1" {
-		return nil, fmt.Errorf("List apiVersion %q: only v1 is supported", head.APIVersion)
+		return nil, fmt.Errorf("a List of apiVersion %q: only v1 is supported", head.APIVersion)
 	}
 	docs := make([]string, 0, len(head.Items))
 	for _, it := range head.Items {
@@ -278,16 +277,3 @@ func (u *URLSource) loadStored() {
 // IsURLKey reports whether a stored last good key is a URL source's (the
 // dir's scanner leaves those alone).
 func IsURLKey(key string) bool { return strings.Contains(key, "://") }
-
-var errNoURL = errors.New("no manifest URL")
-
-// Validate checks the config before the daemon starts.
-func (c URLConfig) Validate() error {
-	if c.URL == "" {
-		return errNoURL
-	}
-	if !strings.HasPrefix(c.URL, "http://") && !strings.HasPrefix(c.URL, "https://") {
-		return fmt.Errorf("manifestURL %q: must be http:// or https://", c.URL)
-	}
-	return nil
-}

@@ -2,13 +2,16 @@ package spec
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // defaultPath is containerd's default PATH (oci.WithDefaultPathEnv).
@@ -66,21 +69,36 @@ func mergeEnv(env []string, add ...string) []string {
 }
 
 // ResolveEnv returns the container's own environment as the kubelet
-// computes it (makeEnvironmentVariables): envFrom, then env in order; plain
-// values expand $(VAR) against the variables defined before them; valueFrom
-// is resolved from the pod (fieldRef, resourceFieldRef). Names keep their
-// first position; a later definition replaces the value. ConfigMap and
-// Secret sources are not supported yet: optional ones are skipped, others
-// are errors.
+// computes it (makeEnvironmentVariables): envFrom (ConfigMaps and Secrets,
+// keys sorted, with the prefix; keys that are not valid variable names are
+// skipped with an InvalidEnvironmentVariableNames warning), then env in
+// order; plain values expand $(VAR) against the variables defined before
+// them; valueFrom is resolved from the pod (fieldRef, resourceFieldRef) or
+// from a ConfigMap or Secret (configMapKeyRef, secretKeyRef). Names keep
+// their first position; a later definition replaces the value. A missing
+// ConfigMap, Secret or key is an error unless the reference is optional.
 func ResolveEnv(p Pod, c *corev1.Container) ([]corev1.EnvVar, error) {
-	for i, from := range c.EnvFrom {
-		if err := unsupportedEnvFrom(from); err != nil {
-			return nil, fmt.Errorf("envFrom[%d]: %w", i, err)
-		}
-	}
 	var out []corev1.EnvVar
 	index := map[string]int{}
 	vars := map[string]string{}
+	set := func(name, value string) {
+		vars[name] = value
+		if i, ok := index[name]; ok {
+			out[i].Value = value
+			return
+		}
+		index[name] = len(out)
+		out = append(out, corev1.EnvVar{Name: name, Value: value})
+	}
+	for i, from := range c.EnvFrom {
+		kv, err := envFromValues(p, from)
+		if err != nil {
+			return nil, fmt.Errorf("envFrom[%d]: %w", i, err)
+		}
+		for _, e := range kv {
+			set(e.Name, e.Value)
+		}
+	}
 	for _, e := range c.Env {
 		value := e.Value
 		switch {
@@ -96,25 +114,58 @@ func ResolveEnv(p Pod, c *corev1.Container) ([]corev1.EnvVar, error) {
 		case value != "":
 			value = Expand(value, lookupIn(vars))
 		}
-		vars[e.Name] = value
-		if i, ok := index[e.Name]; ok {
-			out[i].Value = value
-			continue
-		}
-		index[e.Name] = len(out)
-		out = append(out, corev1.EnvVar{Name: e.Name, Value: value})
+		set(e.Name, value)
 	}
 	return out, nil
 }
 
-func unsupportedEnvFrom(from corev1.EnvFromSource) error {
+// envFromValues returns the variables of one envFrom source, sorted by
+// name; an optional source that does not exist gives none.
+func envFromValues(p Pod, from corev1.EnvFromSource) ([]corev1.EnvVar, error) {
+	ns := p.Pod.Namespace
+	data := map[string]string{}
+	var kind, name string
 	switch {
-	case from.ConfigMapRef != nil && !isTrue(from.ConfigMapRef.Optional):
-		return fmt.Errorf("configMapRef %q: ConfigMaps are not supported yet", from.ConfigMapRef.Name)
-	case from.SecretRef != nil && !isTrue(from.SecretRef.Optional):
-		return fmt.Errorf("secretRef %q: Secrets are not supported yet", from.SecretRef.Name)
+	case from.ConfigMapRef != nil:
+		kind, name = "configMap", from.ConfigMapRef.Name
+		cm, ok := p.data().ConfigMap(ns, name)
+		if !ok {
+			if isTrue(from.ConfigMapRef.Optional) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("configmap %q not found", name)
+		}
+		maps.Copy(data, cm.Data)
+	case from.SecretRef != nil:
+		kind, name = "secret", from.SecretRef.Name
+		sec, ok := p.data().Secret(ns, name)
+		if !ok {
+			if isTrue(from.SecretRef.Optional) {
+				return nil, nil
+			}
+			return nil, fmt.Errorf("secret %q not found", name)
+		}
+		for k, v := range sec.Data {
+			data[k] = string(v)
+		}
+	default:
+		return nil, nil
 	}
-	return nil
+	var out []corev1.EnvVar
+	var invalid []string
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		key := from.Prefix + k
+		if len(validation.IsRelaxedEnvVarName(key)) > 0 {
+			invalid = append(invalid, key)
+			continue
+		}
+		out = append(out, corev1.EnvVar{Name: key, Value: data[k]})
+	}
+	if len(invalid) > 0 && p.Warn != nil {
+		p.Warn("InvalidEnvironmentVariableNames", fmt.Sprintf("Keys [%s] from the EnvFrom %s %s/%s were skipped since they are considered invalid environment variable names.",
+			strings.Join(invalid, ", "), kind, ns, name))
+	}
+	return out, nil
 }
 
 // resolveValueFrom returns the value of a valueFrom source, or skip for an
@@ -128,17 +179,62 @@ func resolveValueFrom(p Pod, c *corev1.Container, from *corev1.EnvVarSource) (st
 		v, err := resourceValue(p, c, from.ResourceFieldRef)
 		return v, false, err
 	case from.ConfigMapKeyRef != nil:
-		if isTrue(from.ConfigMapKeyRef.Optional) {
-			return "", true, nil
-		}
-		return "", false, fmt.Errorf("configMapKeyRef %q: ConfigMaps are not supported yet", from.ConfigMapKeyRef.Name)
+		return configMapKey(p, from.ConfigMapKeyRef)
 	case from.SecretKeyRef != nil:
-		if isTrue(from.SecretKeyRef.Optional) {
-			return "", true, nil
-		}
-		return "", false, fmt.Errorf("secretKeyRef %q: Secrets are not supported yet", from.SecretKeyRef.Name)
+		return secretKey(p, from.SecretKeyRef)
 	}
 	return "", false, fmt.Errorf("unsupported valueFrom source")
+}
+
+func configMapKey(p Pod, ref *corev1.ConfigMapKeySelector) (string, bool, error) {
+	optional := isTrue(ref.Optional)
+	cm, ok := p.data().ConfigMap(p.Pod.Namespace, ref.Name)
+	if !ok {
+		if optional {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("configmap %q not found", ref.Name)
+	}
+	v, ok := cm.Data[ref.Key]
+	if !ok {
+		if optional {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in ConfigMap %s/%s", ref.Key, p.Pod.Namespace, ref.Name)
+	}
+	return v, false, nil
+}
+
+func secretKey(p Pod, ref *corev1.SecretKeySelector) (string, bool, error) {
+	optional := isTrue(ref.Optional)
+	sec, ok := p.data().Secret(p.Pod.Namespace, ref.Name)
+	if !ok {
+		if optional {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("secret %q not found", ref.Name)
+	}
+	v, ok := sec.Data[ref.Key]
+	if !ok {
+		if optional {
+			return "", true, nil
+		}
+		return "", false, fmt.Errorf("couldn't find key %s in Secret %s/%s", ref.Key, p.Pod.Namespace, ref.Name)
+	}
+	return string(v), false, nil
+}
+
+// noData is the DataSource of a Pod without one: nothing exists.
+type noData struct{}
+
+func (noData) ConfigMap(string, string) (*corev1.ConfigMap, bool) { return nil, false }
+func (noData) Secret(string, string) (*corev1.Secret, bool)       { return nil, false }
+
+func (p Pod) data() DataSource {
+	if p.Data == nil {
+		return noData{}
+	}
+	return p.Data
 }
 
 // fieldValue resolves a downward-API fieldRef for an env var.
@@ -178,15 +274,24 @@ func fieldValue(p Pod, path string) (string, error) {
 	return "", fmt.Errorf("fieldRef %q is not supported", path)
 }
 
+// ResourceValue resolves a resourceFieldRef of pod (downwardAPI volume
+// files) with the node's allocatable, as resourceValue.
+func ResourceValue(pod *corev1.Pod, allocatable corev1.ResourceList, ref *corev1.ResourceFieldSelector) (string, error) {
+	return resourceValue(Pod{Pod: pod, Host: HostLimits{Allocatable: allocatable}}, nil, ref)
+}
+
 // resourceValue resolves a resourceFieldRef like the kubelet: limits fall
 // back to the node's allocatable; values are divided by the divisor (default
 // 1) and rounded up.
 func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
-	if ref.ContainerName != "" && ref.ContainerName != c.Name {
+	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
 		if target = findContainer(p.Pod, ref.ContainerName); target == nil {
 			return "", fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
 		}
+	}
+	if target == nil {
+		return "", fmt.Errorf("resourceFieldRef: containerName is required")
 	}
 	kind, name, ok := strings.Cut(ref.Resource, ".")
 	if !ok || (kind != "limits" && kind != "requests") {

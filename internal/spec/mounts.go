@@ -115,7 +115,7 @@ func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged b
 	if err != nil {
 		return specs.Mount{}, err
 	}
-	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly), nil
+	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly || vol.ReadOnly), nil
 }
 
 // joinSubPath joins a relative subPath below base, refusing absolute paths

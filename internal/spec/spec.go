@@ -88,11 +88,26 @@ type Pod struct {
 	// prepared emptyDir). Every volumeMount must name one.
 	Volumes map[string]Volume
 	Host    HostLimits
+	// Data finds the ConfigMaps and Secrets that env and envFrom reference
+	// (*configdata.Store); nil: none exist.
+	Data DataSource
+	// Warn, if set, receives warnings for the pod's events (e.g. envFrom
+	// keys skipped as invalid variable names). Never given Secret values.
+	Warn func(reason, message string)
+}
+
+// DataSource finds ConfigMaps and Secrets by namespace and name.
+type DataSource interface {
+	ConfigMap(namespace, name string) (*corev1.ConfigMap, bool)
+	Secret(namespace, name string) (*corev1.Secret, bool)
 }
 
 // Volume is one prepared pod volume.
 type Volume struct {
 	HostPath string
+	// ReadOnly mounts it read-only in every container (configMap and
+	// secret volumes, as the kubelet's read-only API data volumes).
+	ReadOnly bool
 }
 
 // Container is the container side of a spec.

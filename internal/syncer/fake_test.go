@@ -273,7 +273,8 @@ func (h *fakeHost) ListPods(context.Context) ([]cgroups.PodCgroup, error) {
 func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, error) {
 	return map[string]string{}, h.err("volumes")
 }
-func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
+func (h *fakeHost) Cleanup(context.Context, types.UID) error   { return nil }
+func (h *fakeHost) Refresh(context.Context, *corev1.Pod) error { return nil }
 func (h *fakeHost) TerminationLog(uid types.UID, container, id string) (string, error) {
 	if err := h.err("termlog"); err != nil {
 		return "", err

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -18,6 +19,7 @@ import (
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/volumes"
 )
 
 // errBackoff marks a container waiting out a back-off: not a sync failure
@@ -148,6 +150,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		pullStart = s.now()
 		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	})
+	ctx = runtimeapi.WithPullAuth(ctx, s.pullSecrets(pod))
 	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
 	switch {
 	case err == nil:
@@ -189,11 +192,21 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	for name, p := range in.volumes {
 		vols[name] = spec.Volume{HostPath: p}
 	}
+	for i := range in.pod.Spec.Volumes {
+		v := &in.pod.Spec.Volumes[i]
+		if vol, ok := vols[v.Name]; ok && volumes.IsDataVolume(v) {
+			vol.ReadOnly = true
+			vols[v.Name] = vol
+		}
+	}
 	sb := in.sandbox
+	pod := in.pod
 	return spec.Pod{
 		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, SandboxID: sb.ID, PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
+		Data: s.cfg.Data,
+		Warn: func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
 	}
 }
 
@@ -239,4 +252,33 @@ func withScopeStopTimeout(grace time.Duration) oci.SpecOpts {
 	return oci.WithAnnotations(map[string]string{
 		"org.systemd.property.TimeoutStopUSec": fmt.Sprintf("uint64 %d", grace.Microseconds()),
 	})
+}
+
+// pullSecrets returns the docker config documents of the pod's
+// imagePullSecrets (type kubernetes.io/dockerconfigjson), used for its
+// pulls ahead of the runtime's auth files. Missing ones are reported as
+// the kubelet does and the pull goes on.
+func (s *Syncer) pullSecrets(pod *corev1.Pod) [][]byte {
+	if len(pod.Spec.ImagePullSecrets) == 0 {
+		return nil
+	}
+	var out [][]byte
+	var missing []string
+	for _, ref := range pod.Spec.ImagePullSecrets {
+		var sec *corev1.Secret
+		ok := false
+		if s.cfg.Data != nil {
+			sec, ok = s.cfg.Data.Secret(pod.Namespace, ref.Name)
+		}
+		if !ok || sec.Type != corev1.SecretTypeDockerConfigJson {
+			missing = append(missing, fmt.Sprintf("%q", ref.Name))
+			continue
+		}
+		out = append(out, sec.Data[corev1.DockerConfigJsonKey])
+	}
+	if len(missing) > 0 {
+		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedToRetrieveImagePullSecret",
+			fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", ")))
+	}
+	return out
 }

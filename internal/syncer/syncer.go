@@ -72,6 +72,9 @@ type Cgroups interface {
 // Volumes prepares and removes pod volumes.
 type Volumes interface {
 	Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// Refresh rewrites the prepared configMap and secret volumes of a
+	// running pod from the current ConfigMaps and Secrets.
+	Refresh(ctx context.Context, pod *corev1.Pod) error
 	Cleanup(ctx context.Context, uid types.UID) error
 	ListPods() ([]types.UID, error)
 	// TerminationLog creates the empty termination-log file of one
@@ -112,6 +115,9 @@ type Config struct {
 	// CrashLoopBackOffMax caps the crash-loop back-off (0: the kubelet's
 	// 5 min); below 10 s it is also the first delay.
 	CrashLoopBackOffMax time.Duration
+	// Data finds the ConfigMaps and Secrets containers reference
+	// (*configdata.Store); nil: none exist.
+	Data spec.DataSource
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one

@@ -16,6 +16,7 @@ import (
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/status"
+	"github.com/podhost/podhost/internal/volumes"
 )
 
 // SyncPod moves the pod towards its spec: pod cgroup, sandbox, init
@@ -49,6 +50,14 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
+	if !actions.KillPod && !actions.Terminal && volumes.HasDataVolumes(pod) {
+		// A changed ConfigMap or Secret shows in the running pod's files
+		// (the manager wakes the pods that reference it); the pod is not
+		// restarted.
+		if err := s.vol.Refresh(ctx, pod); err != nil {
+			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
+		}
+	}
 	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
 		len(actions.StartSidecars) > 0 || len(actions.Start) > 0 {
 		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {

@@ -4,6 +4,13 @@
 //   - hostPath: checked against its declared type (DirectoryOrCreate creates a
 //     0755 directory, FileOrCreate an empty 0644 file; Directory, File, Socket,
 //     CharDevice and BlockDevice must already exist with that type).
+//   - configMap, secret: the keys of a ConfigMap or Secret of the manifest
+//     dir, written with the kubelet's atomic layout (WriteAtomic) into
+//     <root>/<pod uid>/volumes/configmap/<name> or .../secret/<name>; a
+//     secret volume is a tmpfs, so Secret values never reach the disk.
+//     Refresh rewrites them when the object changes while the pod runs.
+//   - downwardAPI, projected (configMap, secret, downwardAPI sources): the
+//     same layout, on a tmpfs.
 //   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
 //     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there,
 //     limited to sizeLimit when set.
@@ -24,11 +31,19 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/configdata"
 )
 
 // Manager prepares and removes pod volumes under Root (e.g. /var/lib/podhost/pods).
 type Manager struct {
 	Root string
+	// Data finds the ConfigMaps and Secrets of configMap, secret and
+	// projected volumes (*configdata.Store); nil: none exist.
+	Data configdata.Lookup
+	// Allocatable is the node's allocatable resources: what downwardAPI
+	// resourceFieldRef limits report for containers without a limit.
+	Allocatable corev1.ResourceList
 }
 
 // New returns a Manager rooted at root.
@@ -56,6 +71,8 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]stri
 			if err == nil {
 				err = setOwnership(p, fsGroup(pod))
 			}
+		case IsDataVolume(&v):
+			p, err = m.prepareData(pod, &v)
 		default:
 			err = errors.New("volume type not supported by podhost")
 		}
@@ -180,23 +197,32 @@ func isMountPoint(dir string) (bool, error) {
 // Cleanup unmounts and removes everything of pod uid. Missing is success.
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
-	empty := filepath.Join(dir, "volumes", "empty-dir")
-	entries, err := os.ReadDir(empty)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range entries {
-		p := filepath.Join(empty, e.Name())
-		if mounted, _ := isMountPoint(p); mounted {
-			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
-				return fmt.Errorf("unmount %s: %w", p, err)
-			}
+	for _, kind := range tmpfsKinds {
+		if err := unmountAll(filepath.Join(dir, "volumes", kind)); err != nil {
+			return err
 		}
 	}
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
 	return ctx.Err()
+}
+
+// unmountAll unmounts every volume dir under kindDir that is a mount point.
+func unmountAll(kindDir string) error {
+	entries, err := os.ReadDir(kindDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range entries {
+		p := filepath.Join(kindDir, e.Name())
+		if mounted, _ := isMountPoint(p); mounted {
+			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+				return fmt.Errorf("unmount %s: %w", p, err)
+			}
+		}
+	}
+	return nil
 }
 
 // ListPods returns the UIDs that have a directory under Root.
