@@ -28,6 +28,7 @@ func Combine(snaps ...Snapshot) Snapshot {
 	var out Snapshot
 	owner := map[string]string{} // full name → its source
 	extra := map[string][]error{}
+	seen := map[string]bool{} // "kind ns/name" of ConfigMaps and Secrets
 	for _, s := range snaps {
 		for _, p := range s.Pods {
 			name, src := manifest.FullName(p), sourceOf(p)
@@ -38,6 +39,8 @@ func Combine(snaps ...Snapshot) Snapshot {
 			owner[name] = src
 			out.Pods = append(out.Pods, p)
 		}
+		out.ConfigMaps = appendFirst(out.ConfigMaps, s.ConfigMaps, seen)
+		out.Secrets = appendFirst(out.Secrets, s.Secrets, seen)
 		out.Errors = append(out.Errors, s.Errors...)
 	}
 	if problems := order.Check(out.Pods, order.CheckOptions{}); len(problems) > 0 {
@@ -50,6 +53,25 @@ func Combine(snaps ...Snapshot) Snapshot {
 		out.Pods = slices.DeleteFunc(slices.Clone(out.Pods), func(p *corev1.Pod) bool { return bad[p] })
 	}
 	out.Errors = mergeErrors(out.Errors, extra)
+	return out
+}
+
+// appendFirst appends the objects (ConfigMaps or Secrets) of one source
+// whose kind and namespace/name no earlier source defined: the first
+// definition wins, as for pods (each source already reported its own
+// duplicates).
+func appendFirst[T interface {
+	GetNamespace() string
+	GetName() string
+}](out, objs []T, seen map[string]bool) []T {
+	for _, o := range objs {
+		key := fmt.Sprintf("%T %s/%s", o, o.GetNamespace(), o.GetName())
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, o)
+	}
 	return out
 }
 
