@@ -78,17 +78,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
 	}
-	if termLog != "" {
-		cfg.Labels[podstate.LabelTerminationLog] = termLog
-		cfg.Labels[podstate.LabelTerminationPolicy] = string(c.TerminationMessagePolicy)
-	}
-	if v := s.preStopLabel(c); v != "" {
-		cfg.Labels[podstate.LabelPreStop] = v
-	}
-	if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil {
-		// lifecycle.stopSignal wins over the image's STOPSIGNAL, as in the kubelet.
-		cfg.Labels[podstate.LabelStopSignal] = string(*c.Lifecycle.StopSignal)
-	}
+	s.addStopLabels(cfg.Labels, c, termLog)
 	tSpec := time.Since(t0)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)
@@ -226,6 +216,23 @@ func (s *Syncer) labels(pod *corev1.Pod, sandboxID, name string, init bool, rest
 		l[podstate.LabelInit] = "true"
 	}
 	return l
+}
+
+// addStopLabels records on the container what its stop and exit need
+// without the pod spec (orphans, restarts): the termination-message file and
+// policy, the preStop hook, and lifecycle.stopSignal, which wins over the
+// image's STOPSIGNAL, as in the kubelet.
+func (s *Syncer) addStopLabels(l map[string]string, c *corev1.Container, termLog string) {
+	if termLog != "" {
+		l[podstate.LabelTerminationLog] = termLog
+		l[podstate.LabelTerminationPolicy] = string(c.TerminationMessagePolicy)
+	}
+	if v := s.preStopLabel(c); v != "" {
+		l[podstate.LabelPreStop] = v
+	}
+	if c.Lifecycle != nil && c.Lifecycle.StopSignal != nil {
+		l[podstate.LabelStopSignal] = string(*c.Lifecycle.StopSignal)
+	}
 }
 
 // pruneOld removes dead instances of a container older than the previous
