@@ -42,13 +42,17 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 func newDescribeCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	cmd := &cobra.Command{
-		Use:   "describe pod NAME",
-		Short: "Show a pod's details: containers, states, conditions and events",
+		Use:   "describe pod|configmap|secret NAME",
+		Short: "Show a pod's details (containers, states, conditions, events), or a ConfigMap or Secret (Secret values never shown)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
 				return err
+			}
+			if r := cli.DataResource(args[0]); r != "" {
+				return cli.DescribeData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir,
+					AllowInsecure: cfg.AllowInsecureManifests, Namespace: opts.Namespace, Name: args[1]}, g.streams)
 			}
 			if err := cli.CheckResource(args[0]); err != nil {
 				return err

@@ -144,3 +144,57 @@ func TestDeleteConfigDataByFile(t *testing.T) {
 		t.Errorf("delete -f all = %q, %v", out.String(), err)
 	}
 }
+
+// delete by name: kubectl's "configmap NAME" and "secret/NAME" forms.
+func TestDeleteConfigDataByName(t *testing.T) {
+	all := cmYAML("one", false) + "---\n" + secretYAML + "---\n" + podYAML("web", "img:1")
+	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
+	var out bytes.Buffer
+	streams := IOStreams{Out: &out, ErrOut: &out}
+	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, streams); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		names []string
+		want  string
+	}{
+		{[]string{"configmap", "app"}, "configmap \"app\" deleted\n"},
+		{[]string{"secret/creds"}, "secret \"creds\" deleted\n"},
+		{[]string{"web"}, "pod \"web\" deleted\n"},
+	} {
+		out.Reset()
+		if err := Delete(context.Background(), DeleteOptions{Names: tc.names, ManifestDir: e.manifests}, streams); err != nil || out.String() != tc.want {
+			t.Errorf("delete %v = %q, %v; want %q", tc.names, out.String(), err, tc.want)
+		}
+	}
+	if left := dirState(t, e.manifests); len(left) != 0 {
+		t.Errorf("manifest dir after deleting everything: %v", left)
+	}
+}
+
+// describe configmap shows its values; describe secret only sizes.
+func TestDescribeData(t *testing.T) {
+	all := cmYAML("one", false) + "---\n" + secretYAML
+	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
+	var out bytes.Buffer
+	streams := IOStreams{Out: &out, ErrOut: &out}
+	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, streams); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := DescribeData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: "default", Name: "app"}, streams); err != nil ||
+		!strings.Contains(out.String(), "Name:         app") || !strings.Contains(out.String(), "k:\n----\none") {
+		t.Fatalf("describe configmap = %q, %v", out.String(), err)
+	}
+	out.Reset()
+	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Name: "creds"}, streams); err != nil ||
+		!strings.Contains(out.String(), "Type:  Opaque") || !strings.Contains(out.String(), "pw:  6 bytes") {
+		t.Fatalf("describe secret = %q, %v", out.String(), err)
+	}
+	if strings.Contains(out.String(), "s3cr3t") || strings.Contains(out.String(), "czNjcjN0") {
+		t.Fatal("describe secret printed the value")
+	}
+	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Name: "nope"}, streams); err == nil {
+		t.Fatal("describe of a missing secret succeeded")
+	}
+}

@@ -125,16 +125,39 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 	if err := manifest.ValidateNamespace(ns); err != nil {
 		return nil, err
 	}
-	for _, n := range opts.Names {
-		for _, prefix := range []string{"pod/", "pods/", "po/"} {
-			n = strings.TrimPrefix(n, prefix)
+	names, kind := opts.Names, ""
+	if k, ok := kindOf(names[0]); ok && len(names) > 1 { // kubectl's "delete configmap NAME..."
+		names, kind = names[1:], k
+	}
+	for _, n := range names {
+		k := kind
+		if i := strings.Index(n, "/"); i > 0 { // "pod/web", "configmap/cfg"
+			if kk, ok := kindOf(n[:i]); ok {
+				k, n = kk, n[i+1:]
+			}
 		}
-		if err := manifest.ValidatePodName(n); err != nil {
+		if err := manifest.ValidatePodName(n); err != nil { // ConfigMaps and Secrets: the same DNS-1123 subdomain rule
 			return nil, err
 		}
-		add(target{ns, n, ""})
+		add(target{ns, n, k})
 	}
 	return out, nil
+}
+
+// kindOf maps the resource words kubectl users type to a target kind: ""
+// for pods, "configmap", "secret".
+func kindOf(word string) (string, bool) {
+	switch strings.ToLower(word) {
+	case "pod", "pods", "po":
+		return "", true
+	}
+	switch DataResource(word) {
+	case "configmaps":
+		return "configmap", true
+	case "secrets":
+		return "secret", true
+	}
+	return "", false
 }
 
 // removeDocs deletes the documents of the targets from file: removes the

@@ -114,3 +114,65 @@ func redacted(sec *corev1.Secret) *corev1.Secret {
 	}
 	return out
 }
+
+// DescribeData prints one ConfigMap or Secret of the manifest dir as
+// kubectl describe does: metadata, then each key (a ConfigMap's values; a
+// Secret's sizes only — its values are never printed).
+func DescribeData(o GetDataOptions, s IOStreams) error {
+	if err := validateNames(o.Namespace, o.Name); err != nil {
+		return err
+	}
+	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
+	if err != nil {
+		return err
+	}
+	for _, cm := range snap.ConfigMaps {
+		if o.Resource == "configmaps" && cm.Namespace == o.Namespace && cm.Name == o.Name {
+			describeMeta(s, cm.ObjectMeta)
+			fmt.Fprintf(s.Out, "\nData\n====\n")
+			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
+				fmt.Fprintf(s.Out, "%s:\n----\n%s\n\n", k, cm.Data[k])
+			}
+			fmt.Fprintf(s.Out, "\nBinaryData\n====\n")
+			for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
+				fmt.Fprintf(s.Out, "%s: %d bytes\n", k, len(cm.BinaryData[k]))
+			}
+			return nil
+		}
+	}
+	for _, sec := range snap.Secrets {
+		if o.Resource == "secrets" && sec.Namespace == o.Namespace && sec.Name == o.Name {
+			describeMeta(s, sec.ObjectMeta)
+			fmt.Fprintf(s.Out, "\nType:  %s\n\nData\n====\n", sec.Type)
+			for _, k := range slices.Sorted(maps.Keys(sec.Data)) {
+				fmt.Fprintf(s.Out, "%s:  %d bytes\n", k, len(sec.Data[k]))
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("%s %q not found", o.Resource, o.Name)
+}
+
+func describeMeta(s IOStreams, m metav1.ObjectMeta) {
+	fmt.Fprintf(s.Out, "Name:         %s\nNamespace:    %s\n", m.Name, m.Namespace)
+	fmt.Fprintf(s.Out, "Labels:       %s\nAnnotations:  %s\n", keyValues(m.Labels), keyValues(withoutLastApplied(m.Annotations)))
+}
+
+func keyValues(m map[string]string) string {
+	if len(m) == 0 {
+		return "<none>"
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+"="+m[k])
+	}
+	return strings.Join(parts, "\n              ")
+}
+
+// withoutLastApplied drops kubectl's copy of the applied object (it holds a
+// Secret's values).
+func withoutLastApplied(m map[string]string) map[string]string {
+	out := maps.Clone(m)
+	delete(out, corev1.LastAppliedConfigAnnotation)
+	return out
+}
