@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -107,4 +108,36 @@ func TestRegistryPullAuth(t *testing.T) {
 	}
 	// The next retry comes after the image-pull back-off (10 s, doubling).
 	d.waitPod("private", 2*time.Minute, "running after credentials were added", allRunning)
+}
+
+// TestRegistryPullImagePullSecret: a private registry (htpasswd) pulled
+// through the pod's imagePullSecrets — a kubernetes.io/dockerconfigjson
+// Secret beside the pod — with no global auth file at all.
+func TestRegistryPullImagePullSecret(t *testing.T) {
+	reg, ref := registryImage(t, testenv.RegistryOptions{Htpasswd: true})
+	d := newPodhostd(t)
+	appendConfig(t, d, fmt.Sprintf("authFiles: [%q]\n", filepath.Join(d.dir, "no-such-auth.json")))
+	d.start()
+	cfgPath := filepath.Join(d.dir, "dockerconfig.json")
+	if err := testenv.WriteDockerConfig(cfgPath, reg.Addr, reg.Creds); err != nil {
+		t.Fatal(err)
+	}
+	dockercfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest := fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata: {name: regcred}
+type: kubernetes.io/dockerconfigjson
+data:
+  .dockerconfigjson: %s
+---
+`, base64.StdEncoding.EncodeToString(dockercfg)) + strings.Replace(registryPod("private", ref),
+		"  containers:", "  imagePullSecrets: [{name: regcred}]\n  containers:", 1)
+	d.writeManifestMode("private.yaml", manifest, 0o600)
+	p := d.waitPod("private", 60*time.Second, "running with the pull secret", allRunning)
+	if cs := containerStatus(p, "main"); cs == nil || !strings.Contains(cs.Image, ref) {
+		t.Fatalf("container status %+v, want image %s", cs, ref)
+	}
 }
