@@ -87,9 +87,26 @@ func openChecked(path string, timeout time.Duration) (db *DB, err error) {
 	}
 	if err := db.migrate(); err != nil { // after the check: a damaged file is kept as found
 		_ = db.Close()
+		if writeDamage(err) {
+			return nil, &damageError{fmt.Errorf("state db %s: migration write: %w", path, err)}
+		}
 		return nil, err
 	}
+	// A file can pass the check and still refuse every write (a cut that
+	// left valid meta pages but a high-water mark beyond the end: "file
+	// too large"): one small write proves it usable. A full disk is not
+	// damage (the daemon reports it and it clears by itself).
+	if err := db.ProbeWrite(); writeDamage(err) {
+		_ = db.Close()
+		return nil, &damageError{fmt.Errorf("state db %s: test write: %w", path, err)}
+	}
 	return db, nil
+}
+
+// writeDamage: a failed write that says the file is unusable — anything
+// but a full disk or a newer schema.
+func writeDamage(err error) bool {
+	return err != nil && !errors.Is(err, syscall.ENOSPC) && !errors.Is(err, syscall.EDQUOT) && !errors.Is(err, ErrSchemaTooNew)
 }
 
 // check reads every key and value (so every reachable page) and then runs
