@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/core/snapshots"
+	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/podstate"
@@ -49,6 +50,9 @@ func podContainers(t *testing.T, uid string) map[string]string {
 	out := map[string]string{}
 	for _, c := range cs {
 		labels, err := c.Labels(ctx)
+		if errdefs.IsNotFound(err) {
+			continue // removed between the list and this read (podhost is deleting it)
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
