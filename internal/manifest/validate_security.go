@@ -82,8 +82,8 @@ func refuseLinuxExtras(se *corev1.SELinuxOptions, win *corev1.WindowsSecurityCon
 // kubelet's safe list, and only when the pod does not share that namespace
 // with the host: a sysctl there would change the host.
 func validateSysctl(s *corev1.PodSpec, sc corev1.Sysctl, p *field.Path) field.ErrorList {
-	name := sysctlDotted(sc.Name)
-	switch ns := sysctlNamespace(name); {
+	name := SysctlName(sc.Name)
+	switch ns := SysctlNamespace(name); {
 	case sc.Name == "":
 		return field.ErrorList{field.Required(p.Child("name"), "")}
 	case ns == "":
@@ -96,8 +96,9 @@ func validateSysctl(s *corev1.PodSpec, sc corev1.Sysctl, p *field.Path) field.Er
 	return nil
 }
 
-// sysctlDotted converts the slash form (net/ipv4/ip_forward) to the dotted one.
-func sysctlDotted(name string) string {
+// SysctlName converts the slash form (net/ipv4/ip_forward) to the dotted
+// one, swapping '/' and '.' as Kubernetes does.
+func SysctlName(name string) string {
 	if i := strings.IndexAny(name, "./"); i < 0 || name[i] == '.' {
 		return name
 	}
@@ -112,9 +113,9 @@ func sysctlDotted(name string) string {
 	}, name)
 }
 
-// sysctlNamespace is the namespace a sysctl belongs to ("net", "ipc"), ""
+// SysctlNamespace is the namespace a sysctl belongs to ("net", "ipc"), ""
 // for a host-wide one (the kubelet's namespacedSysctls).
-func sysctlNamespace(name string) string {
+func SysctlNamespace(name string) string {
 	switch {
 	case strings.HasPrefix(name, "net."):
 		return "net"

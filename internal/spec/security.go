@@ -14,6 +14,8 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/manifest"
 )
 
 // AppArmorDefaultProfile is the name podhost loads containerd's default
@@ -384,8 +386,8 @@ func sysctlOpt(pod *corev1.Pod) (oci.SpecOpts, error) {
 	}
 	set := make(map[string]string, len(ps.Sysctls))
 	for _, s := range ps.Sysctls {
-		name := sysctlName(s.Name)
-		switch sysctlNamespace(name) {
+		name := manifest.SysctlName(s.Name)
+		switch manifest.SysctlNamespace(name) {
 		case "net":
 			if pod.Spec.HostNetwork {
 				return nil, fmt.Errorf("sysctl %q is not allowed with hostNetwork", s.Name)
@@ -411,32 +413,4 @@ func sysctlOpt(pod *corev1.Pod) (oci.SpecOpts, error) {
 		}
 		return nil
 	}, nil
-}
-
-// sysctlName converts the slash form (net/ipv4/ip_forward) to the dotted
-// one, swapping '/' and '.' as Kubernetes does.
-func sysctlName(name string) string {
-	if i := strings.IndexAny(name, "./"); i < 0 || name[i] == '.' {
-		return name
-	}
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '.':
-			return '/'
-		case '/':
-			return '.'
-		}
-		return r
-	}, name)
-}
-
-func sysctlNamespace(name string) string {
-	switch {
-	case strings.HasPrefix(name, "net."):
-		return "net"
-	case name == "kernel.sem", strings.HasPrefix(name, "kernel.shm"),
-		strings.HasPrefix(name, "kernel.msg"), strings.HasPrefix(name, "fs.mqueue."):
-		return "ipc"
-	}
-	return ""
 }
