@@ -18,6 +18,21 @@ LOG="$OUT/$phase.log"
 : >"$TAP"
 : >"$LOG"
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# Every call of podhost, ctr and systemctl is bounded, so that a wedged
+# daemon fails the check that met it instead of hanging the phase: wrappers
+# first on PATH (they reach sh -c subshells too) run the real command under
+# timeout(1). A bound is far above what a healthy call takes.
+WRAP=/run/vmtest-bin
+mkdir -p "$WRAP"
+for w in podhost:120 ctr:60 systemctl:240; do
+	cat >"$WRAP/${w%%:*}" <<WRAPPER
+#!/bin/sh
+PATH=${PATH}
+exec timeout -k 5 \${VMTEST_CMD_TIMEOUT:-${w#*:}} ${w%%:*} "\$@"
+WRAPPER
+	chmod 0755 "$WRAP/${w%%:*}"
+done
+export PATH="$WRAP:$PATH"
 NS=podhost # containerd namespace podhost uses
 STATE=/var/lib/podhost-vmtest
 
@@ -28,7 +43,9 @@ ok() { n=$((n + 1)) && tap "ok $n - $*"; }
 notok() { n=$((n + 1)) && failed=$((failed + 1)) && tap "not ok $n - $*"; }
 diag() { tap "# $*"; }
 figure() { tap "FIGURE $1=$2"; }
-logcmd() { echo "+ [$(uptime_s)] $*" >>"$LOG" && "$@" >>"$LOG" 2>&1; }
+# step: what the phase is doing (named by the deadline's "not ok" line)
+step=start
+logcmd() { step="$*" && echo "+ [$(uptime_s)] $*" >>"$LOG" && "$@" >>"$LOG" 2>&1; }
 # check DESC CMD...: runs CMD (output to the log), ok when it exits 0
 check() {
 	local d=$1
@@ -44,6 +61,7 @@ uptime_s() { cut -d' ' -f1 /proc/uptime; }
 wait_for() {
 	local limit=$1 t
 	shift
+	step="wait_for $limit $*"
 	t=$(($(date +%s) + limit))
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$(date +%s)" -lt "$t" ] || return 1
@@ -61,6 +79,7 @@ finish() {
 			for p in $(podhost get pods -o name 2>/dev/null); do podhost describe pod "${p#*/}"; done
 		} >"$OUT/$phase.state.txt" 2>&1
 	fi
+	[ -z "${deadline_pid:-}" ] || kill "$deadline_pid" 2>/dev/null
 	tap "1..$n"
 	diag "$phase: $((n - failed)) passed, $failed failed, uptime $(uptime_s)s"
 	[ "$failed" = 0 ]
@@ -68,6 +87,34 @@ finish() {
 }
 
 diag "phase $phase, boot id $(cat /proc/sys/kernel/random/boot_id), uptime $(uptime_s)s"
+
+# The deadline: the host kills the VM at its boot timeout; $IN/deadline is
+# the uptime by which the test must be done so that the journal export and
+# the power action still fit. At the deadline a watchdog ends what the
+# phase runs (the shell's children) and TERMs the shell, which records the
+# step it was in and finishes (state, TAP plan) instead of being cut off.
+deadline=$(cat "$IN/deadline" 2>/dev/null || echo 0)
+on_deadline() {
+	trap - TERM
+	export VMTEST_CMD_TIMEOUT=15 # the state for the results, quickly
+	notok "$phase: stopped at its deadline (uptime ${deadline}s) while in: $step"
+	finish
+}
+if [ "$deadline" -gt 0 ]; then
+	trap on_deadline TERM
+	budget=$((deadline - $(cut -d. -f1 /proc/uptime)))
+	[ "$budget" -gt 30 ] || budget=30
+	main=$$
+	(
+		trap - TERM
+		sleep "$budget"
+		kill -TERM "$main" 2>/dev/null
+		for c in $(ps -o pid= --ppid "$main"); do
+			[ "$c" = "$BASHPID" ] || kill -TERM "$c" 2>/dev/null
+		done
+	) &
+	deadline_pid=$!
+fi
 
 # ---------------------------------------------------------------- common checks
 check_cgroup2() {
@@ -82,8 +129,9 @@ check_cgroup2() {
 }
 
 boot_figures() {
-	# systemd-analyze needs the boot to be finished (podhost-vmtest is Type=exec)
-	wait_for 60 systemd-analyze time
+	# systemd-analyze needs the boot to be finished: multi-user.target waits
+	# for podhost's READY=1 (the test driver does not)
+	wait_for 300 systemd-analyze time || notok "$phase: the boot finished within 300s (systemctl list-jobs: $(systemctl list-jobs --no-pager --no-legend | tr -s ' ' | tr '\n' ';'))"
 	local t
 	t=$(systemd-analyze time 2>/dev/null | head -n1)
 	diag "systemd-analyze: $t"
