@@ -24,8 +24,8 @@ const (
 	// created: a running container whose label differs from the desired
 	// pod's identity is replaced (absent on containers of older versions).
 	LabelIdentityHash = "podhost.io/identity-hash"
-	LabelRestartCount  = "podhost.io/restart-count"
-	LabelAttempt       = "podhost.io/attempt"
+	LabelRestartCount = "podhost.io/restart-count"
+	LabelAttempt      = "podhost.io/attempt"
 	// LabelInit marks an init container ("true").
 	LabelInit = "podhost.io/init"
 	// LabelPreStop is the container's preStop handler (compact JSON, named
