@@ -274,7 +274,7 @@ func (h *fakeHost) ListPods(context.Context) ([]cgroups.PodCgroup, error) {
 func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, error) {
 	return map[string]string{}, h.err("volumes")
 }
-func (h *fakeHost) Cleanup(context.Context, types.UID) error   { return nil }
+func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
 func (h *fakeHost) Refresh(_ context.Context, pod *corev1.Pod) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
