@@ -23,7 +23,8 @@ import (
 // the runtime) adopts the UID of the same pod admitted before under
 // another scheme: its legacy UID (manifest.LegacyUID) if that was admitted
 // or runs, or a runtime pod of the same full name whose containers were
-// created from exactly this document (same config hash). The adopted UID
+// created from exactly this document (same config hash) or carry its
+// identity hash (a pinned UID whose record was lost with a damaged db). The adopted UID
 // is pinned in an identity record (bbolt) for as long as the pod's
 // identity hash stays, so its later label edits keep it too, across
 // restarts and reboots.
@@ -86,7 +87,7 @@ func adoptable(p *corev1.Pod, prevAdmitted map[types.UID]bool, rpods []*podstate
 	var sameDoc []types.UID // runtime pods of this name created from this very document
 	for _, rp := range rpods {
 		inRuntime[rp.UID] = true
-		if rp.FullName() == manifest.FullName(p) && rp.UID != p.UID && ranDocument(rp, manifest.Hash(p)) {
+		if rp.FullName() == manifest.FullName(p) && rp.UID != p.UID && ranDocument(rp, manifest.Hash(p), manifest.Identity(p)) {
 			sameDoc = append(sameDoc, rp.UID)
 		}
 	}
@@ -112,10 +113,11 @@ func adoptable(p *corev1.Pod, prevAdmitted map[types.UID]bool, rpods []*podstate
 }
 
 // ranDocument reports whether a container of rp was created from the
-// document with config hash hash.
-func ranDocument(rp *podstate.Pod, hash string) bool {
+// document with config hash hash, or (created by this version) from one
+// with identity hash identity.
+func ranDocument(rp *podstate.Pod, hash, identity string) bool {
 	for _, c := range rp.Containers {
-		if hash != "" && c.Hash == hash {
+		if hash != "" && c.Hash == hash || identity != "" && c.Labels[podstate.LabelIdentityHash] == identity {
 			return true
 		}
 	}
