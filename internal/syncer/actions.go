@@ -121,19 +121,24 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 // those keeps the container (labels and annotations are applied in place,
 // resources by the resize step).
 //
+// A container created from the very same document (same config hash) is
+// kept whatever its identity label (MutablePaths may have changed since).
 // A container created by a podhost older than identity hashes carries only
-// the config hash of its version: same hash, same version. Otherwise, if the
-// pod's UID is the one that version derived (PodUID over that config hash:
-// the pod was adopted on upgrade, see internal/manager), the identity did
-// not change either, as any other edit gives a new UID. Else (an explicit
-// metadata.uid) a changed config hash replaces it, as before.
+// the config hash of its version. If the pod's UID is the one that version
+// derived (PodUID over that config hash: the pod was adopted on upgrade,
+// see internal/manager), the identity did not change either, as any other
+// edit gives a new UID. Else (an explicit metadata.uid) a changed config
+// hash replaces it, as before.
 func specChanged(pod *corev1.Pod, c *podstate.Container) bool {
+	hash := manifest.Hash(pod)
+	if hash == "" || c.Hash == hash {
+		return false // the very document it was created from
+	}
 	if id := c.Labels[podstate.LabelIdentityHash]; id != "" {
 		want := manifest.Identity(pod)
 		return want != "" && id != want
 	}
-	hash := manifest.Hash(pod)
-	if hash == "" || c.Hash == "" || c.Hash == hash {
+	if c.Hash == "" {
 		return false
 	}
 	return pod.UID != manifest.PodUID(pod.Namespace, pod.Name, c.Hash)

@@ -36,7 +36,7 @@ func TestSpecChanged(t *testing.T) {
 		{"same version", pod("", "h1", "i1"), ctr("h1", "i1"), false},
 		{"labels edited: config hash only", pod("", "h2", "i1"), ctr("h1", "i1"), false},
 		{"identity changed (explicit uid)", pod("", "h2", "i2"), ctr("h1", "i1"), true},
-		{"identity changed, same config hash", pod("", "h1", "i2"), ctr("h1", "i1"), true},
+		{"same document, identity scheme changed", pod("", "h1", "i2"), ctr("h1", "i1"), false},
 		{"pod without identity annotation", pod("", "h2", ""), ctr("h1", "i1"), false},
 		{"legacy container, same config hash", pod("", "h1", "i1"), ctr("h1", ""), false},
 		{"legacy container, adopted pod edited in place", pod("h1", "h2", "i1"), ctr("h1", ""), false},
