@@ -171,15 +171,15 @@ func decodePodObject(file string, obj map[string]any) (*corev1.Pod, errs) {
 		return nil, e
 	}
 	hash := hashCanonical(canon)
-	identity, err := identityOf(obj)
-	if err != nil {
-		e.add("", "%s", err)
-		return nil, e
-	}
 	cleanServerFields(pod)
 	setDefaults(pod)
 	if e = validatePod(pod); len(e) > 0 {
 		return pod, e
+	}
+	identity, err := identityOf(obj, pod)
+	if err != nil {
+		e.add("", "%s", err)
+		return nil, e
 	}
 	if pod.UID == "" {
 		pod.UID = PodUID(pod.Namespace, pod.Name, identity)
