@@ -258,7 +258,7 @@ func assertNotOnDisk(t *testing.T, value string, dirs ...string) {
 // TestDownwardAPIAndProjectedVolumes: downwardAPI files (labels, name,
 // a memory limit with a divisor) and a projected volume (ConfigMap key +
 // pod UID) on a tmpfs; an in-place label change of a pod with an explicit
-// UID updates the labels file.
+// UID updates the labels file and keeps the container.
 func TestDownwardAPIAndProjectedVolumes(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
@@ -315,10 +315,10 @@ spec:
 	}); err != nil {
 		t.Fatal("labels file not updated after an in-place label change")
 	}
-	// The pod keeps its UID. Its container is recreated: podhost's
-	// container hash covers the whole manifest (syncer computePodActions),
-	// so any in-place edit, labels included, restarts the containers.
-	if after := d.pod("dw"); after.UID != pod.UID {
-		t.Errorf("pod UID changed: %s -> %s", pod.UID, after.UID)
+	// The pod keeps its UID and its container: a label edit is applied in
+	// place (syncer specChanged compares identity hashes).
+	if after := d.pod("dw"); after.UID != pod.UID || after.Status.ContainerStatuses[0].ContainerID != pod.Status.ContainerStatuses[0].ContainerID {
+		t.Errorf("pod changed: %s %s -> %s %s", pod.UID, pod.Status.ContainerStatuses[0].ContainerID,
+			after.UID, after.Status.ContainerStatuses[0].ContainerID)
 	}
 }

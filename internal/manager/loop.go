@@ -12,6 +12,7 @@ import (
 	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/pleg"
 	"github.com/podhost/podhost/internal/podconfig"
+	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
@@ -75,14 +76,25 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 // applySnapshot turns a manifest snapshot into pod updates. Before the
 // first one, runtime pods that nobody wants any more are killed first.
 func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevAdmitted map[types.UID]bool) {
-	m.cfgMu.Lock()
-	updates := m.cfg.Apply(snap)
-	m.cfgMu.Unlock()
 	m.mu.RLock()
 	first := !m.started
 	m.mu.RUnlock()
+	var rpods []*podstate.Pod
+	var listErr error
 	if first {
-		m.killOrphans(ctx, updates)
+		rpods, listErr = m.rt.ListPods(ctx)
+		if listErr != nil {
+			m.log.Warn("list runtime pods before the first sync", "err", listErr)
+		}
+	}
+	snap.Pods = m.resolveIdentities(snap.Pods, first, prevAdmitted, rpods)
+	m.cfgMu.Lock()
+	updates := m.cfg.Apply(snap)
+	m.cfgMu.Unlock()
+	if first {
+		if listErr == nil {
+			m.killOrphans(updates, rpods)
+		}
 	} else {
 		// Only the first snapshot after a start prefers what was admitted
 		// before it (as the kubelet at startup): a pod removed and added
@@ -114,12 +126,7 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 // version terminates before its new version starts, as with a live edit.
 // (Housekeeping would find them too, but only after the new versions had
 // started next to them.)
-func (m *Manager) killOrphans(ctx context.Context, updates []podconfig.Update) {
-	rpods, err := m.rt.ListPods(ctx)
-	if err != nil {
-		m.log.Warn("list runtime pods before the first sync", "err", err)
-		return
-	}
+func (m *Manager) killOrphans(updates []podconfig.Update, rpods []*podstate.Pod) {
 	added := map[types.UID]bool{}
 	for _, u := range updates {
 		if u.Op == podconfig.ADD {
@@ -160,6 +167,9 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			}
 			if w := m.waiting[u.Pod.UID]; w != nil {
 				w.pod = u.Pod
+			}
+			if _, rejected := m.rejected[u.Pod.UID]; rejected {
+				m.rejected[u.Pod.UID] = u.Pod // get shows the new labels
 			}
 			m.mu.Unlock()
 			if ok {

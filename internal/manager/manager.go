@@ -102,6 +102,10 @@ type Manager struct {
 	// (loop goroutine only).
 	pendingKills map[types.UID]*pendingKill
 	started      bool // first snapshot dispatched
+	// ids stores the identity records; identities are the records in use,
+	// by full name (loop goroutine only; identity.go).
+	ids        IdentityStore
+	identities map[string]state.IdentityRecord
 }
 
 // Deps are the manager's collaborators, all built before it.
@@ -113,6 +117,9 @@ type Deps struct {
 	Cleaner  Cleaner
 	Logs     LogCollector // optional
 	Data     DataStore    // optional: ConfigMaps and Secrets of the manifests
+	// Identities, optional, keeps the UIDs pods adopted from an older
+	// podhost (identity.go); without it nothing is adopted across restarts.
+	Identities IdentityStore
 }
 
 // Options configure a Manager.
@@ -128,7 +135,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	return &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
-		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(),
+		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 	}

@@ -58,14 +58,36 @@ func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) { retur
 func (f *fakeRuntime) CollectGarbage(context.Context) error              { return nil }
 
 type fakeStore struct {
-	mu        sync.Mutex
-	statuses  map[types.UID]corev1.PodStatus
-	allocs    map[types.UID]state.Allocation
-	sandboxes []state.SandboxRecord
+	mu         sync.Mutex
+	statuses   map[types.UID]corev1.PodStatus
+	allocs     map[types.UID]state.Allocation
+	sandboxes  []state.SandboxRecord
+	identities map[string]state.IdentityRecord
 }
 
 func newFakeStore() *fakeStore {
-	return &fakeStore{statuses: map[types.UID]corev1.PodStatus{}, allocs: map[types.UID]state.Allocation{}}
+	return &fakeStore{statuses: map[types.UID]corev1.PodStatus{}, allocs: map[types.UID]state.Allocation{},
+		identities: map[string]state.IdentityRecord{}}
+}
+func (f *fakeStore) ListIdentities() ([]state.IdentityRecord, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := []state.IdentityRecord{}
+	for _, r := range f.identities {
+		out = append(out, r)
+	}
+	return out, nil
+}
+func (f *fakeStore) UpdateIdentities(put []state.IdentityRecord, del []string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range del {
+		delete(f.identities, n)
+	}
+	for _, r := range put {
+		f.identities[r.FullName] = r
+	}
+	return nil
 }
 func (f *fakeStore) PutStatuses(sts map[types.UID]corev1.PodStatus) error {
 	f.mu.Lock()
@@ -110,7 +132,7 @@ func newTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, *fakeCl
 	w := &fakeWorkers{known: map[types.UID]podworkers.WorkerState{}}
 	st, rt, cl := newFakeStore(), &fakeRuntime{}, &fakeCleaner{}
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("110")}
-	m := New(Deps{Workers: w, Runtime: rt, Store: st, Statuses: status.NewManager(st, status.ManagerOptions{}), Cleaner: cl},
+	m := New(Deps{Workers: w, Runtime: rt, Store: st, Statuses: status.NewManager(st, status.ManagerOptions{}), Cleaner: cl, Identities: st},
 		Options{Allocatable: alloc})
 	return m, w, st, rt, cl
 }

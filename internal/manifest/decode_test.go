@@ -192,8 +192,12 @@ func TestDecodeAnnotationsAndUID(t *testing.T) {
 	if got := pod.Annotations[podstate.AnnotationConfigSource]; got != "/etc/podhost/manifests/a.yaml" {
 		t.Errorf("config-source = %q", got)
 	}
-	if pod.UID != PodUID("default", "a", hash) {
-		t.Errorf("UID = %s, want PodUID(default, a, %s)", pod.UID, hash)
+	identity, err := IdentityHash([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pod.UID != PodUID("default", "a", identity) || Identity(pod) != identity {
+		t.Errorf("UID = %s, identity %s, want PodUID(default, a, %s)", pod.UID, Identity(pod), identity)
 	}
 	if FullName(pod) != "default/a" {
 		t.Errorf("FullName = %s", FullName(pod))

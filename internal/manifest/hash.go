@@ -15,7 +15,7 @@ package manifest
 //     as the shortest float64 text, so 80, 80.0 and 8e1 hash the same.
 //   - The whole document counts, metadata and status included; nothing is
 //     dropped (metadata.uid, labels and annotations are part of what the user
-//     asked for). The annotations podhost adds to the decoded pod are not in
+//     asked for; the identity hash, identity.go, drops the mutable paths). The annotations podhost adds to the decoded pod are not in
 //     the document, so they are not hashed. The file name is not hashed
 //     either: renaming a manifest does not change its pods' UIDs.
 //   - The hash is sha256 over that JSON, hex encoded, truncated to its first
@@ -23,8 +23,9 @@ package manifest
 //     collisions between two versions of one pod's manifest are negligible.
 //     It is an identity, not a security boundary.
 //
-// A pod's UID is metadata.uid when set, else PodUID(namespace, name, hash):
-// a changed manifest is a new pod.
+// A pod's UID is metadata.uid when set, else PodUID(namespace, name,
+// identity hash) (identity.go): an edit of anything but the MutablePaths is
+// a new pod; an edit of only those keeps the UID and is applied in place.
 
 import (
 	"crypto/sha256"
@@ -46,26 +47,36 @@ const HashLen = 16
 // reject before decoding into a Pod: oversized, not UTF-8, syntax errors,
 // duplicate keys. It does not check that doc is a valid Pod.
 func SpecHash(doc []byte) (string, error) {
-	if err := checkInput(doc); err != nil {
-		return "", fileError("", "%s", err)
-	}
-	docs := splitDocs(doc)
-	switch len(docs) {
-	case 0:
-		return "", fileError("", "empty document")
-	case 1:
-	default:
-		return "", fileError("", "%d documents given, SpecHash takes one", len(docs))
-	}
-	v, e := parseDoc(docs[0].raw, docs[0].line)
-	if len(e) > 0 {
-		return "", finish("", e)
+	v, err := parseOne(doc)
+	if err != nil {
+		return "", err
 	}
 	canon, err := canonicalJSON(v)
 	if err != nil {
 		return "", fileError("", "%s", err)
 	}
 	return hashCanonical(canon), nil
+}
+
+// parseOne parses a single document into generic data, with Decode's
+// input checks.
+func parseOne(doc []byte) (any, error) {
+	if err := checkInput(doc); err != nil {
+		return nil, fileError("", "%s", err)
+	}
+	docs := splitDocs(doc)
+	switch len(docs) {
+	case 0:
+		return nil, fileError("", "empty document")
+	case 1:
+	default:
+		return nil, fileError("", "%d documents given, one expected", len(docs))
+	}
+	v, e := parseDoc(docs[0].raw, docs[0].line)
+	if len(e) > 0 {
+		return nil, finish("", e)
+	}
+	return v, nil
 }
 
 // canonicalJSON encodes generic data with sorted keys.
@@ -85,8 +96,8 @@ func hashCanonical(canon []byte) string {
 // PodUID derives a pod UID from its full name and spec hash: sha256 of
 // "namespace/name/hash", formatted as a UUID (8-4-4-4-12 hex) with the
 // RFC 9562 version 8 ("custom") and variant bits set. Deterministic, so a
-// pod keeps its UID across podhost restarts as long as its manifest does
-// not change.
+// pod keeps its UID across podhost restarts as long as its identity hash
+// does not change.
 func PodUID(namespace, name, hash string) types.UID {
 	sum := sha256.Sum256([]byte(namespace + "/" + name + "/" + hash))
 	u := sum[:16]

@@ -2,7 +2,8 @@
 // JSON (several documents per file) strictly into k8s.io/api core/v1 Pods,
 // applies the defaults the kubelet applies to static pods, validates
 // everything podhost will run (with field paths in every error), computes the
-// spec hash and the pod UID, and sets the podhost annotations.
+// spec hash, the identity hash and the pod UID, and sets the podhost
+// annotations.
 //
 // It is pure: apart from ReadFile it does no I/O beyond the bytes given.
 //
@@ -175,13 +176,19 @@ func decodePodObject(file string, obj map[string]any) (*corev1.Pod, errs) {
 	if e = validatePod(pod); len(e) > 0 {
 		return pod, e
 	}
+	identity, err := identityOf(obj, pod)
+	if err != nil {
+		e.add("", "%s", err)
+		return nil, e
+	}
 	if pod.UID == "" {
-		pod.UID = PodUID(pod.Namespace, pod.Name, hash)
+		pod.UID = PodUID(pod.Namespace, pod.Name, identity)
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[podstate.AnnotationConfigHash] = hash
+	pod.Annotations[podstate.AnnotationIdentityHash] = identity
 	pod.Annotations[podstate.AnnotationConfigSource] = file
 	return pod, nil
 }

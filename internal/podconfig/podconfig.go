@@ -2,9 +2,11 @@
 // emits ADD/UPDATE/REMOVE updates, keyed by pod UID.
 //
 // A changed manifest normally means a new UID (UID is derived from the full
-// name and the spec hash), so it shows up as REMOVE of the old pod and ADD of
-// the new one; UPDATE only happens for pods with an explicit metadata.uid
-// whose config hash changed. Updates are ordered REMOVE, UPDATE, ADD, so the
+// name and the identity hash), so it shows up as REMOVE of the old pod and
+// ADD of the new one; UPDATE happens when the config hash changed but the
+// UID did not: an edit of only labels, annotations or resources
+// (manifest.MutablePaths), or any edit of a pod with an explicit
+// metadata.uid. Updates are ordered REMOVE, UPDATE, ADD, so the
 // old pod of a full name is always removed before its successor is added.
 package podconfig
 

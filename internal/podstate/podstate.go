@@ -20,8 +20,12 @@ const (
 	LabelContainerName = "podhost.io/container-name"
 	LabelSandboxID     = "podhost.io/sandbox-id"
 	LabelSpecHash      = "podhost.io/spec-hash"
-	LabelRestartCount  = "podhost.io/restart-count"
-	LabelAttempt       = "podhost.io/attempt"
+	// LabelIdentityHash is the pod's identity hash when the container was
+	// created: a running container whose label differs from the desired
+	// pod's identity is replaced (absent on containers of older versions).
+	LabelIdentityHash = "podhost.io/identity-hash"
+	LabelRestartCount = "podhost.io/restart-count"
+	LabelAttempt      = "podhost.io/attempt"
 	// LabelInit marks an init container ("true").
 	LabelInit = "podhost.io/init"
 	// LabelPreStop is the container's preStop handler (compact JSON, named
@@ -34,6 +38,10 @@ const (
 const (
 	AnnotationConfigHash   = "podhost.io/config-hash"   // spec hash of the user's manifest
 	AnnotationConfigSource = "podhost.io/config-source" // file (or URL) the pod came from
+	// AnnotationIdentityHash is the identity hash of the user's manifest:
+	// the spec hash without the paths an edit may change in place
+	// (manifest.MutablePaths). Derived UIDs come from it.
+	AnnotationIdentityHash = "podhost.io/identity-hash"
 )
 
 // AnnotationAfter is set by the user: a comma-separated list of pod names

@@ -49,6 +49,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "initial buckets", apply: migrateV1},
 	{version: 2, name: "last good manifests", apply: migrateV2},
+	{version: 3, name: "pod identities", apply: migrateV3},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

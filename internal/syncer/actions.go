@@ -3,6 +3,7 @@ package syncer
 import (
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
 )
@@ -84,7 +85,6 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			return a
 		}
 	}
-	hash := pod.Annotations[podstate.AnnotationConfigHash]
 	for i := range pod.Spec.Containers {
 		spec := &pod.Spec.Containers[i]
 		c := running.Find(spec.Name)
@@ -94,7 +94,7 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		case c.State == podstate.StateRunning:
 			if f, ok := obs.Unhealthy[spec.Name]; ok && f.ContainerID == c.ID {
 				a.Unhealthy = append(a.Unhealthy, unhealthyKill{Container: c, Probe: f.Probe})
-			} else if hash != "" && c.Hash != "" && c.Hash != hash {
+			} else if specChanged(pod, c) {
 				a.Kill = append(a.Kill, c)
 				a.Start = append(a.Start, spec)
 			}
@@ -113,6 +113,35 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		a.StartSidecars = sidecarsToRestart(pod, running, obs.SandboxID)
 	}
 	return a
+}
+
+// specChanged reports whether running container c was created from a
+// version of pod that differs in more than manifest.MutablePaths (labels,
+// annotations, resources): it must be replaced. An update that changed only
+// those keeps the container (labels and annotations are applied in place,
+// resources by the resize step).
+//
+// A container created from the very same document (same config hash) is
+// kept whatever its identity label (MutablePaths may have changed since).
+// A container created by a podhost older than identity hashes carries only
+// the config hash of its version. If the pod's UID is the one that version
+// derived (PodUID over that config hash: the pod was adopted on upgrade,
+// see internal/manager), the identity did not change either, as any other
+// edit gives a new UID. Else (an explicit metadata.uid) a changed config
+// hash replaces it, as before.
+func specChanged(pod *corev1.Pod, c *podstate.Container) bool {
+	hash := manifest.Hash(pod)
+	if hash == "" || c.Hash == hash {
+		return false // the very document it was created from
+	}
+	if id := c.Labels[podstate.LabelIdentityHash]; id != "" {
+		want := manifest.Identity(pod)
+		return want != "" && id != want
+	}
+	if c.Hash == "" {
+		return false
+	}
+	return pod.UID != manifest.PodUID(pod.Namespace, pod.Name, c.Hash)
 }
 
 // planNewSandbox handles a pod with no usable sandbox. Like the kubelet, a

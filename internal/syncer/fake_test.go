@@ -208,6 +208,7 @@ type fakeHost struct {
 	cgroups   map[types.UID]bool
 	purged    []types.UID
 	puts      int
+	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
 }
 
 func newFakeHost() *fakeHost {
@@ -273,8 +274,13 @@ func (h *fakeHost) ListPods(context.Context) ([]cgroups.PodCgroup, error) {
 func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, error) {
 	return map[string]string{}, h.err("volumes")
 }
-func (h *fakeHost) Cleanup(context.Context, types.UID) error   { return nil }
-func (h *fakeHost) Refresh(context.Context, *corev1.Pod) error { return nil }
+func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
+func (h *fakeHost) Refresh(_ context.Context, pod *corev1.Pod) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.refreshed = append(h.refreshed, pod)
+	return nil
+}
 func (h *fakeHost) TerminationLog(uid types.UID, container, id string) (string, error) {
 	if err := h.err("termlog"); err != nil {
 		return "", err

@@ -212,6 +212,9 @@ func (s *Syncer) labels(pod *corev1.Pod, sandboxID, name string, init bool, rest
 		podstate.LabelAttempt:       strconv.Itoa(attempt),
 		podstate.LabelGracePeriod:   strconv.FormatInt(int64(gracePeriod(pod, nil)/time.Second), 10),
 	}
+	if id := pod.Annotations[podstate.AnnotationIdentityHash]; id != "" {
+		l[podstate.LabelIdentityHash] = id
+	}
 	if init {
 		l[podstate.LabelInit] = "true"
 	}

@@ -1,0 +1,57 @@
+package state
+
+import (
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+var bucketIdentities = []byte("identities")
+
+// IdentityRecord pins the UID of the pod FullName while its identity hash
+// (manifest.Identity) is IdentityHash, when that UID is not the one the
+// identity derives: a pod adopted under the UID an older podhost derived
+// from its full spec hash (internal/manager). Without the record, the
+// pod's first label edit after the upgrade would change that UID. The
+// record goes when the pod goes or changes identity.
+type IdentityRecord struct {
+	FullName     string    `json:"fullName"` // namespace/name (also the key)
+	IdentityHash string    `json:"identityHash"`
+	UID          types.UID `json:"uid"`
+}
+
+func migrateV3(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bucketIdentities); err != nil {
+		return fmt.Errorf("create bucket %s: %w", bucketIdentities, err)
+	}
+	return nil
+}
+
+// UpdateIdentities stores put and deletes the records of the full names in
+// del, in one transaction (absent is fine).
+func (db *DB) UpdateIdentities(put []IdentityRecord, del []string) error {
+	for _, r := range put {
+		if err := requireKey("identity", r.FullName); err != nil {
+			return err
+		}
+	}
+	return db.Update(func(tx *Tx) error {
+		for _, name := range del {
+			if err := deleteKey(tx.tx, bucketIdentities, []byte(name)); err != nil {
+				return err
+			}
+		}
+		for _, r := range put {
+			if err := putJSON(tx.tx, bucketIdentities, []byte(r.FullName), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// ListIdentities returns every identity record, by full name.
+func (db *DB) ListIdentities() ([]IdentityRecord, error) {
+	return view(db, func(tx *Tx) ([]IdentityRecord, error) { return listJSON[IdentityRecord](tx.tx, bucketIdentities) })
+}
