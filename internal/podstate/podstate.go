@@ -28,6 +28,14 @@ const (
 	// port resolved), recorded at create time so that a stop without the
 	// pod spec (an orphan after a podhost restart) still runs it.
 	LabelPreStop = "podhost.io/prestop"
+	// LabelResources is the container's cpu/memory requests and limits as
+	// actuated (compact JSON of a ResourceRequirements): set at create,
+	// rewritten by an in-place resize after the task update succeeded.
+	LabelResources = "podhost.io/resources"
+	// LabelResizeHash is the hash of the pod spec without containers'
+	// resources at create: when only resources changed, the container is
+	// resized in place instead of restarted.
+	LabelResizeHash = "podhost.io/resize-hash"
 )
 
 // Annotations podhost sets on desired pods (like kubelet's kubernetes.io/config.*).

@@ -5,6 +5,7 @@ import (
 
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/resize"
 )
 
 // observation is what the executor saw before planning: the runtime's view of
@@ -19,6 +20,10 @@ type observation struct {
 	// Started: the startup probe results of running containers (the
 	// prober's); a sidecar with a startupProbe and no entry has not started.
 	Started map[string]bool
+	// ResizeHash is resize.SpecHash of the desired pod: a running container
+	// whose spec-hash label differs but whose resize-hash label matches
+	// only had its resources changed (resized, not recreated).
+	ResizeHash string
 }
 
 // probeFailure is one failed liveness or startup probe of a container
@@ -50,6 +55,9 @@ type podActions struct {
 	Start []*corev1.Container
 	// Kill lists running containers to stop (their spec hash changed).
 	Kill []*podstate.Container
+	// Resize lists running containers whose cgroups are changed live to
+	// the pod's (allocated) resources, without a restart.
+	Resize []containerResize
 	// Unhealthy lists running containers whose liveness or startup probe
 	// failed: stop them first, then plan again (they restart per policy).
 	Unhealthy []unhealthyKill
@@ -94,9 +102,11 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		case c.State == podstate.StateRunning:
 			if f, ok := obs.Unhealthy[spec.Name]; ok && f.ContainerID == c.ID {
 				a.Unhealthy = append(a.Unhealthy, unhealthyKill{Container: c, Probe: f.Probe})
-			} else if hash != "" && c.Hash != "" && c.Hash != hash {
+			} else if specChanged(hash, obs.ResizeHash, c) {
 				a.Kill = append(a.Kill, c)
 				a.Start = append(a.Start, spec)
+			} else {
+				a.planResize(spec, c)
 			}
 		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
 			a.Start = append(a.Start, spec)
@@ -113,6 +123,35 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		a.StartSidecars = sidecarsToRestart(pod, running, obs.SandboxID)
 	}
 	return a
+}
+
+// containerResize is a running container to resize in place.
+type containerResize struct {
+	Spec      *corev1.Container
+	Container *podstate.Container
+}
+
+// specChanged: the container was made from another version of the pod
+// spec, beyond resources (those are resized: planResize).
+func specChanged(hash, resizeHash string, c *podstate.Container) bool {
+	if hash == "" || c.Hash == "" || c.Hash == hash {
+		return false
+	}
+	return resizeHash == "" || c.Labels[podstate.LabelResizeHash] != resizeHash
+}
+
+// planResize: a running container whose actuated resources differ from the
+// spec's is updated live, or restarted when its resizePolicy says
+// RestartContainer for a changed resource (the kubelet's
+// computePodResizeAction).
+func (a *podActions) planResize(spec *corev1.Container, c *podstate.Container) {
+	switch resize.Of(spec, c) {
+	case resize.Update:
+		a.Resize = append(a.Resize, containerResize{Spec: spec, Container: c})
+	case resize.Restart:
+		a.Kill = append(a.Kill, c)
+		a.Start = append(a.Start, spec)
+	}
 }
 
 // planNewSandbox handles a pod with no usable sandbox. Like the kubelet, a

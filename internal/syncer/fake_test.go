@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -208,6 +209,7 @@ type fakeHost struct {
 	cgroups   map[types.UID]bool
 	purged    []types.UID
 	puts      int
+	memUsage  uint64 // every cgroup's memory usage (resize tests)
 }
 
 func newFakeHost() *fakeHost {
@@ -487,4 +489,30 @@ func worldPod(policy corev1.RestartPolicy, containers ...string) *corev1.Pod {
 			Command: []string{"sleep", "1000"}, ImagePullPolicy: corev1.PullIfNotPresent})
 	}
 	return p
+}
+
+func (r *fakeRuntime) UpdateContainerResources(_ context.Context, id string, _ *specs.LinuxResources, labels map[string]string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.find(id)
+	if c == nil || c.State != podstate.StateRunning {
+		return errors.New("no running task")
+	}
+	for k, v := range labels {
+		c.Labels[k] = v
+	}
+	r.log("resize %s", c.Name)
+	return nil
+}
+
+func (h *fakeHost) PodStats(types.UID, corev1.PodQOSClass) (cgroups.Stats, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cgroups.Stats{MemoryUsage: h.memUsage}, nil
+}
+
+func (h *fakeHost) ContainerStats(types.UID, corev1.PodQOSClass, string) (cgroups.Stats, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cgroups.Stats{MemoryUsage: h.memUsage}, nil
 }

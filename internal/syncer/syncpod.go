@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/resize"
 	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/status"
@@ -29,7 +30,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	if running == nil {
 		running = &podstate.Pod{UID: pod.UID}
 	}
-	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), cgroups.PodResources(pod))
+	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), s.podCgroupResources(pod, running))
 	if err != nil {
 		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
@@ -50,6 +51,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
+	if len(actions.Resize) > 0 && len(errs) == 0 {
+		if err := s.resizeContainers(ctx, pod, actions.Resize, &rq); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if !actions.KillPod && !actions.Terminal && volumes.HasDataVolumes(pod) {
 		// A changed ConfigMap or Secret shows in the running pod's files
 		// (the manager wakes the pods that reference it); the pod is not
@@ -58,7 +64,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
 		}
 	}
-	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
+	if len(errs) > 0 || len(actions.Kill) > 0 || len(actions.Resize) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
 		len(actions.StartSidecars) > 0 || len(actions.Start) > 0 {
 		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {
 			errs = append(errs, err)
@@ -74,9 +80,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
 	r := s.prober.Results(pod.UID)
 	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
-		Unhealthy: unhealthyOf(r), Started: r.Started})
+		Unhealthy: unhealthyOf(r), Started: r.Started, ResizeHash: resize.SpecHash(pod)})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
+		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "terminal", actions.Terminal)
 	return actions
 }
 
@@ -185,7 +191,8 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
 		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
-		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now()}
+		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now(),
+		ResizeError: s.takeResizeError(pod.UID)}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 
