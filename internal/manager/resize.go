@@ -73,6 +73,9 @@ func (m *Manager) allocate(pod *corev1.Pod) *corev1.Pod {
 		m.log.Info("pod resize allocated", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 		return m.setAllocated(pod, pod)
 	}
+	if allocated.Annotations == nil {
+		allocated.Annotations = map[string]string{}
+	}
 	allocated.Annotations[resize.AnnotationPending] = reason + ": " + msg
 	if prev := m.allocatedPod(pod); prev.Annotations[resize.AnnotationPending] != allocated.Annotations[resize.AnnotationPending] {
 		m.log.Warn("pod resize not allocated", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", reason, "message", msg)

@@ -106,6 +106,15 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
 		return []error{err}
 	}
+	if len(actions.Kill) > 0 {
+		// The stopped instances are the previous ones of their restarts
+		// (restart count, lastState), not stale created containers.
+		fresh, err := s.runtimePod(ctx, pod.UID)
+		if err != nil {
+			return []error{err}
+		}
+		running = fresh
+	}
 	return s.startAll(ctx, pod, running, *sb, pc, actions, rq)
 }
 
