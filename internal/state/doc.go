@@ -11,7 +11,7 @@
 //	  schemaVersion       number: the schema version the file was migrated to
 //	  bootID              string: kernel boot id recorded by the daemon (absent = never set)
 //	workers/<pod uid>     WorkerRecord   (podworkers phase + grace period + last pod)
-//	allocations/<pod uid> Allocation     (admitted requests and host ports)
+//	allocations/<pod uid> Allocation     (admitted requests, host ports, per-container resources)
 //	sandboxes/<id>        SandboxRecord  (pinned namespaces, CNI result, cgroup)
 //	statuses/<pod uid>    corev1.PodStatus (last computed status)
 //	events/<pod uid>/     one sub-bucket per pod:
