@@ -10,6 +10,7 @@ package integration
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -196,4 +197,47 @@ func TestResizeAfterKillBetweenCheckpointAndCgroups(t *testing.T) {
 		t.Fatalf("main %s restarts %d (was %s pid %d): want the same container", cs.ContainerID, cs.RestartCount, id, pid)
 	}
 	checkLimits(t, after, 128<<20, 50000, 160<<20, 60000)
+}
+
+// TestResizeMemoryBelowUsageIsNotApplied: a memory limit decrease below
+// what the container uses is never written (it would OOM-kill): the
+// container keeps running at its old limit, the status says the resize is
+// in progress with an error, nothing is restarted.
+func TestResizeMemoryBelowUsageIsNotApplied(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	const uid = "7e3c5a10-0000-4000-8000-000000000015"
+	hog := func(mem string) string {
+		// main holds ~70 MB in a shell variable (filling it takes about
+		// twice that for a moment: the first limit leaves room).
+		return strings.Replace(resizePod(uid, "200m", mem, ""),
+			`command: ["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 0.1; done"]`,
+			`command: ["sh", "-c", "x=$(head -c 70000000 /dev/zero | tr '\\0' a); touch /tmp/full; trap 'exit 0' TERM; while true; do sleep 0.1; done"]`, 1)
+	}
+	d.writeManifest("rs.yaml", hog("192Mi"))
+	before := d.waitPod("rs", 60*time.Second, "running at 192Mi", actuatedMemory("192Mi"))
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		_, _, code := d.execCLI("", "rs", "-c", "main", "--", "test", "-e", "/tmp/full")
+		return code == 0, nil
+	}); err != nil {
+		t.Fatal("main never filled its memory")
+	}
+	id := containerStatusOf(before, "main").ContainerID
+
+	d.writeManifest("rs.yaml", hog("32Mi"))
+	after := d.waitPod("rs", 30*time.Second, "resize in progress with an error", func(p *corev1.Pod) bool {
+		c := podCondition(p, corev1.PodResizeInProgress)
+		return c != nil && c.Reason == corev1.PodReasonError && strings.Contains(c.Message, "less than current memory usage")
+	})
+	cs := containerStatusOf(after, "main")
+	if cs.ContainerID != id || cs.RestartCount != 0 || cs.State.Running == nil {
+		t.Fatalf("main %s restarts %d state %s (was %s): want still running, not restarted", cs.ContainerID, cs.RestartCount, stateString(cs.State), id)
+	}
+	if cs.AllocatedResources.Memory().Cmp(resource.MustParse("32Mi")) != 0 || cs.Resources.Limits.Memory().Cmp(resource.MustParse("192Mi")) != 0 {
+		t.Fatalf("allocated %v actuated %v: want 32Mi allocated, 192Mi actuated", cs.AllocatedResources, cs.Resources.Limits)
+	}
+	mem, _, podMem, _ := cgroupLimits(t, after, "main")
+	if mem != 192<<20 || podMem != 224<<20 {
+		t.Fatalf("cgroups: main memory %d, pod %d; want 192Mi and 224Mi kept", mem, podMem)
+	}
 }
