@@ -58,7 +58,7 @@ func (m *Manager) allocate(pod *corev1.Pod) *corev1.Pod {
 	m.mu.RUnlock()
 	if !ok || a.Containers == nil || sameAllocation(resize.Allocation(pod), a.Containers) {
 		if !ok || a.Containers == nil {
-			m.checkpoint(pod)
+			_ = m.checkpoint(pod) // logged; the next update writes it again
 		}
 		return m.setAllocated(pod, pod)
 	}

@@ -42,7 +42,7 @@ func setResize(pod *corev1.Pod, in Inputs, s *corev1.PodStatus) {
 	var conds []corev1.PodCondition
 	if reason, msg := resize.Pending(pod); reason != "" {
 		conds = append(conds, corev1.PodCondition{Type: corev1.PodResizePending, Status: corev1.ConditionTrue, Reason: reason, Message: msg})
-		s.Resize = corev1.PodResizeStatus(reason)
+		s.Resize = corev1.PodResizeStatus(reason) //nolint:staticcheck // deprecated, still shown (issue 12: status.resize)
 	}
 	if inProgress {
 		c := corev1.PodCondition{Type: corev1.PodResizeInProgress, Status: corev1.ConditionTrue}
@@ -50,8 +50,8 @@ func setResize(pod *corev1.Pod, in Inputs, s *corev1.PodStatus) {
 			c.Reason, c.Message = corev1.PodReasonError, in.ResizeError
 		}
 		conds = append(conds, c)
-		if s.Resize == "" {
-			s.Resize = corev1.PodResizeStatusInProgress
+		if s.Resize == "" { //nolint:staticcheck // as above
+			s.Resize = corev1.PodResizeStatusInProgress //nolint:staticcheck // as above
 		}
 	}
 	s.Conditions = append(s.Conditions, conds...)
