@@ -23,6 +23,7 @@ func (m *Manager) housekeeping(ctx context.Context) {
 			m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
 		}
 	}
+	m.retryDeferredResizes()
 	rpods, err := m.rt.ListPods(ctx)
 	if err != nil {
 		m.log.Warn("housekeeping: list runtime pods", "err", err)

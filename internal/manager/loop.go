@@ -14,6 +14,7 @@ import (
 	"github.com/podhost/podhost/internal/podconfig"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/resize"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
 )
@@ -92,6 +93,7 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 	updates := m.cfg.Apply(snap)
 	m.cfgMu.Unlock()
 	if first {
+		m.loadAllocations()
 		if listErr == nil {
 			m.killOrphans(updates, rpods)
 		}
@@ -173,7 +175,7 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			}
 			m.mu.Unlock()
 			if ok {
-				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: u.Pod})
+				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: m.allocate(u.Pod)})
 			}
 		}
 	}
@@ -208,14 +210,22 @@ func (m *Manager) startPods(pods []*corev1.Pod) {
 	}
 	allocs := make([]state.Allocation, 0, len(pods))
 	for _, p := range pods {
-		allocs = append(allocs, allocationFor(p))
+		if !m.hasAllocation(p.UID) { // else admitted before a restart: its checkpoint wins (allocate)
+			allocs = append(allocs, allocationFor(p))
+		}
 	}
 	if err := m.store.PutAllocations(allocs); err != nil {
 		m.log.Error("checkpoint allocations", "err", err)
+	} else {
+		m.mu.Lock()
+		for _, a := range allocs {
+			m.allocs[a.UID] = a
+		}
+		m.mu.Unlock()
 	}
 	for _, p := range pods {
 		m.log.Info("pod added", "pod", manifest.FullName(p), "podUID", string(p.UID))
-		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: m.allocate(p)})
 	}
 }
 
@@ -228,6 +238,8 @@ func (m *Manager) forget(pod *corev1.Pod) bool {
 	delete(m.desired, pod.UID)
 	delete(m.rejected, pod.UID)
 	delete(m.waiting, pod.UID)
+	delete(m.allocs, pod.UID)
+	delete(m.allocated, pod.UID)
 	m.mu.Unlock()
 	if wasWaiting {
 		m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
@@ -248,7 +260,10 @@ func (m *Manager) admittedPods() []*corev1.Pod {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]*corev1.Pod, 0, len(m.desired))
-	for _, p := range m.desired {
+	for uid, p := range m.desired {
+		if a, ok := m.allocated[uid]; ok { // a resize not allocated: counts as allocated
+			p = a
+		}
 		out = append(out, p)
 	}
 	return out
@@ -278,7 +293,8 @@ func isTerminalPhase(p corev1.PodPhase) bool {
 }
 
 func allocationFor(pod *corev1.Pod) state.Allocation {
-	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{}}
+	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{},
+		Containers: resize.Allocation(pod)}
 	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for name, q := range c.Resources.Requests {
 			cur := a.Requests[name]

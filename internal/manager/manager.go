@@ -43,6 +43,7 @@ type Runtime interface {
 // Store is the persistent state the manager uses.
 type Store interface {
 	PutAllocations([]state.Allocation) error
+	ListAllocations() ([]state.Allocation, error)
 	DeleteAllocation(uid types.UID) error
 	ListSandboxes() ([]state.SandboxRecord, error)
 	PurgePod(uid types.UID) error
@@ -56,6 +57,7 @@ type Statuses interface {
 	RemovePod(uid types.UID)
 	Status(uid types.UID) (corev1.PodStatus, bool)
 	ExpectSynced(uids []types.UID)
+	Event(uid types.UID, typ, reason, message string)
 	Changed() <-chan struct{}
 }
 
@@ -106,6 +108,11 @@ type Manager struct {
 	// by full name (loop goroutine only; identity.go).
 	ids        IdentityStore
 	identities map[string]state.IdentityRecord
+	// allocs: the allocation checkpoints (resize.go); allocated: the pod
+	// a worker runs when it differs from the desired one (a resize not
+	// allocated).
+	allocs    map[types.UID]state.Allocation
+	allocated map[types.UID]*corev1.Pod
 }
 
 // Deps are the manager's collaborators, all built before it.
@@ -138,6 +145,7 @@ func New(d Deps, opts Options) *Manager {
 		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
+		allocs: map[types.UID]state.Allocation{}, allocated: map[types.UID]*corev1.Pod{},
 	}
 }
 

@@ -106,6 +106,15 @@ func (f *fakeStore) PutAllocations(as []state.Allocation) error {
 	}
 	return nil
 }
+func (f *fakeStore) ListAllocations() ([]state.Allocation, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []state.Allocation
+	for _, a := range f.allocs {
+		out = append(out, a)
+	}
+	return out, nil
+}
 func (f *fakeStore) DeleteAllocation(uid types.UID) error {
 	delete(f.allocs, uid)
 	return nil

@@ -92,6 +92,9 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	},
 	"Container.env":       func(p *corev1.Pod) { c0(p).Env = []corev1.EnvVar{{Name: "A", Value: "1"}} },
 	"Container.resources": func(p *corev1.Pod) { c0(p).Resources.Limits = corev1.ResourceList{"cpu": q("1")} },
+	"Container.resizePolicy": func(p *corev1.Pod) {
+		c0(p).ResizePolicy = []corev1.ContainerResizePolicy{{ResourceName: corev1.ResourceMemory, RestartPolicy: corev1.RestartContainer}}
+	},
 	"Container.restartPolicy": func(p *corev1.Pod) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "side", Image: "busybox:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways)}}
 	},

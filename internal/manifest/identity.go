@@ -19,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/qos"
 )
 
 // MutablePaths are the document paths an edit may change while the pod
@@ -37,8 +36,10 @@ import (
 //     matters before a pod is admitted, the rest are podhost's own.
 //   - metadata.managedFields, status: dropped at decode (cleanServerFields).
 //   - containers' and initContainers' resources: in-place resize (issue 12,
-//     internal/syncer), as long as the QoS class stays (identityOf). Remove
-//     these two lines to make a resources edit a new pod again.
+//     internal/manager/resize.go, internal/syncer/resize.go). A resources
+//     edit that would change the QoS class keeps the pod too, and the resize
+//     is refused (status.resize Infeasible), as Kubernetes refuses it.
+//     Remove these two lines to make a resources edit a new pod again.
 var MutablePaths = []string{
 	"metadata.labels",
 	"metadata.annotations",
@@ -49,9 +50,8 @@ var MutablePaths = []string{
 }
 
 // IdentityHash returns the identity hash of one Pod document (YAML or
-// JSON): its spec hash with the MutablePaths removed, plus its QoS class
-// when that is not BestEffort (see identityOf). It decodes and validates
-// the pod: errors as Decode's.
+// JSON): its spec hash with the MutablePaths removed. It decodes and
+// validates the pod: errors as Decode's.
 func IdentityHash(doc []byte) (string, error) {
 	pods, err := Decode("", doc)
 	if err != nil {
@@ -63,22 +63,15 @@ func IdentityHash(doc []byte) (string, error) {
 	return Identity(pods[0]), nil
 }
 
-// identityOf hashes generic document data without the mutable paths. The
-// QoS class of the decoded pod is part of the identity unless it is
-// BestEffort: a resources edit that changes it (its pod cgroup moves) is a
-// new pod, as the kubelet refuses a resize that would change it. A pod
-// without resources is BestEffort, so a document with none of the mutable
-// paths keeps identity hash == spec hash.
-func identityOf(v any, pod *corev1.Pod) (string, error) {
+// identityOf hashes generic document data without the mutable paths: a
+// document with none of them has identity hash == spec hash.
+func identityOf(v any) (string, error) {
 	for _, p := range MutablePaths {
 		v = without(v, splitPath(p))
 	}
 	canon, err := canonicalJSON(v)
 	if err != nil {
 		return "", fileError("", "%s", err)
-	}
-	if class := qos.PodQOS(pod); class != corev1.PodQOSBestEffort {
-		canon = append(canon, "\nqos="+string(class)...)
 	}
 	return hashCanonical(canon), nil
 }

@@ -176,7 +176,7 @@ func decodePodObject(file string, obj map[string]any) (*corev1.Pod, errs) {
 	if e = validatePod(pod); len(e) > 0 {
 		return pod, e
 	}
-	identity, err := identityOf(obj, pod)
+	identity, err := identityOf(obj)
 	if err != nil {
 		e.add("", "%s", err)
 		return nil, e

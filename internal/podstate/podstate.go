@@ -32,6 +32,10 @@ const (
 	// port resolved), recorded at create time so that a stop without the
 	// pod spec (an orphan after a podhost restart) still runs it.
 	LabelPreStop = "podhost.io/prestop"
+	// LabelResources is the container's cpu/memory requests and limits as
+	// actuated (compact JSON of a ResourceRequirements): set at create,
+	// rewritten by an in-place resize after the task update succeeded.
+	LabelResources = "podhost.io/resources"
 )
 
 // Annotations podhost sets on desired pods (like kubelet's kubernetes.io/config.*).

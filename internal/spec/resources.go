@@ -29,6 +29,12 @@ func resourceOpts(p Pod, c Container) []oci.SpecOpts {
 	return opts
 }
 
+// LinuxResources is the container's cgroup limits as the spec builder sets
+// them at create: what an in-place resize writes to the running task.
+func LinuxResources(r corev1.ResourceRequirements, host HostLimits) *specs.LinuxResources {
+	return linuxResources(r, host)
+}
+
 // linuxResources: cpu shares from the request (or the limit when only a
 // limit is set, minimum 2), CFS quota from the limit over a 100ms period,
 // the memory limit; on cgroup v2 memory.oom.group=1; with a swap

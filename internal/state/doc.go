@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 2)
+// # Schema (SchemaVersion = 3)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -11,7 +11,7 @@
 //	  schemaVersion       number: the schema version the file was migrated to
 //	  bootID              string: kernel boot id recorded by the daemon (absent = never set)
 //	workers/<pod uid>     WorkerRecord   (podworkers phase + grace period + last pod)
-//	allocations/<pod uid> Allocation     (admitted requests and host ports)
+//	allocations/<pod uid> Allocation     (admitted requests, host ports, per-container resources)
 //	sandboxes/<id>        SandboxRecord  (pinned namespaces, CNI result, cgroup)
 //	statuses/<pod uid>    corev1.PodStatus (last computed status)
 //	events/<pod uid>/     one sub-bucket per pod:
@@ -19,6 +19,8 @@
 //	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
 //	manifests/<file path> ManifestRecord (v2: last content of the file that
 //	                      decoded; raw bytes — never Secret values)
+//	identities/<ns/name>  IdentityRecord (v3: the UID an upgraded pod keeps
+//	                      while its identity hash is unchanged)
 //
 // # Versions and migrations
 //
@@ -27,7 +29,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests. A file whose version is newer than SchemaVersion is refused
+// manifests, v3 identities. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //

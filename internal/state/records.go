@@ -46,6 +46,11 @@ type Allocation struct {
 	FullName  string              `json:"fullName"`
 	Requests  corev1.ResourceList `json:"requests,omitempty"`
 	HostPorts []HostPort          `json:"hostPorts,omitempty"`
+	// Containers are the resources allocated to each container (init
+	// ones included), by name: the truth of an in-place resize (the pod's
+	// worker runs the pod with these, whatever its manifest asks). Nil in
+	// checkpoints written before podhost resized pods.
+	Containers map[string]corev1.ResourceRequirements `json:"containers,omitempty"`
 }
 
 // PortMapping is one CNI portmap entry of a sandbox.

@@ -24,6 +24,7 @@ const (
 var kubeletConditions = map[corev1.PodConditionType]bool{
 	corev1.PodReadyToStartContainers: true, corev1.PodInitialized: true, corev1.PodReady: true,
 	corev1.ContainersReady: true, corev1.PodScheduled: true,
+	corev1.PodResizePending: true, corev1.PodResizeInProgress: true,
 }
 
 // conditions computes the kubelet-owned conditions in the kubelet's order

@@ -77,7 +77,10 @@ type Inputs struct {
 	// Terminal: the pod is being finished (deleted, or done), so its
 	// containers will not restart whatever the restart policy.
 	Terminal bool
-	Now      time.Time
+	// ResizeError is the last failure of an in-place resize (condition
+	// PodResizeInProgress, reason Error), "" if none.
+	ResizeError string
+	Now         time.Time
 }
 
 // Compute returns the pod's status.
@@ -102,6 +105,8 @@ func Compute(pod *corev1.Pod, in Inputs) corev1.PodStatus {
 		s.Phase, s.Reason, s.Message = corev1.PodFailed, in.Evicted.Reason, in.Evicted.Message
 	}
 	s.Conditions = conditions(pod, s, prev, in.SandboxReady, now)
+	setResize(pod, in, &s)
+	keepResizeTransitions(&s, prev, now)
 	setIPs(pod, &s, in)
 	s.StartTime = startTime(prev, now)
 	return s

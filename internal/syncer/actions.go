@@ -6,6 +6,7 @@ import (
 	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/resize"
 )
 
 // observation is what the executor saw before planning: the runtime's view of
@@ -51,6 +52,9 @@ type podActions struct {
 	Start []*corev1.Container
 	// Kill lists running containers to stop (their spec hash changed).
 	Kill []*podstate.Container
+	// Resize lists running containers whose cgroups are changed live to
+	// the pod's (allocated) resources, without a restart.
+	Resize []containerResize
 	// Unhealthy lists running containers whose liveness or startup probe
 	// failed: stop them first, then plan again (they restart per policy).
 	Unhealthy []unhealthyKill
@@ -97,6 +101,8 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			} else if specChanged(pod, c) {
 				a.Kill = append(a.Kill, c)
 				a.Start = append(a.Start, spec)
+			} else {
+				a.planResize(spec, c)
 			}
 		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
 			a.Start = append(a.Start, spec)
@@ -142,6 +148,26 @@ func specChanged(pod *corev1.Pod, c *podstate.Container) bool {
 		return false
 	}
 	return pod.UID != manifest.PodUID(pod.Namespace, pod.Name, c.Hash)
+}
+
+// containerResize is a running container to resize in place.
+type containerResize struct {
+	Spec      *corev1.Container
+	Container *podstate.Container
+}
+
+// planResize: a running container whose actuated resources differ from the
+// spec's is updated live, or restarted when its resizePolicy says
+// RestartContainer for a changed resource (the kubelet's
+// computePodResizeAction).
+func (a *podActions) planResize(spec *corev1.Container, c *podstate.Container) {
+	switch resize.Of(spec, c) {
+	case resize.Update:
+		a.Resize = append(a.Resize, containerResize{Spec: spec, Container: c})
+	case resize.Restart:
+		a.Kill = append(a.Kill, c)
+		a.Start = append(a.Start, spec)
+	}
 }
 
 // planNewSandbox handles a pod with no usable sandbox. Like the kubelet, a

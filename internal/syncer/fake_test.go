@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -209,6 +210,7 @@ type fakeHost struct {
 	purged    []types.UID
 	puts      int
 	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
+	memUsage  uint64        // every cgroup's memory usage (resize tests)
 }
 
 func newFakeHost() *fakeHost {
@@ -486,11 +488,37 @@ func newWorld() *world {
 func worldPod(policy corev1.RestartPolicy, containers ...string) *corev1.Pod {
 	grace := int64(5)
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1",
-		Annotations: map[string]string{podstate.AnnotationConfigHash: "h1"}},
+		Annotations: map[string]string{podstate.AnnotationConfigHash: "h1", podstate.AnnotationIdentityHash: "id1"}},
 		Spec: corev1.PodSpec{RestartPolicy: policy, TerminationGracePeriodSeconds: &grace}}
 	for _, n := range containers {
 		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: n, Image: "busybox:1",
 			Command: []string{"sleep", "1000"}, ImagePullPolicy: corev1.PullIfNotPresent})
 	}
 	return p
+}
+
+func (r *fakeRuntime) UpdateContainerResources(_ context.Context, id string, _ *specs.LinuxResources, labels map[string]string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.find(id)
+	if c == nil || c.State != podstate.StateRunning {
+		return errors.New("no running task")
+	}
+	for k, v := range labels {
+		c.Labels[k] = v
+	}
+	r.log("resize %s", c.Name)
+	return nil
+}
+
+func (h *fakeHost) PodStats(types.UID, corev1.PodQOSClass) (cgroups.Stats, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cgroups.Stats{MemoryUsage: h.memUsage}, nil
+}
+
+func (h *fakeHost) ContainerStats(types.UID, corev1.PodQOSClass, string) (cgroups.Stats, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return cgroups.Stats{MemoryUsage: h.memUsage}, nil
 }

@@ -200,6 +200,7 @@ func TestEditRunsTheOldVersionsPreStop(t *testing.T) {
 	}
 	edited := hookPod("new", "", "a")
 	edited.Annotations[podstate.AnnotationConfigHash] = "h2"
+	edited.Annotations[podstate.AnnotationIdentityHash] = "id2" // the hook is part of the identity
 	if _, err := syncOnce(t, w, edited); err != nil {
 		t.Fatal(err)
 	}

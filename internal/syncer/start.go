@@ -16,6 +16,7 @@ import (
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/qos"
+	"github.com/podhost/podhost/internal/resize"
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
@@ -79,6 +80,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
 	}
 	s.addStopLabels(cfg.Labels, c, termLog)
+	cfg.Labels[podstate.LabelResources] = resize.Label(c.Resources)
 	tSpec := time.Since(t0)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)

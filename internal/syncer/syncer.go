@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
@@ -36,6 +37,9 @@ type Runtime interface {
 	StartContainer(ctx context.Context, id string) error
 	StopContainer(ctx context.Context, id string, grace time.Duration) error
 	RemoveContainer(ctx context.Context, id string) error
+	// UpdateContainerResources changes a running container's cgroup limits
+	// in place and records labels on it (in-place resize).
+	UpdateContainerResources(ctx context.Context, id string, res *specs.LinuxResources, labels map[string]string) error
 }
 
 // PodCache lists one pod's containers now and keeps the result for the pod
@@ -67,6 +71,10 @@ type Cgroups interface {
 	ContainerPath(pc cgroups.PodCgroup, containerID string) string
 	RemovePod(ctx context.Context, pc cgroups.PodCgroup) error
 	ListPods(ctx context.Context) ([]cgroups.PodCgroup, error)
+	// PodStats and ContainerStats read usage (a resize never sets a memory
+	// limit below it).
+	PodStats(uid types.UID, qos corev1.PodQOSClass) (cgroups.Stats, error)
+	ContainerStats(uid types.UID, qos corev1.PodQOSClass, containerID string) (cgroups.Stats, error)
 }
 
 // Volumes prepares and removes pod volumes.
@@ -145,6 +153,9 @@ type Syncer struct {
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
+	// resizeErr: the last in-place resize failure of a pod (status
+	// condition PodResizeInProgress, reason Error).
+	resizeErr map[types.UID]string
 }
 
 // Deps are the syncer's collaborators.
@@ -185,7 +196,7 @@ func New(cfg Config, d Deps) *Syncer {
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
-		waiting: map[types.UID]map[string]status.Reason{},
+		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }
 

@@ -29,7 +29,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	if running == nil {
 		running = &podstate.Pod{UID: pod.UID}
 	}
-	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), cgroups.PodResources(pod))
+	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), s.podCgroupResources(pod, running))
 	if err != nil {
 		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
@@ -50,6 +50,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
+	if len(actions.Resize) > 0 && len(errs) == 0 {
+		if err := s.resizeContainers(ctx, pod, actions.Resize, &rq); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if !actions.KillPod && !actions.Terminal && volumes.HasDataVolumes(pod) {
 		// A changed ConfigMap or Secret shows in the running pod's files
 		// (the manager wakes the pods that reference it); the pod is not
@@ -58,7 +63,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 			s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
 		}
 	}
-	if len(errs) > 0 || len(actions.Kill) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
+	if len(errs) > 0 || len(actions.Kill) > 0 || len(actions.Resize) > 0 || actions.KillPod || actions.CreateSandbox || actions.StartInit != nil ||
 		len(actions.StartSidecars) > 0 || len(actions.Start) > 0 {
 		if fresh, err := s.runtimePod(ctx, pod.UID); err != nil {
 			errs = append(errs, err)
@@ -76,7 +81,7 @@ func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRe
 	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
 		Unhealthy: unhealthyOf(r), Started: r.Started})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "terminal", actions.Terminal)
+		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "terminal", actions.Terminal)
 	return actions
 }
 
@@ -99,6 +104,15 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 	}
 	if err := s.stopContainers(ctx, pod, actions.Kill, gracePeriod(pod, nil)); err != nil {
 		return []error{err}
+	}
+	if len(actions.Kill) > 0 {
+		// The stopped instances are the previous ones of their restarts
+		// (restart count, lastState), not stale created containers.
+		fresh, err := s.runtimePod(ctx, pod.UID)
+		if err != nil {
+			return []error{err}
+		}
+		running = fresh
 	}
 	return s.startAll(ctx, pod, running, *sb, pc, actions, rq)
 }
@@ -185,7 +199,8 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
 		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
-		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now()}
+		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now(),
+		ResizeError: s.takeResizeError(pod.UID)}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }
 
