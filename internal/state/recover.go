@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -81,6 +82,9 @@ func openChecked(path string, timeout time.Duration) (db *DB, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if db, err = extendCut(db, timeout); err != nil {
+		return nil, err
+	}
 	if err := db.check(); err != nil {
 		_ = db.Close()
 		return nil, &damageError{fmt.Errorf("state db %s: consistency check: %w", path, err)}
@@ -101,6 +105,34 @@ func openChecked(path string, timeout time.Duration) (db *DB, err error) {
 		return nil, &damageError{fmt.Errorf("state db %s: test write: %w", path, err)}
 	}
 	return db, nil
+}
+
+// extendCut reopens db's file extended with zeros to bbolt's high-water
+// mark when it is shorter (a power loss or a copy cut it). bbolt maps only
+// the file's length, so a free page past the end would later be written
+// with pwrite and read back through the map beyond its end: garbage, a
+// SIGBUS, a panic in a batch goroutine — at every start. Extended, a free
+// page there is harmless and a reachable one reads as zeros, which the
+// consistency check then reports as damage.
+func extendCut(db *DB, timeout time.Duration) (*DB, error) {
+	var want int64
+	_ = db.bolt.View(func(tx *bolt.Tx) error { want = tx.Size(); return nil })
+	fi, err := os.Stat(db.path)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("state db %s: %w", db.path, err)
+	}
+	if fi.Size() >= want {
+		return db, nil
+	}
+	path := db.path
+	_ = db.Close()
+	slog.Warn("state db shorter than its high-water mark (cut by a power loss?): extended with zeros before the consistency check",
+		"path", path, "size", fi.Size(), "highWater", want)
+	if err := os.Truncate(path, want); err != nil {
+		return nil, fmt.Errorf("state db %s: extend to %d bytes: %w", path, want, err)
+	}
+	return openBolt(path, timeout)
 }
 
 // writeDamage: a failed write that says the file is unusable — anything
