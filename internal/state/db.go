@@ -33,6 +33,7 @@ var (
 	bucketStatuses    = []byte("statuses")
 	bucketEvents      = []byte("events")
 	bucketManifests   = []byte("manifests")
+	bucketRollouts    = []byte("rollouts")
 
 	keySchemaVersion = []byte("schemaVersion")
 	keyBootID        = []byte("bootID")
@@ -49,6 +50,7 @@ type migration struct {
 var migrations = []migration{
 	{version: 1, name: "initial buckets", apply: migrateV1},
 	{version: 2, name: "last good manifests", apply: migrateV2},
+	{version: 3, name: "rollout histories", apply: migrateV3},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

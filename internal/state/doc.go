@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 2)
+// # Schema (SchemaVersion = 3)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -19,6 +19,8 @@
 //	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
 //	manifests/<file path> ManifestRecord (v2: last content of the file that
 //	                      decoded; raw bytes — never Secret values)
+//	rollouts/<ns/name>    RolloutRecord (v3: a pod's last versions, its
+//	                      rollback window and the rollback/undo in force)
 //
 // # Versions and migrations
 //
@@ -27,7 +29,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests. A file whose version is newer than SchemaVersion is refused
+// manifests; v3 adds rollouts. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //

@@ -405,13 +405,16 @@ func TestMigrateV1ToV2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if v, _ := db.SchemaVersion(); v != 2 {
-		t.Fatalf("version %d, want 2", v)
+	if v, _ := db.SchemaVersion(); v != SchemaVersion {
+		t.Fatalf("version %d, want %d", v, SchemaVersion)
 	}
 	if id, _ := db.BootID(); id != "boot-v1" {
 		t.Fatalf("boot id %q lost in migration", id)
 	}
 	if err := db.PutManifest("/m/a.yaml", []byte("x")); err != nil {
 		t.Fatalf("manifests bucket after migration: %v", err)
+	}
+	if err := db.PutRollout(RolloutRecord{FullName: "default/a"}); err != nil {
+		t.Fatalf("rollouts bucket after migration: %v", err)
 	}
 }
