@@ -28,6 +28,7 @@ type Revision struct {
 	Source  string          `json:"source"` // file or URL
 	Seen    time.Time       `json:"seen"`   // first seen: the rollback window starts here
 	Outcome string          `json:"outcome"`
+	Ready   bool            `json:"ready,omitempty"` // was Ready once: a version to roll back to
 	Reason  string          `json:"reason,omitempty"`
 	Pod     json.RawMessage `json:"pod"` // the decoded pod (JSON): brings it back with its UID
 }
