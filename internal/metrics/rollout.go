@@ -17,4 +17,6 @@ func (m *Metrics) NewRollbacks() *Rollbacks {
 }
 
 // ObserveRollback records one rollback.
-func (r *Rollbacks) ObserveRollback(trigger, reason string) { r.c.WithLabelValues(trigger, reason).Inc() }
+func (r *Rollbacks) ObserveRollback(trigger, reason string) {
+	r.c.WithLabelValues(trigger, reason).Inc()
+}

@@ -58,7 +58,9 @@ func (f *fakeStatuses) set(uid types.UID, ready bool, waitingReason string) {
 
 type fakeMetrics struct{ got []string }
 
-func (m *fakeMetrics) ObserveRollback(trigger, reason string) { m.got = append(m.got, trigger+"/"+reason) }
+func (m *fakeMetrics) ObserveRollback(trigger, reason string) {
+	m.got = append(m.got, trigger+"/"+reason)
+}
 
 // world is one controller over a real state db, with a fake clock.
 type world struct {
