@@ -245,6 +245,8 @@ func TestUndoAndForget(t *testing.T) {
 	v1 := w.pod("web", "nginx:1", "")
 	other := w.pod("db", "postgres:1", "")
 	w.apply(v1, other)
+	w.st.set(v1.UID, true, "")
+	w.tick(0)
 	if _, err := w.c.Undo("default", "web"); err == nil {
 		t.Fatal("undo without an earlier revision: want an error")
 	}
@@ -259,6 +261,17 @@ func TestUndoAndForget(t *testing.T) {
 	}
 	if len(w.m.got) != 1 || w.m.got[0] != "undo/RolloutUndo" {
 		t.Fatalf("metrics: %v", w.m.got)
+	}
+	// Undo skips a version that was never Ready: v3 (Ready) → v1, not v2.
+	v3 := w.pod("web", "nginx:3", "")
+	w.apply(v3, other)
+	w.st.set(v3.UID, true, "")
+	w.tick(0)
+	if h, _ := w.c.History("default", "web"); h[1].Outcome != OutcomeUndone || h[2].Outcome != OutcomeReady || !h[2].Running {
+		t.Fatalf("history before the second undo: %+v", h)
+	}
+	if n, err := w.c.Undo("default", "web"); err != nil || n != 1 {
+		t.Fatalf("Undo from a Ready v3 = %d, %v; want revision 1 (v2 never was Ready)", n, err)
 	}
 	if _, err := w.c.Undo("default", "nope"); err == nil {
 		t.Fatal("undo of an unknown pod: want an error")

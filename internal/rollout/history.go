@@ -228,7 +228,8 @@ func runningUID(rec *state.RolloutRecord) types.UID {
 }
 
 // Undo brings back the revision before the one that runs now (as kubectl
-// rollout undo), until the pod's manifest changes again. It returns that
+// rollout undo; the nearest earlier one that was Ready, skipping versions
+// that never were), until the pod's manifest changes again. It returns that
 // revision's number.
 func (c *Controller) Undo(namespace, name string) (int, error) {
 	c.mu.Lock()
@@ -243,7 +244,10 @@ func (c *Controller) Undo(namespace, name string) (int, error) {
 	if i <= 0 {
 		return 0, fmt.Errorf("pod %s: no revision before the running one to go back to", full)
 	}
-	to, from := &rec.Revisions[i-1], &rec.Revisions[i]
+	to, from := lastReady(rec.Revisions[:i]), &rec.Revisions[i]
+	if to == nil {
+		to = &rec.Revisions[i-1]
+	}
 	if c.podLocked(rec, to.UID) == nil {
 		return 0, fmt.Errorf("pod %s: %s cannot be brought back (stored document does not decode)", full, fmtRevision(to))
 	}
