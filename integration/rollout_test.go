@@ -67,8 +67,9 @@ func (d *podhostd) editAndExpectRollback(good *corev1.Pod, bad string, window ti
 	}); err != nil {
 		d.t.Fatalf("the failed version's containers are still there: %v\n%s", err, d.logs())
 	}
-	if a, b := containerStatus(good, "main").ContainerID, containerStatus(back, "main").ContainerID; a == b {
-		d.t.Fatalf("previous version came back with its old container %s, want a new start", a)
+	if a, b := containerStatus(good, "main"), containerStatus(back, "main"); a.ContainerID == b.ContainerID || b.RestartCount != 0 {
+		d.t.Fatalf("previous version came back with container %s (restarts %d), want a new start (not %s, 0 restarts)",
+			b.ContainerID, b.RestartCount, a.ContainerID)
 	}
 	return back
 }
@@ -82,7 +83,7 @@ func (d *podhostd) checkRolledBackShown(back *corev1.Pod, wantReason string) {
 		d.t.Fatalf("get -o wide does not show the rollback from %s:\n%s", from, wide)
 	}
 	desc := d.mustCLI("describe", "pod", "web")
-	for _, want := range []string{"Rolled Back: from " + from + ": " + wantReason, "RolledBack", "brought back in place of revision 2"} {
+	for _, want := range []string{"Rolled Back:", "from " + from + ": " + wantReason, "RolledBack", "brought back in place of revision 2"} {
 		if !strings.Contains(desc, want) {
 			d.t.Fatalf("describe lacks %q:\n%s", want, desc)
 		}

@@ -39,6 +39,9 @@ type Store interface {
 	ListRollouts() ([]state.RolloutRecord, error)
 	PutRollout(r state.RolloutRecord) error
 	DeleteRollout(fullName string) error
+	// DeleteStatus drops the last status stored for a pod: a version
+	// brought back starts anew, it must not resume its old status.
+	DeleteStatus(uid types.UID) error
 }
 
 // Metrics counts rollbacks (*metrics.Rollbacks).
@@ -227,6 +230,15 @@ func (c *Controller) window(p *corev1.Pod) time.Duration {
 		}
 	}
 	return c.opts.DefaultWindow
+}
+
+// forgetStatus drops the status a restored version left in the store when
+// it was replaced (its restart counts, its running containers that are gone):
+// the status manager would resume it when the pod is added again.
+func (c *Controller) forgetStatus(uid types.UID) {
+	if err := c.store.DeleteStatus(uid); err != nil {
+		c.log.Warn("drop the stored status of a restored pod", "podUID", string(uid), "err", err)
+	}
 }
 
 // persistLocked writes rec (logged on failure: the next change retries).

@@ -212,6 +212,20 @@ func TestWindowContinuesAfterRestart(t *testing.T) {
 	}
 }
 
+// TestReadyRacingTheEdit: the previous version turned Ready just before
+// the edit, and the edit is seen first: it still counts as Ready.
+func TestReadyRacingTheEdit(t *testing.T) {
+	w := newTestWorld(t, time.Second)
+	v1 := w.pod("web", "nginx:1", "")
+	w.apply(v1)
+	w.st.set(v1.UID, true, "")
+	v2 := w.pod("web", "nginx:2", "")
+	w.apply(v2)
+	if !w.tick(time.Second) || w.view()[0].UID != v1.UID {
+		t.Fatal("not rolled back to a version that was Ready when the edit came")
+	}
+}
+
 func TestNoRollback(t *testing.T) {
 	cases := []struct {
 		name    string

@@ -71,6 +71,10 @@ func (c *Controller) addRevisionLocked(rec *state.RolloutRecord, p *corev1.Pod, 
 		rev.Number = max(rev.Number, r.Number+1)
 		if r.Outcome == OutcomePending {
 			r.Outcome = OutcomeSuperseded
+			if st, ok := c.st.Status(r.UID); ok && Decide(Check{Status: &st}).Verdict == Ready {
+				// Ready by now; the status change and the edit raced.
+				r.Outcome, r.Ready = OutcomeReady, true
+			}
 		}
 		if r.UID == p.UID { // back to an earlier document: it moves to the top
 			rev.Ready = r.Ready
@@ -168,6 +172,7 @@ func (c *Controller) rollBackLocked(rec *state.RolloutRecord, cur, prev *state.R
 	cur.Outcome, cur.Reason = OutcomeRolledBack, withMessage(d.Reason, d.Message)
 	rec.Override = &state.Override{SourceUID: cur.UID, ToUID: prev.UID, Reason: d.Reason, Message: d.Message, At: now}
 	c.persistLocked(rec)
+	c.forgetStatus(prev.UID)
 	c.log.Warn("rolling back pod update", "pod", rec.FullName, "from", fmtRevision(cur), "to", fmtRevision(prev),
 		"reason", d.Reason, "message", d.Message)
 	c.st.Event(cur.UID, corev1.EventTypeWarning, ReasonRolledBack,
@@ -258,6 +263,7 @@ func (c *Controller) Undo(namespace, name string) (int, error) {
 	msg := fmt.Sprintf("rollout undo from %s", fmtRevision(from))
 	rec.Override = &state.Override{SourceUID: source.UID, ToUID: to.UID, Reason: ReasonUndone, Message: msg, Manual: true, At: c.opts.Now()}
 	c.persistLocked(rec)
+	c.forgetStatus(to.UID)
 	c.log.Info("rollout undo", "pod", full, "from", fmtRevision(from), "to", fmtRevision(to))
 	c.st.Event(from.UID, corev1.EventTypeNormal, ReasonUndone, fmt.Sprintf("replaced by %s", fmtRevision(to)))
 	c.notify = append(c.notify, pendingEvent{uid: to.UID, typ: corev1.EventTypeNormal, reason: ReasonUndone,
