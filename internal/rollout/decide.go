@@ -59,15 +59,31 @@ type Decision struct {
 	After   time.Duration // Wait with a window: time left in it
 }
 
+// MaxMinReady caps how long a watched version must stay Ready to count.
+const MaxMinReady = 10 * time.Second
+
 // Decide is the pure rollback decision for the newest version of one pod.
+// A version watched for rollback (a window and a previous version) counts as
+// Ready once Ready for min(window/2, MaxMinReady) without a break (as
+// kubectl's minReadySeconds): a crash-looping container without a readiness
+// probe is Ready for an instant after each start. Succeeded counts at once.
 func Decide(c Check) Decision {
-	if c.Status != nil && (isReady(c.Status) || c.Status.Phase == corev1.PodSucceeded) {
+	watched := c.Window > 0 && c.HasPrevious
+	left := c.Seen.Add(c.Window).Sub(c.Now)
+	if c.Status != nil && c.Status.Phase == corev1.PodSucceeded {
 		return Decision{Verdict: Ready}
 	}
-	if c.Window <= 0 || !c.HasPrevious {
+	if since, ok := readySince(c.Status); ok {
+		stable := since.Add(min(c.Window/2, MaxMinReady)).Sub(c.Now)
+		if !watched || stable <= 0 {
+			return Decision{Verdict: Ready}
+		}
+		return Decision{Verdict: Wait, After: stable} // past the window too: a break now rolls back
+	}
+	if !watched {
 		return Decision{Verdict: Wait}
 	}
-	if left := c.Seen.Add(c.Window).Sub(c.Now); left > 0 {
+	if left > 0 {
 		return Decision{Verdict: Wait, After: left}
 	}
 	reason, detail := whyNotReady(c.Status)
@@ -75,13 +91,17 @@ func Decide(c Check) Decision {
 		Message: fmt.Sprintf("not Ready within %s (%s)", c.Window, detail)}
 }
 
-func isReady(st *corev1.PodStatus) bool {
+// readySince is when the pod turned Ready, if it is.
+func readySince(st *corev1.PodStatus) (time.Time, bool) {
+	if st == nil {
+		return time.Time{}, false
+	}
 	for _, c := range st.Conditions {
 		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
+			return c.LastTransitionTime.Time, c.Status == corev1.ConditionTrue
 		}
 	}
-	return false
+	return time.Time{}, false
 }
 
 // whyNotReady names the most telling reason a pod is not Ready: a

@@ -5,10 +5,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func readyCond(s corev1.ConditionStatus, reason string) corev1.PodCondition {
 	return corev1.PodCondition{Type: corev1.PodReady, Status: s, Reason: reason}
+}
+
+func readyAt(at time.Time) corev1.PodCondition {
+	return corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(at)}
 }
 
 func waiting(name, reason, msg string) corev1.ContainerStatus {
@@ -29,6 +34,18 @@ func TestDecide(t *testing.T) {
 		{"succeeded counts as good", Check{Window: time.Minute, Seen: t0, Now: t0.Add(time.Hour), HasPrevious: true,
 			Status: &corev1.PodStatus{Phase: corev1.PodSucceeded}}, Decision{Verdict: Ready}},
 		{"ready without a window is still recorded", Check{Status: &corev1.PodStatus{Conditions: []corev1.PodCondition{readyCond(corev1.ConditionTrue, "")}}},
+			Decision{Verdict: Ready}},
+		{"ready for an instant (crash loop without a readiness probe)", Check{Window: 5 * time.Second, Seen: t0, Now: t0.Add(2 * time.Second), HasPrevious: true,
+			Status: &corev1.PodStatus{Conditions: []corev1.PodCondition{readyAt(t0.Add(1500 * time.Millisecond))}}},
+			Decision{Verdict: Wait, After: 2 * time.Second}},
+		{"ready long enough", Check{Window: 5 * time.Second, Seen: t0, Now: t0.Add(4 * time.Second), HasPrevious: true,
+			Status: &corev1.PodStatus{Conditions: []corev1.PodCondition{readyAt(t0.Add(1500 * time.Millisecond))}}},
+			Decision{Verdict: Ready}},
+		{"ready at the end of the window, not yet long enough", Check{Window: 5 * time.Second, Seen: t0, Now: t0.Add(6 * time.Second), HasPrevious: true,
+			Status: &corev1.PodStatus{Conditions: []corev1.PodCondition{readyAt(t0.Add(5 * time.Second))}}},
+			Decision{Verdict: Wait, After: 1500 * time.Millisecond}},
+		{"minimum Ready time capped", Check{Window: time.Hour, Seen: t0, Now: t0.Add(11 * time.Second), HasPrevious: true,
+			Status: &corev1.PodStatus{Conditions: []corev1.PodCondition{readyAt(t0.Add(time.Second))}}},
 			Decision{Verdict: Ready}},
 		{"no window: wait forever", Check{Seen: t0, Now: t0.Add(time.Hour), HasPrevious: true, Status: notReady},
 			Decision{Verdict: Wait}},
