@@ -33,6 +33,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newDescribeCmd,
 	newLogsCmd,
 	newEventsCmd,
+	newRolloutCmd,
 	newTopCmd,
 	newExecCmd,
 	newImagesCmd,

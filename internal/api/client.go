@@ -39,7 +39,12 @@ func NewClient(path string) *Client {
 }
 
 func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://podhost"+path, nil)
+	return c.do(ctx, http.MethodGet, path)
+}
+
+// do sends a request without a body; non-200 answers are errors.
+func (c *Client) do(ctx context.Context, method, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, "http://podhost"+path, nil)
 	if err != nil {
 		return nil, err
 	}

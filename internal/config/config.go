@@ -85,6 +85,11 @@ type Config struct {
 	// kubelet's; at least 1s; below 10s it is also the first delay) — the
 	// kubelet's crashLoopBackOff.maxContainerRestartPeriod.
 	CrashLoopBackOffMax time.Duration
+	// RollbackAfter is the default rollback window of pod updates
+	// (internal/rollout): an edit that replaces a pod whose new version is
+	// not Ready within it brings the previous version back. 0 (default):
+	// only pods with a podhost.io/rollback-after annotation.
+	RollbackAfter time.Duration
 	// SystemReserved is subtracted from node capacity (keys cpu, memory).
 	SystemReserved         corev1.ResourceList
 	AllowInsecureManifests bool
@@ -147,6 +152,7 @@ type file struct {
 	ResyncPeriod           *string            `json:"resyncPeriod"`
 	RelistPeriod           *string            `json:"relistPeriod"`
 	CrashLoopBackOffMax    *string            `json:"crashLoopBackOffMax"`
+	RollbackAfter          *string            `json:"rollbackAfter"`
 	SystemReserved         map[string]string  `json:"systemReserved"`
 	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
@@ -323,6 +329,9 @@ func (f *file) applyTo(c *Config) error {
 	if c.CrashLoopBackOffMax < time.Second {
 		return fmt.Errorf("crashLoopBackOffMax: must be at least 1s")
 	}
+	if c.RollbackAfter, err = parseDuration("rollbackAfter", f.RollbackAfter, c.RollbackAfter); err != nil {
+		return err
+	}
 	if c.ShutdownGracePeriod, err = parseDuration("shutdownGracePeriod", f.ShutdownGracePeriod, c.ShutdownGracePeriod); err != nil {
 		return err
 	}
@@ -408,6 +417,9 @@ func (c *Config) Validate() error {
 	}
 	if c.RelistPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("relistPeriod: must be positive, got %s", c.RelistPeriod))
+	}
+	if c.RollbackAfter < 0 {
+		errs = append(errs, fmt.Errorf("rollbackAfter: must not be negative, got %s", c.RollbackAfter))
 	}
 	if c.ShutdownGracePeriod < 0 || c.ShutdownGracePeriodCriticalPods < 0 {
 		errs = append(errs, fmt.Errorf("shutdownGracePeriod, shutdownGracePeriodCriticalPods: must not be negative"))

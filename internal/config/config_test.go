@@ -43,6 +43,7 @@ logMaxSize: 5Mi
 logMaxFiles: 3
 shutdownGracePeriod: 30s
 shutdownGracePeriodCriticalPods: 10s
+rollbackAfter: 2m
 `,
 			want: func(c *Config) {
 				c.ManifestDir, c.StateDir, c.LogDir, c.RunDir = "/m", "/s", "/l", "/r"
@@ -56,12 +57,14 @@ shutdownGracePeriodCriticalPods: 10s
 				}
 				c.AllowInsecureManifests, c.LogMaxSize, c.LogMaxFiles = true, 5<<20, 3
 				c.ShutdownGracePeriod, c.ShutdownGracePeriodCriticalPods = 30*time.Second, 10*time.Second
+				c.RollbackAfter = 2 * time.Minute
 			},
 		},
 		{name: "unknown key", yaml: "manifestDirs: /x\n", wantErr: `unknown field "manifestDirs"`},
 		{name: "wrong type", yaml: "logMaxFiles: many\n", wantErr: "logMaxFiles"},
 		{name: "bad duration", yaml: "resyncPeriod: 1 minute\n", wantErr: "resyncPeriod"},
 		{name: "negative duration", yaml: "relistPeriod: -1s\n", wantErr: "relistPeriod: must be positive"},
+		{name: "negative rollback window", yaml: "rollbackAfter: -1s\n", wantErr: "rollbackAfter: must not be negative"},
 		{name: "critical shutdown period beyond the total", yaml: "shutdownGracePeriod: 10s\nshutdownGracePeriodCriticalPods: 20s\n",
 			wantErr: "shutdownGracePeriodCriticalPods (20s): must not exceed shutdownGracePeriod (10s)"},
 		{name: "bad cgroup driver", yaml: "cgroupDriver: cgroupv2\n", wantErr: `cgroupDriver: unsupported value "cgroupv2"`},

@@ -47,6 +47,7 @@ import (
 	"github.com/podhost/podhost/internal/podcache"
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/prober"
+	"github.com/podhost/podhost/internal/rollout"
 	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/sandbox"
@@ -136,6 +137,7 @@ type daemon struct {
 	mgr      *manager.Manager
 	cg       *cgroups.Manager
 	metrics  *metrics.Metrics
+	rollout  *rollout.Controller // built by serve (runRollout)
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
 }
@@ -178,11 +180,12 @@ func (d *daemon) serve(ctx context.Context) error {
 		return err
 	}
 	g, gctx := errgroup.WithContext(ctx)
-	snaps := make(chan source.Snapshot, 1)
+	merged := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
-	if err := d.runSources(gctx, g, snaps); err != nil {
+	if err := d.runSources(gctx, g, merged); err != nil {
 		return err
 	}
+	snaps := d.runRollout(gctx, g, merged)
 	g.Go(func() error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil
@@ -209,6 +212,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
+	srv.EnableRollout(rolloutBackend{d.rollout})
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
 	if d.cfg.MetricsAddress != "" {
 		g.Go(func() error { return serveMetrics(gctx, d.cfg.MetricsAddress, d.metrics.Handler()) })

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/podhost/podhost/internal/podstate"
 )
 
 // Validation follows Kubernetes' ValidatePod (pkg/apis/core/validation) for
@@ -82,6 +84,11 @@ func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 	}
 	if m.DeletionGracePeriodSeconds != nil {
 		all = append(all, forbidden(p.Child("deletionGracePeriodSeconds"), "metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is"))
+	}
+	if v, ok := m.Annotations[podstate.AnnotationRollbackAfter]; ok {
+		if _, err := podstate.ParseRollbackAfter(v); err != nil {
+			all = append(all, field.Invalid(p.Child("annotations").Key(podstate.AnnotationRollbackAfter), v, err.Error()))
+		}
 	}
 	if len(all) == 0 {
 		all = append(all, validateNameLength(m, p)...)

@@ -6,6 +6,7 @@
 package podstate
 
 import (
+	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -53,6 +54,32 @@ const (
 // starts the pod, and that outlive it when they are removed together
 // (internal/order).
 const AnnotationAfter = "podhost.io/after"
+
+// AnnotationRollbackAfter is set by the user: a Go duration ("2m"). When an
+// edit of the manifest replaces the pod and the new version is not Ready
+// within it, podhost brings the previous version back (internal/rollout).
+// "0" turns the daemon's rollbackAfter default off for the pod.
+const AnnotationRollbackAfter = "podhost.io/rollback-after"
+
+// Annotations podhost sets on a pod it brought back in place of a newer
+// version (internal/rollout): the newer version's config hash, and why.
+const (
+	AnnotationRolledBackFrom   = "podhost.io/rolled-back-from"
+	AnnotationRolledBackReason = "podhost.io/rolled-back-reason"
+)
+
+// ParseRollbackAfter parses a podhost.io/rollback-after value: a Go
+// duration, not negative.
+func ParseRollbackAfter(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as 2m: %w", err)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("must not be negative, got %s", v)
+	}
+	return d, nil
+}
 
 // ContainerState is the runtime state of one container.
 type ContainerState string

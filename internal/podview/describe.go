@@ -10,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/podhost/podhost/internal/podstate"
 )
 
 // Event is one pod event as describe shows it.
@@ -34,6 +36,10 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 	kv("Labels", mapString(p.Labels))
 	kv("Annotations", mapString(p.Annotations))
 	kv("Status", Status(p))
+	if from := p.Annotations[podstate.AnnotationRolledBackFrom]; from != "" {
+		kv("Rolled Back", fmt.Sprintf("from %s: %s (the file's version is not run until it changes)",
+			from, p.Annotations[podstate.AnnotationRolledBackReason]))
+	}
 	if !confirmed.IsZero() {
 		kv("Last confirmed", fmt.Sprintf("%s (%s ago)", confirmed.Format(time.RFC1123Z), duration.HumanDuration(now.Sub(confirmed))))
 	}

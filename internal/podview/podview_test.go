@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podhost/podhost/internal/podstate"
 )
 
 func pod(name string, phase corev1.PodPhase, inits int, statuses ...corev1.ContainerStatus) corev1.Pod {
@@ -97,5 +99,26 @@ func TestTableAndDescribe(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Fatalf("describe lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+func TestRolledBackShown(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	p := pod("web", corev1.PodRunning, 0, running("a", true))
+	p.Annotations = map[string]string{podstate.AnnotationConfigSource: "/etc/podhost/manifests/web.yaml",
+		podstate.AnnotationRolledBackFrom: "0123456789abcdef", podstate.AnnotationRolledBackReason: "ImagePullBackOff: not Ready within 5s"}
+	var buf bytes.Buffer
+	if err := Table(&buf, []corev1.Pod{p}, true, now); err != nil {
+		t.Fatal(err)
+	}
+	if want := "/etc/podhost/manifests/web.yaml (rolled back from 0123456789abcdef)"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("wide table lacks %q:\n%s", want, buf.String())
+	}
+	buf.Reset()
+	if err := Describe(&buf, &p, nil, time.Time{}, now); err != nil {
+		t.Fatal(err)
+	}
+	if want := "Rolled Back: from 0123456789abcdef: ImagePullBackOff: not Ready within 5s"; !strings.Contains(buf.String(), want) {
+		t.Fatalf("describe lacks %q:\n%s", want, buf.String())
 	}
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // Table writes NAME READY STATUS RESTARTS AGE (and IP NODE SOURCE with
-// wide; SOURCE is the manifest file or URL the pod came from).
+// wide; SOURCE is the manifest file or URL the pod came from, marked when
+// podhost rolled the pod back to it from a newer version).
 func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
@@ -46,6 +47,9 @@ func Row(p *corev1.Pod, wide bool, now time.Time) []string {
 		src := p.Annotations[podstate.AnnotationConfigSource]
 		if src == "" {
 			src = "<none>"
+		}
+		if from := p.Annotations[podstate.AnnotationRolledBackFrom]; from != "" {
+			src += " (rolled back from " + from + ")"
 		}
 		row = append(row, ip, node, src)
 	}

@@ -56,6 +56,12 @@ func (p *PodWorkers) forget(s *podSyncStatus) {
 		s.log.Debug("pod terminated and no longer desired; forgetting the worker")
 	}
 	delete(p.statuses, s.uid)
+	// A UID created again (a rollback, a file restored) starts a new
+	// worker whose first sync takes any cached state as fresh: drop the
+	// finished pod's last observation (*podcache.Cache).
+	if c, ok := p.opts.Cache.(interface{ Delete(types.UID) }); ok {
+		c.Delete(s.uid)
+	}
 	p.wakeWaiters(p.names.remove(s.fullName, s.uid))
 }
 

@@ -150,6 +150,43 @@ func (f *fakeCache) GetNewerThan(_ context.Context, _ types.UID, t time.Time) (*
 	return f.pod, nil
 }
 
+// deletingCache is a fakeCache that records Delete (as *podcache.Cache has).
+type deletingCache struct {
+	fakeCache
+	deleted chan types.UID
+}
+
+func (f *deletingCache) Delete(uid types.UID) { f.deleted <- uid }
+
+// TestForgetDropsCachedState: a finished worker that is forgotten drops its
+// pod's cached runtime state, so a later worker of the same UID (a rollback
+// to it, a file restored) does not take its last observation as fresh.
+func TestForgetDropsCachedState(t *testing.T) {
+	fc := &deletingCache{fakeCache: fakeCache{pod: &podstate.Pod{UID: "a"}, got: make(chan time.Time, 10)}, deleted: make(chan types.UID, 1)}
+	e := newEnv(t, func(o *Options) { o.Cache = fc })
+	pod := newPod("a", "web", 30)
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodCreate, Pod: pod})
+	e.h.expect(t, "sync", "a")
+	e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodKill, Pod: pod})
+	e.h.expect(t, "terminating", "a")
+	e.h.expect(t, "terminated", "a")
+	e.waitDone(t, "a")
+	select {
+	case uid := <-fc.deleted:
+		t.Fatalf("cache entry %s dropped while the worker is still known", uid)
+	default:
+	}
+	e.pw.SyncKnownPods(nil)
+	select {
+	case uid := <-fc.deleted:
+		if uid != "a" {
+			t.Fatalf("deleted %s, want a", uid)
+		}
+	default:
+		t.Fatal("forgotten worker left its cached runtime state")
+	}
+}
+
 func TestCacheProvidesRunning(t *testing.T) {
 	fc := &fakeCache{pod: &podstate.Pod{UID: "a"}, got: make(chan time.Time, 10)}
 	e := newEnv(t, func(o *Options) { o.Cache = fc })

@@ -33,6 +33,7 @@ var (
 	bucketStatuses    = []byte("statuses")
 	bucketEvents      = []byte("events")
 	bucketManifests   = []byte("manifests")
+	bucketRollouts    = []byte("rollouts")
 
 	keySchemaVersion = []byte("schemaVersion")
 	keyBootID        = []byte("bootID")
@@ -50,6 +51,7 @@ var migrations = []migration{
 	{version: 1, name: "initial buckets", apply: migrateV1},
 	{version: 2, name: "last good manifests", apply: migrateV2},
 	{version: 3, name: "pod identities", apply: migrateV3},
+	{version: 4, name: "rollout histories", apply: migrateV4},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

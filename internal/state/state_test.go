@@ -414,4 +414,7 @@ func TestMigrateV1ToV2(t *testing.T) {
 	if err := db.PutManifest("/m/a.yaml", []byte("x")); err != nil {
 		t.Fatalf("manifests bucket after migration: %v", err)
 	}
+	if err := db.PutRollout(RolloutRecord{FullName: "default/a"}); err != nil {
+		t.Fatalf("rollouts bucket after migration: %v", err)
+	}
 }
