@@ -208,6 +208,8 @@ type fakeHost struct {
 	cgroups   map[types.UID]bool
 	purged    []types.UID
 	puts      int
+	// sandboxLists / podSandboxLists count ListSandboxes / PodSandboxes.
+	sandboxLists, podSandboxLists int
 }
 
 func newFakeHost() *fakeHost {
@@ -301,9 +303,22 @@ func (h *fakeHost) DeleteSandbox(id string) error {
 func (h *fakeHost) ListSandboxes() ([]state.SandboxRecord, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.sandboxLists++
 	var out []state.SandboxRecord
 	for _, r := range h.sandboxes {
 		out = append(out, r)
+	}
+	return out, nil
+}
+func (h *fakeHost) PodSandboxes(uid types.UID) ([]state.SandboxRecord, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.podSandboxLists++
+	var out []state.SandboxRecord
+	for _, r := range h.sandboxes {
+		if r.PodUID == uid {
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }
