@@ -58,8 +58,11 @@ type fakeRuntime struct {
 	lists int
 }
 
-func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) { f.lists++; return f.pods, nil }
-func (f *fakeRuntime) CollectGarbage(context.Context) error              { return nil }
+func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
+	f.lists++
+	return f.pods, nil
+}
+func (f *fakeRuntime) CollectGarbage(context.Context) error { return nil }
 
 type fakeStore struct {
 	mu        sync.Mutex
