@@ -11,15 +11,13 @@ import (
 // Housekeeping runs every pass (2 s, as the kubelet's) but does its
 // expensive part — listing the runtime, the cgroup and volume dirs and the
 // sandbox records, containerd's leases and snapshots — only when it can
-// find something: while things change (a runtime event, a manifest
-// snapshot, a pod worker starting, finishing or going away) and for
-// busyWindow after, and otherwise every fullPassPeriod as a safety net
-// (the kubelet's container GC period). An idle node with any number of
-// pods therefore costs one in-memory pass every 2 s, not a runtime list.
-const (
-	fullPassPeriod = time.Minute
-	busyWindow     = 10 * time.Second
-)
+// find something: on the first pass after something changed since the
+// last full pass (a runtime event, a manifest snapshot, a pod worker
+// starting, changing state, finishing or going away), and otherwise every
+// fullPassPeriod as a safety net (the kubelet's container GC period). An
+// idle node with any number of pods therefore costs one in-memory pass
+// every 2 s, not a runtime list.
+const fullPassPeriod = time.Minute
 
 // pace is housekeeping's memory of the last passes (loop goroutine only).
 type pace struct {
@@ -50,20 +48,10 @@ func (p *pace) fullDue(now time.Time) bool {
 	return true
 }
 
-// fullPassDue: the first pass, a pass within busyWindow of a change (or
-// the first pass after a change that came before the previous full pass
-// finished), and a pass fullPassPeriod after the last full one.
+// fullPassDue: the first pass, a pass after a change later than the last
+// full pass, and a pass fullPassPeriod after the last full one.
 func fullPassDue(lastFull, lastChange, now time.Time) bool {
-	switch {
-	case lastFull.IsZero():
-		return true
-	case !lastChange.Before(lastFull):
-		return true
-	case now.Sub(lastChange) < busyWindow:
-		return true
-	default:
-		return now.Sub(lastFull) >= fullPassPeriod
-	}
+	return lastFull.IsZero() || lastChange.After(lastFull) || now.Sub(lastFull) >= fullPassPeriod
 }
 
 func sameWorkers(a, b map[types.UID]podworkers.WorkerState) bool {

@@ -24,9 +24,8 @@ func TestFullPassDue(t *testing.T) {
 		{"idle, just under the period", t0, t0.Add(-time.Minute), t0.Add(fullPassPeriod - time.Second), false},
 		{"idle, period elapsed", t0, t0.Add(-time.Minute), t0.Add(fullPassPeriod), true},
 		{"change after the last full pass", t0, t0.Add(time.Second), t0.Add(2 * time.Second), true},
-		{"change at the last full pass", t0, t0, t0.Add(2 * time.Second), true},
-		{"within the busy window", t0, t0.Add(-time.Second), t0.Add(2 * time.Second), true},
-		{"busy window over", t0, t0.Add(-time.Second), t0.Add(busyWindow), false},
+		{"change seen by the last full pass", t0, t0, t0.Add(2 * time.Second), false},
+		{"change before the last full pass", t0, t0.Add(-time.Second), t0.Add(2 * time.Second), false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,9 +60,9 @@ func TestSameWorkers(t *testing.T) {
 	}
 }
 
-// An idle pass (nothing changed within busyWindow, a full pass less than
-// fullPassPeriod ago) lists nothing; a worker changing state makes the
-// next pass a full one.
+// An idle pass (nothing changed since the last full pass, which is less
+// than fullPassPeriod ago) lists nothing; a worker changing state makes
+// the next pass a full one, and only that one.
 func TestHousekeepingIdleListsNothing(t *testing.T) {
 	m, w, _, rt, _ := newTestManager()
 	for _, uid := range []string{"u1", "u2", "u3"} {
@@ -75,9 +74,6 @@ func TestHousekeepingIdleListsNothing(t *testing.T) {
 	if rt.lists != 1 {
 		t.Fatalf("first pass: %d runtime lists, want 1", rt.lists)
 	}
-	// Pretend the busy window is over.
-	m.pace.lastChange = time.Now().Add(-2 * busyWindow)
-	m.pace.lastFull = time.Now().Add(-busyWindow)
 	for i := 0; i < 5; i++ {
 		m.housekeeping(ctx)
 	}
@@ -88,5 +84,19 @@ func TestHousekeepingIdleListsNothing(t *testing.T) {
 	m.housekeeping(ctx)
 	if rt.lists != 2 {
 		t.Fatalf("after a worker changed: %d runtime lists, want 2", rt.lists)
+	}
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("pass after the full one: %d runtime lists, want still 2", rt.lists)
+	}
+	m.pace.changed(time.Now().Add(time.Millisecond)) // a runtime event, as the sync loop records it
+	m.housekeeping(ctx)
+	if rt.lists != 3 {
+		t.Fatalf("after a runtime event: %d runtime lists, want 3", rt.lists)
+	}
+	m.pace.lastFull = time.Now().Add(-fullPassPeriod)
+	m.housekeeping(ctx)
+	if rt.lists != 4 {
+		t.Fatalf("a period after the last full pass: %d runtime lists, want 4", rt.lists)
 	}
 }
