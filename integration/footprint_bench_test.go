@@ -16,15 +16,19 @@ import (
 
 // footprintRow is one N of the footprint table (scripts/bench.sh).
 type footprintRow struct {
-	N                 int     `json:"n"`
-	ColdPodhostS      float64 `json:"coldStartPodhostS"`
-	ColdFloorS        float64 `json:"coldStartFloorS"`
-	ColdRatio         float64 `json:"coldStartRatio"`
-	AddMs             float64 `json:"addToRunningMs"`
-	AddFloorMs        float64 `json:"addToRunningFloorMs"`
-	RemoveMs          float64 `json:"removeToGoneMs"`
-	RemoveFloorMs     float64 `json:"removeToGoneFloorMs"`
-	PodhostRSSKiB     int     `json:"podhostRssKiB"`
+	N             int     `json:"n"`
+	ColdPodhostS  float64 `json:"coldStartPodhostS"`
+	ColdFloorS    float64 `json:"coldStartFloorS"`
+	ColdRatio     float64 `json:"coldStartRatio"`
+	AddMs         float64 `json:"addToRunningMs"`
+	AddFloorMs    float64 `json:"addToRunningFloorMs"`
+	RemoveMs      float64 `json:"removeToGoneMs"`
+	RemoveFloorMs float64 `json:"removeToGoneFloorMs"`
+	PodhostRSSKiB int     `json:"podhostRssKiB"`
+	// PodhostRSSAnonKiB + PodhostRSSFileKiB = PodhostRSSKiB: the heap,
+	// stacks and runtime vs the binary's mapped text and rodata.
+	PodhostRSSAnonKiB int     `json:"podhostRssAnonKiB"`
+	PodhostRSSFileKiB int     `json:"podhostRssFileKiB"`
 	ContainerdRSSKiB  int     `json:"containerdRssKiB"`
 	ShimPSSKiB        int     `json:"shimPssKiBPerPod,omitempty"`
 	LogDriverPSSKiB   int     `json:"logDriverPssKiBPerContainer,omitempty"`
@@ -107,6 +111,7 @@ func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	row.ColdPodhostS = time.Since(start).Seconds()
 	row.ColdRatio = row.ColdPodhostS / row.ColdFloorS
 	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
+	row.PodhostRSSAnonKiB, row.PodhostRSSFileKiB = rssSplitKiB(d.cmd.Process.Pid)
 	if n == 30 {
 		row.ShimPSSKiB, row.LogDriverPSSKiB = helperPSS(b, d, n, env.LogDriverBin)
 		row.PodhostIdleCPUPct = idleCPU(d.cmd.Process.Pid, idle)
@@ -200,11 +205,12 @@ func appendConfigTB(tb testing.TB, d *podhostd, lines string) {
 
 func writeFootprint(b *testing.B, rep footprintReport) {
 	var t strings.Builder
-	fmt.Fprintf(&t, "%5s %9s %9s %6s %9s %9s %9s %9s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio",
-		"add(ms)", "floor", "rm(ms)", "floor", "podhost", "ctrd")
+	fmt.Fprintf(&t, "%5s %9s %9s %6s %9s %9s %9s %9s %8s %8s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio",
+		"add(ms)", "floor", "rm(ms)", "floor", "podhost", "(anon", "file)", "ctrd")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(&t, "%5d %9.2f %9.2f %6.2f %9.0f %9.0f %9.0f %9.0f %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
-			r.ColdRatio, r.AddMs, r.AddFloorMs, r.RemoveMs, r.RemoveFloorMs, mib(r.PodhostRSSKiB), mib(r.ContainerdRSSKiB))
+		fmt.Fprintf(&t, "%5d %9.2f %9.2f %6.2f %9.0f %9.0f %9.0f %9.0f %6.1fMi %6.1fMi %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
+			r.ColdRatio, r.AddMs, r.AddFloorMs, r.RemoveMs, r.RemoveFloorMs, mib(r.PodhostRSSKiB),
+			mib(r.PodhostRSSAnonKiB), mib(r.PodhostRSSFileKiB), mib(r.ContainerdRSSKiB))
 	}
 	for _, r := range rep.Rows {
 		if r.N == 30 {

@@ -57,6 +57,13 @@ func rssKiB(pid int) int {
 	return procField(filepath.Join("/proc", strconv.Itoa(pid), "status"), "VmRSS:")
 }
 
+// rssSplitKiB returns RssAnon and RssFile of pid (their sum, with
+// RssShmem, is VmRSS).
+func rssSplitKiB(pid int) (anon, file int) {
+	st := filepath.Join("/proc", strconv.Itoa(pid), "status")
+	return procField(st, "RssAnon:"), procField(st, "RssFile:")
+}
+
 func procField(path, key string) int {
 	f, err := os.Open(path)
 	if err != nil {

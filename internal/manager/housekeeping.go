@@ -11,19 +11,32 @@ import (
 )
 
 // housekeeping is the HandlePodCleanups analog: purge finished workers of
-// pods nobody wants, terminate runtime pods nobody wants (our labels, no
-// desired pod, no worker), and tear down sandbox records nobody owns.
+// pods nobody wants and restart forgotten ones (every pass, in memory);
+// when a full pass is due (pace.go), also terminate runtime pods nobody
+// wants (our labels, no desired pod, no worker), and tear down sandbox
+// records and other leaks nobody owns.
 func (m *Manager) housekeeping(ctx context.Context) {
 	desired := m.admittedPods()
 	known := m.workers.SyncKnownPods(append(m.deferredKills(), desired...))
+	now := time.Now()
 	for _, p := range desired {
 		if _, ok := known[p.UID]; !ok {
 			// The worker was forgotten (a restart was requested while it
 			// terminated): start it again, as the kubelet's HandlePodCleanups does.
 			m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: p})
+			m.pace.changed(now)
 		}
 	}
 	m.retryDeferredResizes()
+	m.pace.observeWorkers(known, now)
+	if m.pace.fullDue(now) {
+		m.fullHousekeeping(ctx, known)
+	}
+}
+
+// fullHousekeeping looks for orphaned runtime pods, leaked sandboxes,
+// cgroups, volumes, logs and containerd leases and snapshots.
+func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podworkers.WorkerState) {
 	rpods, err := m.rt.ListPods(ctx)
 	if err != nil {
 		m.log.Warn("housekeeping: list runtime pods", "err", err)

@@ -56,8 +56,10 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 		case <-ctx.Done():
 			return
 		case snap := <-in.Snapshots:
+			m.pace.changed(time.Now())
 			m.applySnapshot(ctx, snap, in.PrevAdmitted)
 		case ev := <-in.Events:
+			m.pace.changed(time.Now())
 			if m.IsDesired(ev.UID) {
 				m.workers.Wake(ev.UID)
 			}

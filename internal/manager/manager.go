@@ -88,6 +88,7 @@ type Manager struct {
 	cleaner     Cleaner
 	logs        LogCollector // nil: no log GC
 	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
+	pace        pace         // housekeeping's (loop goroutine only)
 	allocatable corev1.ResourceList
 	log         *slog.Logger
 	cfg         *podconfig.Config

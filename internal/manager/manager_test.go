@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 }
 
 func (f *fakeWorkers) SyncKnownPods([]*corev1.Pod) map[types.UID]podworkers.WorkerState {
-	return f.known
+	return maps.Clone(f.known) // a new map per call, as the pod workers'
 }
 func (f *fakeWorkers) Wake(uid types.UID) bool { f.woken = append(f.woken, uid); return true }
 func (f *fakeWorkers) IsPodTerminationRequested(uid types.UID) bool {
@@ -52,10 +53,16 @@ func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool {
 	return f.terminated[uid]
 }
 
-type fakeRuntime struct{ pods []*podstate.Pod }
+type fakeRuntime struct {
+	pods  []*podstate.Pod
+	lists int
+}
 
-func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) { return f.pods, nil }
-func (f *fakeRuntime) CollectGarbage(context.Context) error              { return nil }
+func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
+	f.lists++
+	return f.pods, nil
+}
+func (f *fakeRuntime) CollectGarbage(context.Context) error { return nil }
 
 type fakeStore struct {
 	mu         sync.Mutex

@@ -52,6 +52,10 @@ func (db *DB) ListSandboxes() ([]SandboxRecord, error) {
 	return view(db, (*Tx).ListSandboxes)
 }
 
+func (db *DB) PodSandboxes(uid types.UID) ([]SandboxRecord, error) {
+	return view(db, func(tx *Tx) ([]SandboxRecord, error) { return tx.PodSandboxes(uid) })
+}
+
 func (db *DB) PutStatus(uid types.UID, s corev1.PodStatus) error {
 	return db.batch(func(tx *Tx) error { return tx.PutStatus(uid, s) })
 }

@@ -1,6 +1,8 @@
 package state
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -149,6 +151,31 @@ func (t *Tx) DeleteSandbox(id string) error {
 // ListSandboxes returns every sandbox record, ordered by ID.
 func (t *Tx) ListSandboxes() ([]SandboxRecord, error) {
 	return listJSON[SandboxRecord](t.tx, bucketSandboxes)
+}
+
+// PodSandboxes returns the sandbox records of one pod, ordered by ID. Only
+// records whose raw JSON contains the UID are decoded, so a sync of one pod
+// does not decode every pod's records.
+func (t *Tx) PodSandboxes(uid types.UID) ([]SandboxRecord, error) {
+	out := []SandboxRecord{}
+	if uid == "" {
+		return out, nil
+	}
+	needle := []byte(uid)
+	err := t.tx.Bucket(bucketSandboxes).ForEach(func(k, raw []byte) error {
+		if raw == nil || !bytes.Contains(raw, needle) {
+			return nil
+		}
+		var r SandboxRecord
+		if err := json.Unmarshal(raw, &r); err != nil {
+			return fmt.Errorf("decode %s/%s: %w", bucketSandboxes, k, err)
+		}
+		if r.PodUID == uid {
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
 }
 
 // PutStatus stores the last computed status of a pod.

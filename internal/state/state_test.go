@@ -418,3 +418,42 @@ func TestMigrateV1ToV2(t *testing.T) {
 		t.Fatalf("rollouts bucket after migration: %v", err)
 	}
 }
+
+// PodSandboxes returns one pod's records only, even when another record
+// mentions the UID elsewhere (its name, here).
+func TestPodSandboxes(t *testing.T) {
+	db := openTest(t)
+	for _, s := range []SandboxRecord{
+		{ID: "a1", PodUID: "u1", FullName: "default/a"},
+		{ID: "a2", PodUID: "u1", FullName: "default/a"},
+		{ID: "b1", PodUID: "u2", FullName: "default/u1"},
+		{ID: "c1", PodUID: "u10", FullName: "default/c"},
+	} {
+		if err := db.PutSandbox(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		uid  types.UID
+		want []string
+	}{
+		{"u1", []string{"a1", "a2"}},
+		{"u2", []string{"b1"}},
+		{"u10", []string{"c1"}},
+		{"nope", nil},
+		{"", nil},
+	}
+	for _, c := range cases {
+		got, err := db.PodSandboxes(c.uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, r := range got {
+			ids = append(ids, r.ID)
+		}
+		if !reflect.DeepEqual(ids, c.want) {
+			t.Errorf("PodSandboxes(%q) = %v, want %v", c.uid, ids, c.want)
+		}
+	}
+}

@@ -211,6 +211,8 @@ type fakeHost struct {
 	puts      int
 	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
 	memUsage  uint64        // every cgroup's memory usage (resize tests)
+	// sandboxLists / podSandboxLists count ListSandboxes / PodSandboxes.
+	sandboxLists, podSandboxLists int
 }
 
 func newFakeHost() *fakeHost {
@@ -309,9 +311,22 @@ func (h *fakeHost) DeleteSandbox(id string) error {
 func (h *fakeHost) ListSandboxes() ([]state.SandboxRecord, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.sandboxLists++
 	var out []state.SandboxRecord
 	for _, r := range h.sandboxes {
 		out = append(out, r)
+	}
+	return out, nil
+}
+func (h *fakeHost) PodSandboxes(uid types.UID) ([]state.SandboxRecord, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.podSandboxLists++
+	var out []state.SandboxRecord
+	for _, r := range h.sandboxes {
+		if r.PodUID == uid {
+			out = append(out, r)
+		}
 	}
 	return out, nil
 }

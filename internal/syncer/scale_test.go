@@ -30,7 +30,8 @@ func (c *countingLister) ListPod(ctx context.Context, uid types.UID) (*podstate.
 
 // Per-sync work does not grow with the number of pods: with 200 pods
 // running, a sync of one of them (woken as by a PLEG event) lists only that
-// pod, a bounded number of times, and never the whole runtime.
+// pod, a bounded number of times, and never the whole runtime nor every
+// pod's sandbox records.
 func TestSyncOfOnePodListsOnlyThatPod(t *testing.T) {
 	for _, n := range []int{1, 200} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -54,6 +55,9 @@ func TestSyncOfOnePodListsOnlyThatPod(t *testing.T) {
 			w.obs.mu.Lock()
 			before := len(w.obs.statuses)
 			w.obs.mu.Unlock()
+			w.host.mu.Lock()
+			w.host.sandboxLists = 0
+			w.host.mu.Unlock()
 			cache.Invalidate(target.UID, time.Now()) // a task event of the pod, as the PLEG reports it
 			pw.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: target})
 			deadline := time.Now().Add(10 * time.Second)
@@ -68,6 +72,11 @@ func TestSyncOfOnePodListsOnlyThatPod(t *testing.T) {
 			}
 			if len(lister.lists) != 1 || lister.lists[target.UID] == 0 || lister.lists[target.UID] > 2 {
 				t.Fatalf("lists during one sync among %d pods: %v (want only %s, at most twice)", n, lister.lists, target.UID)
+			}
+			w.host.mu.Lock()
+			defer w.host.mu.Unlock()
+			if w.host.sandboxLists != 0 {
+				t.Fatalf("one sync among %d pods read every sandbox record %d times (want its pod's only)", n, w.host.sandboxLists)
 			}
 		})
 	}

@@ -95,6 +95,9 @@ type Store interface {
 	PutSandbox(state.SandboxRecord) error
 	DeleteSandbox(id string) error
 	ListSandboxes() ([]state.SandboxRecord, error)
+	// PodSandboxes lists one pod's sandbox records (a sync of one pod
+	// does not read every pod's).
+	PodSandboxes(uid types.UID) ([]state.SandboxRecord, error)
 	// PurgePod drops everything recorded for a pod that is gone for good:
 	// worker record, allocation checkpoint, status and events.
 	PurgePod(uid types.UID) error

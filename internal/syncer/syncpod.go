@@ -168,13 +168,13 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 // currentSandbox returns the pod's newest sandbox record and whether it is
 // usable: Ready, made in this boot, and its pinned network namespace present.
 func (s *Syncer) currentSandbox(uid types.UID) (state.SandboxRecord, bool) {
-	recs, err := s.store.ListSandboxes()
+	recs, err := s.store.PodSandboxes(uid)
 	if err != nil {
 		return state.SandboxRecord{}, false
 	}
 	var best state.SandboxRecord
 	for _, r := range recs {
-		if r.PodUID == uid && (best.ID == "" || r.CreatedAt.After(best.CreatedAt)) {
+		if best.ID == "" || r.CreatedAt.After(best.CreatedAt) {
 			best = r
 		}
 	}

@@ -96,14 +96,11 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		s.log.Debug("pod cleanup done", "podUID", string(uid), "all", removeAll, "took", time.Since(start))
 	}()
 	var errs []error
-	recs, err := s.store.ListSandboxes()
+	recs, err := s.store.PodSandboxes(uid)
 	if err != nil {
 		return err
 	}
 	for _, r := range recs {
-		if r.PodUID != uid {
-			continue
-		}
 		if err := s.teardownSandbox(ctx, r); err != nil {
 			errs = append(errs, err)
 		}

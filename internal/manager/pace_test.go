@@ -1,0 +1,102 @@
+package manager
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podconfig"
+	"github.com/podhost/podhost/internal/podworkers"
+)
+
+func TestFullPassDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	cases := []struct {
+		name                 string
+		lastFull, lastChange time.Time
+		now                  time.Time
+		want                 bool
+	}{
+		{"first pass", time.Time{}, time.Time{}, t0, true},
+		{"idle, full pass recent", t0, time.Time{}, t0.Add(2 * time.Second), false},
+		{"idle, just under the period", t0, t0.Add(-time.Minute), t0.Add(fullPassPeriod - time.Second), false},
+		{"idle, period elapsed", t0, t0.Add(-time.Minute), t0.Add(fullPassPeriod), true},
+		{"change after the last full pass", t0, t0.Add(time.Second), t0.Add(2 * time.Second), true},
+		{"change seen by the last full pass", t0, t0, t0.Add(2 * time.Second), false},
+		{"change before the last full pass", t0, t0.Add(-time.Second), t0.Add(2 * time.Second), false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fullPassDue(c.lastFull, c.lastChange, c.now); got != c.want {
+				t.Fatalf("fullPassDue = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSameWorkers(t *testing.T) {
+	run := podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
+	term := podworkers.WorkerState{State: podworkers.TerminatingPod, HasConfig: true}
+	a := map[types.UID]podworkers.WorkerState{"u1": run}
+	cases := []struct {
+		name string
+		b    map[types.UID]podworkers.WorkerState
+		want bool
+	}{
+		{"same", map[types.UID]podworkers.WorkerState{"u1": run}, true},
+		{"state changed", map[types.UID]podworkers.WorkerState{"u1": term}, false},
+		{"worker added", map[types.UID]podworkers.WorkerState{"u1": run, "u2": run}, false},
+		{"worker replaced", map[types.UID]podworkers.WorkerState{"u2": run}, false},
+		{"worker gone", map[types.UID]podworkers.WorkerState{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sameWorkers(a, c.b); got != c.want {
+				t.Fatalf("sameWorkers = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// An idle pass (nothing changed since the last full pass, which is less
+// than fullPassPeriod ago) lists nothing; a worker changing state makes
+// the next pass a full one, and only that one.
+func TestHousekeepingIdleListsNothing(t *testing.T) {
+	m, w, _, rt, _ := newTestManager()
+	for _, uid := range []string{"u1", "u2", "u3"} {
+		m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod(uid, uid, 0)}}, nil)
+		w.known[types.UID(uid)] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
+	}
+	ctx := context.Background()
+	m.housekeeping(ctx)
+	if rt.lists != 1 {
+		t.Fatalf("first pass: %d runtime lists, want 1", rt.lists)
+	}
+	for i := 0; i < 5; i++ {
+		m.housekeeping(ctx)
+	}
+	if rt.lists != 1 {
+		t.Fatalf("idle passes: %d runtime lists, want still 1", rt.lists)
+	}
+	w.known["u2"] = podworkers.WorkerState{State: podworkers.TerminatingPod, HasConfig: true}
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("after a worker changed: %d runtime lists, want 2", rt.lists)
+	}
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("pass after the full one: %d runtime lists, want still 2", rt.lists)
+	}
+	m.pace.changed(time.Now().Add(time.Millisecond)) // a runtime event, as the sync loop records it
+	m.housekeeping(ctx)
+	if rt.lists != 3 {
+		t.Fatalf("after a runtime event: %d runtime lists, want 3", rt.lists)
+	}
+	m.pace.lastFull = time.Now().Add(-fullPassPeriod)
+	m.housekeeping(ctx)
+	if rt.lists != 4 {
+		t.Fatalf("a period after the last full pass: %d runtime lists, want 4", rt.lists)
+	}
+}
