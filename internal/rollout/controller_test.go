@@ -64,13 +64,12 @@ func (m *fakeMetrics) ObserveRollback(trigger, reason string) {
 
 // world is one controller over a real state db, with a fake clock.
 type world struct {
-	t     *testing.T
-	db    *state.DB
-	st    *fakeStatuses
-	m     *fakeMetrics
-	now   time.Time
-	c     *Controller
-	files map[string]string // pod name → manifest of its current version
+	t   *testing.T
+	db  *state.DB
+	st  *fakeStatuses
+	m   *fakeMetrics
+	now time.Time
+	c   *Controller
 }
 
 func newTestWorld(t *testing.T, window time.Duration) *world {

@@ -20,9 +20,9 @@ func TestComputeResize(t *testing.T) {
 		actuated     string // label of the running container; "" none
 		pending      string // the pod's resize-pending annotation
 		resizeErr    string
-		wantPending  string // PodResizePending reason, "-" absent
-		wantProgress string // PodResizeInProgress reason, "-" absent
-		wantResize   corev1.PodResizeStatus
+		wantPending  string                 // PodResizePending reason, "-" absent
+		wantProgress string                 // PodResizeInProgress reason, "-" absent
+		wantResize   corev1.PodResizeStatus //nolint:staticcheck // deprecated field, still set
 		wantActuated string
 	}{
 		{name: "settled", actuated: resize.Label(lim("64Mi")), wantPending: "-", wantProgress: "-", wantActuated: "64Mi"},
