@@ -213,7 +213,7 @@ func (m *Manager) startPods(pods []*corev1.Pod) {
 	allocs := make([]state.Allocation, 0, len(pods))
 	for _, p := range pods {
 		if !m.hasAllocation(p.UID) { // else admitted before a restart: its checkpoint wins (allocate)
-			allocs = append(allocs, allocationFor(p))
+			allocs = append(allocs, resize.Checkpoint(p))
 		}
 	}
 	if err := m.store.PutAllocations(allocs); err != nil {
@@ -292,22 +292,4 @@ func (m *Manager) activePods() []*corev1.Pod {
 
 func isTerminalPhase(p corev1.PodPhase) bool {
 	return p == corev1.PodSucceeded || p == corev1.PodFailed
-}
-
-func allocationFor(pod *corev1.Pod) state.Allocation {
-	a := state.Allocation{UID: pod.UID, FullName: manifest.FullName(pod), Requests: corev1.ResourceList{},
-		Containers: resize.Allocation(pod)}
-	for _, c := range append(append([]corev1.Container{}, pod.Spec.InitContainers...), pod.Spec.Containers...) {
-		for name, q := range c.Resources.Requests {
-			cur := a.Requests[name]
-			cur.Add(q)
-			a.Requests[name] = cur
-		}
-		for _, p := range c.Ports {
-			if p.HostPort != 0 {
-				a.HostPorts = append(a.HostPorts, state.HostPort{HostIP: p.HostIP, Protocol: string(p.Protocol), Port: p.HostPort})
-			}
-		}
-	}
-	return a
 }

@@ -112,7 +112,7 @@ func (m *Manager) resizeVerdict(pod, allocated *corev1.Pod) (reason, msg string)
 // checkpoint writes pod's resources as its allocation (before any cgroup
 // changes).
 func (m *Manager) checkpoint(pod *corev1.Pod) error {
-	a := allocationFor(pod)
+	a := resize.Checkpoint(pod)
 	if err := m.store.PutAllocations([]state.Allocation{a}); err != nil {
 		m.log.Error("checkpoint allocation", "pod", manifest.FullName(pod), "err", err)
 		return err

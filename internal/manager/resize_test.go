@@ -77,7 +77,7 @@ func TestResizeAllocation(t *testing.T) {
 // differ from it is resized (admitted again), not taken as allocated.
 func TestResizeAfterRestartStartsFromCheckpoint(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
-	st.allocs["u1"] = allocationFor(sizedPod("u1", "200m", "64Mi"))
+	st.allocs["u1"] = resize.Checkpoint(sizedPod("u1", "200m", "64Mi"))
 	m.loadAllocations()
 	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: sizedPod("u1", "200m", "2Gi")}}, map[types.UID]bool{"u1": true})
 	got := w.lastPod(t)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/resize"
 	"github.com/podhost/podhost/internal/state"
 )
 
@@ -120,7 +121,7 @@ func Rebuild(ctx context.Context, cfg Config, rt Runtime, cg Cgroups, s Store) (
 			res.Sandboxes++
 		}
 		if pod := in.pods[rp.UID]; pod != nil {
-			allocs = append(allocs, allocationFor(pod))
+			allocs = append(allocs, resize.Checkpoint(pod))
 		}
 		res.Pods = append(res.Pods, rp.UID)
 		cfg.Logger.Warn("state rebuilt for running pod", "pod", rp.FullName(), "podUID", string(rp.UID),
