@@ -15,7 +15,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podhost/podhost/internal/manifest"
@@ -43,8 +42,8 @@ type URLConfig struct {
 	Client   *http.Client // tests; default built from the TLS settings
 }
 
-// URLSource polls a URL serving a Pod, a v1 List of Pods or a multi-document
-// YAML/JSON stream. The last good content stays in effect while the URL
+// URLSource polls a URL serving a Pod, a v1 List or a multi-document
+// YAML/JSON stream of Pods, ConfigMaps and Secrets. The last good content stays in effect while the URL
 // fails or serves something invalid (a FileError names the URL and lists
 // the pods kept): a server having a bad minute never removes pods. Only a
 // good response without a pod does. The server's ETag is sent back as
@@ -55,8 +54,8 @@ type URLSource struct {
 	client *http.Client
 
 	etag    string
-	data    []byte        // last good content, normalized to documents
-	good    []*corev1.Pod // decoded from data
+	data    []byte           // last good content, normalized to documents
+	good    manifest.Objects // decoded from data
 	lastErr error
 }
 
@@ -140,10 +139,10 @@ func (u *URLSource) Run(ctx context.Context, out chan<- Snapshot) error {
 }
 
 func (u *URLSource) snapshot() Snapshot {
-	s := Snapshot{Pods: slices.Clone(u.good)}
+	s := Snapshot{Pods: slices.Clone(u.good.Pods), ConfigMaps: slices.Clone(u.good.ConfigMaps), Secrets: slices.Clone(u.good.Secrets)}
 	if u.lastErr != nil {
 		fe := FileError{File: u.cfg.URL, Err: u.lastErr}
-		for _, p := range u.good {
+		for _, p := range u.good.Pods {
 			fe.Kept = append(fe.Kept, manifest.FullName(p))
 		}
 		s.Errors = []FileError{fe}
@@ -167,20 +166,35 @@ func (u *URLSource) poll(ctx context.Context) {
 		u.etag, u.lastErr = etag, nil
 		return
 	}
-	var pods []*corev1.Pod
+	var objs manifest.Objects
 	if err == nil {
-		pods, err = decodeURL(u.cfg.URL, data)
+		objs, err = decodeURL(u.cfg.URL, data)
 	}
 	if err != nil {
 		u.lastErr = err
 		u.etag = "" // refetch in full: the next good copy must not be a 304
 		return
 	}
-	u.good, u.data, u.etag, u.lastErr = pods, data, etag, nil
-	if u.cfg.LastGood != nil {
-		if err := u.cfg.LastGood.PutManifest(u.cfg.URL, data); err != nil {
-			u.log.Warn("persist last good manifest URL content", "err", err)
-		}
+	u.good, u.data, u.etag, u.lastErr = objs, data, etag, nil
+	u.persist(data, len(objs.Secrets) > 0)
+}
+
+// persist stores the last good content, as the dir's scanner does a file:
+// content holding a Secret is never stored (Secret values must not reach
+// the disk) and replaces an older stored copy by none; its pods then last
+// across a podhost restart only while the URL answers.
+func (u *URLSource) persist(data []byte, hasSecret bool) {
+	if u.cfg.LastGood == nil {
+		return
+	}
+	var err error
+	if hasSecret {
+		err = u.cfg.LastGood.DeleteManifest(u.cfg.URL)
+	} else {
+		err = u.cfg.LastGood.PutManifest(u.cfg.URL, data)
+	}
+	if err != nil {
+		u.log.Warn("persist last good manifest URL content", "err", err)
 	}
 }
 
@@ -218,11 +232,11 @@ func (u *URLSource) fetch(ctx context.Context) (body []byte, etag string, notMod
 
 // decodeURL decodes and validates the URL's documents. An empty body is a
 // good empty set.
-func decodeURL(url string, data []byte) ([]*corev1.Pod, error) {
+func decodeURL(url string, data []byte) (manifest.Objects, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, nil
+		return manifest.Objects{}, nil
 	}
-	return manifest.Decode(url, data)
+	return manifest.DecodeObjects(url, data)
 }
 
 // normalize turns a v1 List of Pods into one JSON document per item; other
@@ -265,12 +279,12 @@ func (u *URLSource) loadStored() {
 		if r.Path != u.cfg.URL {
 			continue
 		}
-		pods, err := decodeURL(u.cfg.URL, r.Data)
+		objs, err := decodeURL(u.cfg.URL, r.Data)
 		if err != nil {
 			u.log.Warn("stored last good manifest URL content no longer decodes; ignored", "err", err)
 			return
 		}
-		u.good, u.data = pods, r.Data
+		u.good, u.data = objs, r.Data
 	}
 }
 

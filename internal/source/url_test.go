@@ -189,7 +189,7 @@ func TestCombine(t *testing.T) {
 		t.Fatal(err)
 	}
 	dup, _ := decodeURL("http://h/m", []byte(podYAML("web", "img:2")+"---\n"+podYAML("extra", "img:2")))
-	got := Combine(snap, Snapshot{Pods: dup})
+	got := Combine(snap, Snapshot{Pods: dup.Pods})
 	if s := summary(got); s != "default/c=img:1 default/extra=img:2 default/web=img:1 ERR a.yaml ERR b.yaml ERR m" {
 		t.Fatalf("Combine = %q", s)
 	}
@@ -227,8 +227,51 @@ func TestMerge(t *testing.T) {
 		t.Fatalf("first = %q", summary(s))
 	}
 	pods, _ := decodeURL("http://h/m", []byte(podYAML("web", "img:1")))
-	b <- Snapshot{Pods: pods}
+	b <- Snapshot{Pods: pods.Pods}
 	if s := <-out; summary(s) != "default/web=img:1" {
 		t.Fatalf("second = %q", summary(s))
+	}
+}
+
+// ConfigMaps and Secrets served beside the pods reach the snapshot; content
+// holding a Secret is never stored in the state db (the dir's rule), and
+// drops an older stored copy.
+func TestURLSourceConfigData(t *testing.T) {
+	srv := &manifestServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	db := openStore(t)
+	u := newURLSource(t, ts.URL, db)
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: conf}\ndata: {a: b}\n"
+	sec := "apiVersion: v1\nkind: Secret\nmetadata: {name: creds}\nstringData: {password: hunter2}\n"
+	stored := func() string {
+		recs, err := db.ListManifests()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if r.Path == ts.URL {
+				return string(r.Data)
+			}
+		}
+		return ""
+	}
+
+	srv.set(podYAML("web", "img:1") + "---\n" + cm)
+	u.poll(context.Background())
+	if s := u.snapshot(); len(s.Pods) != 1 || len(s.ConfigMaps) != 1 || s.ConfigMaps[0].Data["a"] != "b" {
+		t.Fatalf("snapshot %d pods, configMaps %v", len(s.Pods), s.ConfigMaps)
+	}
+	if !strings.Contains(stored(), "kind: ConfigMap") {
+		t.Fatalf("content without a Secret not stored: %q", stored())
+	}
+
+	srv.set(podYAML("web", "img:1") + "---\n" + cm + "---\n" + sec)
+	u.poll(context.Background())
+	if s := u.snapshot(); len(s.Secrets) != 1 || s.Secrets[0].Name != "creds" {
+		t.Fatalf("secrets %v", s.Secrets)
+	}
+	if got := stored(); got != "" {
+		t.Fatalf("content holding a Secret stored: %q", got)
 	}
 }
