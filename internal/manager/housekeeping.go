@@ -88,8 +88,14 @@ const logGCPeriod = 10 * time.Second
 
 // collectLogs runs log GC at most every logGCPeriod, with housekeeping's
 // view of which pods still exist: a pod's logs go only after its cleanup.
+// A pass it skips asks for a full pass once the period is over (a removed
+// pod's logs go within logGCPeriod, not at the next idle full pass).
 func (m *Manager) collectLogs(ctx context.Context, active func(types.UID) bool) {
-	if m.logs == nil || time.Since(m.lastLogGC) < logGCPeriod {
+	if m.logs == nil {
+		return
+	}
+	if next := m.lastLogGC.Add(logGCPeriod); time.Now().Before(next) {
+		m.pace.fullAt(next)
 		return
 	}
 	m.lastLogGC = time.Now()

@@ -23,7 +23,11 @@ const fullPassPeriod = time.Minute
 type pace struct {
 	lastChange time.Time // the last change seen (zero: none yet)
 	lastFull   time.Time // the last full pass (zero: none yet)
-	workers    map[types.UID]podworkers.WorkerState
+	// wantAt asks for a full pass at or after it (zero: none): a full
+	// pass that left work for later (log GC spaced by logGCPeriod) must
+	// not wait for the next change or minute.
+	wantAt  time.Time
+	workers map[types.UID]podworkers.WorkerState
 }
 
 // changed records a change at now.
@@ -41,11 +45,19 @@ func (p *pace) observeWorkers(known map[types.UID]podworkers.WorkerState, now ti
 // fullDue reports whether the pass at now must do the full work, and
 // records it as done if so.
 func (p *pace) fullDue(now time.Time) bool {
-	if !fullPassDue(p.lastFull, p.lastChange, now) {
+	wanted := !p.wantAt.IsZero() && !now.Before(p.wantAt)
+	if !wanted && !fullPassDue(p.lastFull, p.lastChange, now) {
 		return false
 	}
-	p.lastFull = now
+	p.lastFull, p.wantAt = now, time.Time{}
 	return true
+}
+
+// fullAt asks for a full pass at or after t.
+func (p *pace) fullAt(t time.Time) {
+	if p.wantAt.IsZero() || t.Before(p.wantAt) {
+		p.wantAt = t
+	}
 }
 
 // fullPassDue: the first pass, a pass after a change later than the last

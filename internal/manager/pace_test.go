@@ -36,6 +36,26 @@ func TestFullPassDue(t *testing.T) {
 	}
 }
 
+// TestPaceFullAt: a full pass that left work for later (log GC spaced by
+// its period) gets another one when asked, without a change; only once.
+func TestPaceFullAt(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	var p pace
+	if !p.fullDue(t0) {
+		t.Fatal("first pass not full")
+	}
+	p.fullAt(t0.Add(10 * time.Second))
+	p.fullAt(t0.Add(20 * time.Second)) // a later ask does not push the earlier one back
+	for _, c := range []struct {
+		after time.Duration
+		want  bool
+	}{{2 * time.Second, false}, {8 * time.Second, false}, {10 * time.Second, true}, {12 * time.Second, false}, {22 * time.Second, false}} {
+		if got := p.fullDue(t0.Add(c.after)); got != c.want {
+			t.Fatalf("full pass at +%v = %v, want %v", c.after, got, c.want)
+		}
+	}
+}
+
 func TestSameWorkers(t *testing.T) {
 	run := podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
 	term := podworkers.WorkerState{State: podworkers.TerminatingPod, HasConfig: true}
