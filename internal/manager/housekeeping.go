@@ -74,11 +74,17 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 	if err := m.rt.CollectGarbage(ctx); err != nil {
 		m.log.Warn("housekeeping: containerd leases and snapshots", "err", err)
 	}
-	for _, rec := range staleSandboxes(recs, m.IsDesired, known, inRuntime) {
+	stale := staleSandboxes(recs, m.IsDesired, known, inRuntime)
+	for _, rec := range stale {
 		m.log.Info("removing leaked sandbox", "sandbox", rec.ID, "pod", rec.FullName)
 		if err := m.cleaner.CleanupSandboxRecord(ctx, rec); err != nil {
 			m.log.Warn("remove leaked sandbox", "sandbox", rec.ID, "err", err)
 		}
+	}
+	if len(stale) > 0 {
+		// The pod's cgroups, volumes and logs counted as active in this
+		// pass because of the record: the next pass is a full one too.
+		m.pace.fullAt(time.Now())
 	}
 }
 

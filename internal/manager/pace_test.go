@@ -9,6 +9,7 @@ import (
 
 	"github.com/podhost/podhost/internal/podconfig"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/state"
 )
 
 func TestFullPassDue(t *testing.T) {
@@ -118,5 +119,28 @@ func TestHousekeepingIdleListsNothing(t *testing.T) {
 	m.housekeeping(ctx)
 	if rt.lists != 4 {
 		t.Fatalf("a period after the last full pass: %d runtime lists, want 4", rt.lists)
+	}
+}
+
+// TestHousekeepingAfterLeakedSandboxIsFull: a full pass that removed a
+// leaked sandbox record is followed by another full pass (the pod's
+// cgroups, volumes and logs counted as active in the first because of the
+// record), then idle passes again.
+func TestHousekeepingAfterLeakedSandboxIsFull(t *testing.T) {
+	m, _, st, rt, cl := newTestManager()
+	st.sandboxes = []state.SandboxRecord{{ID: "sb-gone", PodUID: "gone", FullName: "default/gone"}}
+	ctx := context.Background()
+	m.housekeeping(ctx)
+	if rt.lists != 1 || len(cl.cleaned) != 1 {
+		t.Fatalf("first pass: %d lists, cleaned %v", rt.lists, cl.cleaned)
+	}
+	st.sandboxes = nil // removed by the cleaner
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("pass after a leaked sandbox was removed: %d runtime lists, want 2 (a full pass)", rt.lists)
+	}
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("then idle: %d runtime lists, want still 2", rt.lists)
 	}
 }
