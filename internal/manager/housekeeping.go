@@ -40,6 +40,7 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 	rpods, err := m.rt.ListPods(ctx)
 	if err != nil {
 		m.log.Warn("housekeeping: list runtime pods", "err", err)
+		m.pace.fullAt(time.Now()) // retried at the next pass, not in a minute
 		return
 	}
 	inRuntime := map[types.UID]bool{}
@@ -57,6 +58,7 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 	recs, err := m.store.ListSandboxes()
 	if err != nil {
 		m.log.Warn("housekeeping: list sandboxes", "err", err)
+		m.pace.fullAt(time.Now())
 		return
 	}
 	sandboxOf := map[types.UID]bool{}

@@ -54,13 +54,14 @@ func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool {
 }
 
 type fakeRuntime struct {
-	pods  []*podstate.Pod
-	lists int
+	pods    []*podstate.Pod
+	lists   int
+	listErr error
 }
 
 func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
 	f.lists++
-	return f.pods, nil
+	return f.pods, f.listErr
 }
 func (f *fakeRuntime) CollectGarbage(context.Context) error { return nil }
 

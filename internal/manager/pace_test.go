@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -142,5 +143,20 @@ func TestHousekeepingAfterLeakedSandboxIsFull(t *testing.T) {
 	m.housekeeping(ctx)
 	if rt.lists != 2 {
 		t.Fatalf("then idle: %d runtime lists, want still 2", rt.lists)
+	}
+}
+
+// TestHousekeepingRetriesAFailedList: a full pass whose runtime list failed
+// (containerd restarting) is retried at the next pass, not in a minute.
+func TestHousekeepingRetriesAFailedList(t *testing.T) {
+	m, _, _, rt, _ := newTestManager()
+	rt.listErr = errors.New("containerd: connection refused")
+	ctx := context.Background()
+	m.housekeeping(ctx)
+	rt.listErr = nil
+	m.housekeeping(ctx)
+	m.housekeeping(ctx)
+	if rt.lists != 2 {
+		t.Fatalf("%d runtime lists, want 2: the failed one, its retry, then idle", rt.lists)
 	}
 }
