@@ -1,7 +1,6 @@
 package state
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -33,30 +32,9 @@ func TestIdentities(t *testing.T) {
 // A v2 file (the podhost before identity hashes) migrates with its
 // allocations kept and no identity records.
 func TestMigrateV2ToV3(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	bdb, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = bdb.Update(func(tx *bolt.Tx) error {
-		for _, m := range migrations[:2] {
-			if err := m.apply(tx); err != nil {
-				return err
-			}
-		}
-		if err := (&Tx{tx: tx}).PutAllocation(Allocation{UID: "legacy", FullName: "default/a"}); err != nil {
-			return err
-		}
-		return putJSON(tx, bucketMeta, keySchemaVersion, 2)
+	db := openAtVersion(t, 2, func(tx *bolt.Tx) error {
+		return (&Tx{tx: tx}).PutAllocation(Allocation{UID: "legacy", FullName: "default/a"})
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = bdb.Close()
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer db.Close()
 	if as, _ := db.ListAllocations(); len(as) != 1 || as[0].UID != "legacy" {
 		t.Fatalf("allocations after migration: %v", as)

@@ -382,28 +382,9 @@ func TestManifestRecords(t *testing.T) {
 // A v1 file (written by the previous podhost) migrates to v2 with its data
 // kept and the manifests bucket added.
 func TestMigrateV1ToV2(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.db")
-	bdb, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = bdb.Update(func(tx *bolt.Tx) error {
-		if err := migrateV1(tx); err != nil {
-			return err
-		}
-		if err := putJSON(tx, bucketMeta, keyBootID, "boot-v1"); err != nil {
-			return err
-		}
-		return putJSON(tx, bucketMeta, keySchemaVersion, 1)
+	db := openAtVersion(t, 1, func(tx *bolt.Tx) error {
+		return putJSON(tx, bucketMeta, keyBootID, "boot-v1")
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = bdb.Close()
-	db, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	defer db.Close()
 	if v, _ := db.SchemaVersion(); v != SchemaVersion {
 		t.Fatalf("version %d, want %d", v, SchemaVersion)
@@ -456,4 +437,35 @@ func TestPodSandboxes(t *testing.T) {
 			t.Errorf("PodSandboxes(%q) = %v, want %v", c.uid, ids, c.want)
 		}
 	}
+}
+
+// openAtVersion writes a file as a podhost at schema version v left it (the
+// first v migrations, then seed) and opens it, migrating it to SchemaVersion.
+func openAtVersion(t *testing.T, v int, seed func(tx *bolt.Tx) error) *DB {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "state.db")
+	bdb, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		for _, m := range migrations[:v] {
+			if err := m.apply(tx); err != nil {
+				return err
+			}
+		}
+		if err := seed(tx); err != nil {
+			return err
+		}
+		return putJSON(tx, bucketMeta, keySchemaVersion, v)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = bdb.Close()
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
 }
