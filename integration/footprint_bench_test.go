@@ -32,6 +32,7 @@ type footprintRow struct {
 	ContainerdRSSKiB  int     `json:"containerdRssKiB"`
 	ShimPSSKiB        int     `json:"shimPssKiBPerPod,omitempty"`
 	LogDriverPSSKiB   int     `json:"logDriverPssKiBPerContainer,omitempty"`
+	Shims             int     `json:"shims,omitempty"` // shim processes for the N pods
 	PodhostIdleCPUPct float64 `json:"podhostIdleCpuPct,omitempty"`
 }
 
@@ -101,7 +102,10 @@ func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	row.AddFloorMs, row.RemoveFloorMs = ms(median(adds)), ms(median(removes))
 
 	d := newPodhostd(b)
-	appendConfigTB(b, d, "maxPods: 300\n")
+	appendConfig(b, d, "maxPods: 300\n")
+	if g := os.Getenv("BENCH_SHIM_GROUP_SIZE"); g != "" {
+		appendConfig(b, d, "shimGroupSize: "+g+"\n")
+	}
 	for j := 0; j < n; j++ {
 		d.writeManifest(fmt.Sprintf("f%d.yaml", j), idlePod(fmt.Sprintf("f%d", j)))
 	}
@@ -113,7 +117,7 @@ func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
 	row.PodhostRSSAnonKiB, row.PodhostRSSFileKiB = rssSplitKiB(d.cmd.Process.Pid)
 	if n == 30 {
-		row.ShimPSSKiB, row.LogDriverPSSKiB = helperPSS(b, d, n, env.LogDriverBin)
+		row.ShimPSSKiB, row.LogDriverPSSKiB, row.Shims = helperPSS(b, d, n, env.LogDriverBin)
 		row.PodhostIdleCPUPct = idleCPU(d.cmd.Process.Pid, idle)
 	}
 
@@ -143,23 +147,29 @@ func oldDriverPSS(b *testing.B, n int) int {
 	}
 	d.startArgs(append(d.args(), "--log-driver", env.PodhostBin))
 	d.waitAllRunning(n, 5*time.Minute)
-	_, drv := helperPSS(b, d, n, env.PodhostBin)
+	_, drv, _ := helperPSS(b, d, n, env.PodhostBin)
 	d.teardown()
 	return drv
 }
 
-// helperPSS returns the mean PSS (KiB) per pod of the shims and per
-// container of the log drivers (children of the shim running driverExe).
-func helperPSS(b *testing.B, d *podhostd, n int, driverExe string) (shim, driver int) {
+// helperPSS returns the PSS (KiB) of the shims per pod (pods share shims:
+// each shim counted once) and the mean per container of the log drivers
+// (children of the shim running driverExe).
+func helperPSS(b *testing.B, d *podhostd, n int, driverExe string) (shim, driver, shimCount int) {
 	l, err := d.client.ListPods(context.Background())
 	if err != nil {
 		b.Fatal(err)
 	}
 	var shims, drivers, nd int
+	seen := map[int]bool{}
 	for i := range l.Items {
 		p := &l.Items[i]
-		sh := ppid(containerPID(b, p, "main"))
-		shims += pssKiB(sh)
+		if sh := ppid(containerPID(b, p, "main")); !seen[sh] {
+			seen[sh] = true
+			shims += pssKiB(sh)
+		}
+	}
+	for sh := range seen {
 		for _, pid := range childrenByExe(sh, driverExe) {
 			drivers += pssKiB(pid)
 			nd++
@@ -168,7 +178,7 @@ func helperPSS(b *testing.B, d *podhostd, n int, driverExe string) (shim, driver
 	if nd != n {
 		b.Fatalf("%d log drivers (%s) for %d pods", nd, driverExe, n)
 	}
-	return shims / len(l.Items), drivers / nd
+	return shims / len(l.Items), drivers / nd, len(seen)
 }
 
 // idleCPU returns pid's CPU use in percent of one core over window.
@@ -191,18 +201,6 @@ func cpuTicks(pid int) int {
 	return u + k
 }
 
-func appendConfigTB(tb testing.TB, d *podhostd, lines string) {
-	tb.Helper()
-	f, err := os.OpenFile(d.configPath, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(lines); err != nil {
-		tb.Fatal(err)
-	}
-}
-
 func writeFootprint(b *testing.B, rep footprintReport) {
 	var t strings.Builder
 	fmt.Fprintf(&t, "%5s %9s %9s %6s %9s %9s %9s %9s %8s %8s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio",
@@ -214,8 +212,11 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 	}
 	for _, r := range rep.Rows {
 		if r.N == 30 {
-			fmt.Fprintf(&t, "N=30 per-pod helper PSS: shim %.2f MiB + log driver %.2f MiB = %.2f MiB (old podhost log-driver: %.2f MiB)\n",
-				mib(r.ShimPSSKiB), mib(r.LogDriverPSSKiB), mib(r.ShimPSSKiB+r.LogDriverPSSKiB), mib(rep.OldLogDriverPSSKiB))
+			helpers := r.ShimPSSKiB + r.LogDriverPSSKiB
+			fmt.Fprintf(&t, "N=30 per-pod helper PSS: shim %.2f MiB (%d shims) + log driver %.2f MiB = %.2f MiB (old podhost log-driver: %.2f MiB)\n",
+				mib(r.ShimPSSKiB), r.Shims, mib(r.LogDriverPSSKiB), mib(helpers), mib(rep.OldLogDriverPSSKiB))
+			fmt.Fprintf(&t, "N=30 whole stack: podhost %.1f + containerd %.1f + helpers 30 x %.2f = %.1f MiB (kubelet + containerd CRI here: ~240 MiB)\n",
+				mib(r.PodhostRSSKiB), mib(r.ContainerdRSSKiB), mib(helpers), mib(r.PodhostRSSKiB+r.ContainerdRSSKiB+30*helpers))
 			fmt.Fprintf(&t, "N=30 podhost idle CPU over %s: %.2f%% of one core\n", rep.IdleWindow, r.PodhostIdleCPUPct)
 		}
 	}

@@ -11,19 +11,30 @@ import (
 	"strings"
 )
 
-// ppid returns the parent PID of pid (0 if it is gone).
-func ppid(pid int) int {
+// statFields returns the fields of /proc/<pid>/stat after "(comm)" (state,
+// ppid, ...); nil if pid is gone. comm may hold spaces: cut at the last ')'.
+func statFields(pid int) []string {
 	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return 0
+		return nil
 	}
-	// pid (comm) state ppid ...: comm may hold spaces, cut at the last ')'.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+}
+
+// ppid returns the parent PID of pid (0 if it is gone).
+func ppid(pid int) int {
+	f := statFields(pid)
 	if len(f) < 2 {
 		return 0
 	}
 	n, _ := strconv.Atoi(f[1])
 	return n
+}
+
+// running reports whether pid exists and is not a zombie.
+func running(pid int) bool {
+	f := statFields(pid)
+	return len(f) > 0 && f[0] != "Z"
 }
 
 // childrenByExe returns the children of parent whose executable is exe

@@ -41,7 +41,7 @@ func registryPod(name, image string) string {
 }
 
 // appendConfig adds lines to the daemon's config.yaml (before start).
-func appendConfig(t *testing.T, d *podhostd, lines string) {
+func appendConfig(t testing.TB, d *podhostd, lines string) {
 	t.Helper()
 	f, err := os.OpenFile(d.configPath, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

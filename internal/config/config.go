@@ -46,8 +46,13 @@ const (
 	DefaultLogMaxSize        = 10 << 20 // bytes
 	DefaultLogMaxFiles       = 5
 	// DefaultMaxPods is the pod capacity, as the kubelet's default.
-	DefaultMaxPods          = 110
-	DefaultCgroupParent     = "podhost"
+	DefaultMaxPods      = 110
+	DefaultCgroupParent = "podhost"
+	// DefaultShimGroupSize pods share one containerd shim
+	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
+	DefaultShimGroupSize = 8
+	// MaxShimGroupSize bounds shimGroupSize.
+	MaxShimGroupSize        = 64
 	DefaultRegistryHostsDir = "/etc/containerd/certs.d"
 	// MaxFileSize bounds the config file read.
 	MaxFileSize = 1 << 20
@@ -98,6 +103,11 @@ type Config struct {
 	// MaxPods is the node's pod capacity (allocatable pods): admission
 	// rejects pods beyond it with OutOfpods. Default 110 (the kubelet's).
 	MaxPods int64
+	// ShimGroupSize is how many pods share one containerd shim process
+	// (internal/shimgroup): default 8; 1 is one shim per pod, as the
+	// kubelet's CRI. kill -9 of a shim ends the containers of every pod
+	// in its group (they are restarted per restartPolicy).
+	ShimGroupSize int
 	// CgroupParent is the top-level pod cgroup: a cgroupfs directory
 	// (/<parent>/burstable/pod<uid>) or the systemd slice prefix
 	// (<parent>.slice). Default "podhost", or "podhost-<namespace>" when
@@ -158,6 +168,7 @@ type file struct {
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
 	LogMaxFiles            *int               `json:"logMaxFiles"`
 	MaxPods                *int64             `json:"maxPods"`
+	ShimGroupSize          *int               `json:"shimGroupSize"`
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
 	LogDriver              *string            `json:"logDriver"`
@@ -191,6 +202,7 @@ func Default() *Config {
 		LogMaxSize:          DefaultLogMaxSize,
 		LogMaxFiles:         DefaultLogMaxFiles,
 		MaxPods:             DefaultMaxPods,
+		ShimGroupSize:       DefaultShimGroupSize,
 		CgroupParent:        DefaultCgroupParent,
 		AuthFiles:           slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:    DefaultRegistryHostsDir,
@@ -310,6 +322,9 @@ func (f *file) applyTo(c *Config) error {
 	if f.MaxPods != nil {
 		c.MaxPods = *f.MaxPods
 	}
+	if f.ShimGroupSize != nil {
+		c.ShimGroupSize = *f.ShimGroupSize
+	}
 	if f.LogMaxSize != nil {
 		c.LogMaxSize = f.LogMaxSize.Value()
 	}
@@ -403,6 +418,9 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxPods <= 0 {
 		errs = append(errs, fmt.Errorf("maxPods: must be positive, got %d", c.MaxPods))
+	}
+	if c.ShimGroupSize < 1 || c.ShimGroupSize > MaxShimGroupSize {
+		errs = append(errs, fmt.Errorf("shimGroupSize: must be 1..%d, got %d", MaxShimGroupSize, c.ShimGroupSize))
 	}
 	if c.CgroupParent == "" || strings.HasPrefix(c.CgroupParent, "/") || strings.Contains(c.CgroupParent, "..") {
 		errs = append(errs, fmt.Errorf("cgroupParent: must be a relative cgroup name without \"..\", got %q", c.CgroupParent))

@@ -158,7 +158,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
-		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, ShimGroupSize: d.cfg.ShimGroupSize,
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,

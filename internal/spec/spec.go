@@ -28,8 +28,8 @@ import (
 
 // GroupAnnotation is the spec annotation containerd's runc v2 shim reads to
 // run every container of one group in one shim process
-// (cmd/containerd-shim-runc-v2/manager groupLabels). Its value is the pod's
-// sandbox ID: one shim per pod.
+// (cmd/containerd-shim-runc-v2/manager groupLabels). Its value is the pod
+// sandbox's shim group (internal/shimgroup): several pods share one shim.
 const GroupAnnotation = "io.containerd.runc.v2.group"
 
 // HostLimits is what the host lets podhost grant containers. The daemon
@@ -74,7 +74,7 @@ const DefaultSeccompRoot = "/var/lib/podhost/seccomp"
 // Pod is the pod side of a container spec: the desired pod and its sandbox.
 type Pod struct {
 	Pod       *corev1.Pod
-	SandboxID string // value of GroupAnnotation; "" = no shim grouping
+	ShimGroup string // value of GroupAnnotation; "" = no shim grouping
 	// Pinned namespaces to join. NetNS is required unless hostNetwork.
 	// IPCNS/UTSNS "" give each container a private namespace (not shared in
 	// the pod); hostIPC / hostNetwork use the host's regardless.
@@ -181,8 +181,8 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 	opts = append(opts, withMounts(mounts))
 	opts = append(opts, secOpts...)
 	opts = append(opts, resourceOpts(p, c)...)
-	if p.SandboxID != "" {
-		opts = append(opts, oci.WithAnnotations(map[string]string{GroupAnnotation: p.SandboxID}))
+	if p.ShimGroup != "" {
+		opts = append(opts, oci.WithAnnotations(map[string]string{GroupAnnotation: p.ShimGroup}))
 	}
 	// Seccomp's default profile depends on the final capability set: last.
 	return append(opts, seccompOpt(sc, p.Host.SeccompRoot)...), nil

@@ -37,7 +37,7 @@ func testPod() Pod {
 			ObjectMeta: metaFor("web"),
 			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app"}}},
 		},
-		SandboxID: "sb1",
+		ShimGroup: "sb1",
 		NetNS:     "/run/podhost/netns/sb1", IPCNS: "/run/podhost/ipc/sb1", UTSNS: "/run/podhost/uts/sb1",
 		Hosts: "/run/podhost/sb1/hosts", Resolv: "/run/podhost/sb1/resolv.conf",
 		Hostname: "/run/podhost/sb1/hostname", Shm: "/run/podhost/sb1/shm",

@@ -78,8 +78,11 @@ type SandboxRecord struct {
 	IPs       []string      `json:"ips,omitempty"`
 	Ports     []PortMapping `json:"ports,omitempty"`
 	Cgroup    string        `json:"cgroup,omitempty"`
-	BootID    string        `json:"bootID,omitempty"`
-	CreatedAt time.Time     `json:"createdAt"`
+	// ShimGroup is the containerd shim group of the pod's containers
+	// (internal/shimgroup); "" in records older than it: the sandbox ID.
+	ShimGroup string    `json:"shimGroup,omitempty"`
+	BootID    string    `json:"bootID,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 func requireKey(kind, key string) error {

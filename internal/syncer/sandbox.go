@@ -35,6 +35,9 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state
 	// Everything sb.Create pins or mounts lives below this dir: recorded
 	// now, teardown finds it even if podhost dies in the middle of Create.
 	rec.Dir = s.sb.Dir(rec.ID)
+	if rec.ShimGroup, err = s.shims.assign(s.store, rec.ID); err != nil {
+		return rec, err
+	}
 	if !pod.Spec.HostNetwork {
 		rec.Ports = toStatePorts(network.PortMappings(pod))
 	}
@@ -107,7 +110,11 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec state.SandboxRecord) e
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return s.store.DeleteSandbox(rec.ID)
+	if err := s.store.DeleteSandbox(rec.ID); err != nil {
+		return err
+	}
+	s.shims.groups.Release(rec.ID)
+	return nil
 }
 
 func toStatePorts(in []network.PortMapping) []state.PortMapping {

@@ -25,6 +25,7 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/shimgroup"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/status"
@@ -126,6 +127,9 @@ type Config struct {
 	// CrashLoopBackOffMax caps the crash-loop back-off (0: the kubelet's
 	// 5 min); below 10 s it is also the first delay.
 	CrashLoopBackOffMax time.Duration
+	// ShimGroupSize is how many pods share one containerd shim
+	// (internal/shimgroup); <= 1: one shim per pod.
+	ShimGroupSize int
 	// Data finds the ConfigMaps and Secrets containers reference
 	// (*configdata.Store); nil: none exist.
 	Data spec.DataSource
@@ -153,6 +157,7 @@ type Syncer struct {
 	// CrashLoopBackOffMax).
 	pullBackoff *backoff
 	stops       *stopper
+	shims       *shimGroups
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -199,6 +204,7 @@ func New(cfg Config, d Deps) *Syncer {
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
+		shims:   &shimGroups{groups: shimgroup.New(cfg.ShimGroupSize)},
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }

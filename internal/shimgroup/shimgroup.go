@@ -1,0 +1,124 @@
+// Package shimgroup assigns pod sandboxes to shared containerd shims.
+//
+// containerd's runc v2 shim serves every task whose spec carries the same
+// io.containerd.runc.v2.group annotation from one process. The kubelet's CRI
+// plugin groups by pod (one shim per pod, ≈ 4.5 MiB each); podhost packs up
+// to Size pods into one shim, so the per-pod cost is a fraction of that.
+// The price is the blast radius: kill -9 of a shim ends the containers of
+// every pod in its group (containerd reports each task's exit, and the pod
+// workers restart them per restartPolicy). Size 1 is one shim per pod.
+//
+// A sandbox keeps its group for its lifetime (recorded in its sandbox
+// record); Assign picks the fullest group that has room, so groups stay
+// dense and a new pod joins a running shim rather than one that may be
+// shutting down. Groups is safe for concurrent use.
+package shimgroup
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Prefix starts every group name podhost assigns.
+const Prefix = "podhost-shim-"
+
+// Groups tracks which sandbox is in which group.
+type Groups struct {
+	size int
+	mu   sync.Mutex
+	of   map[string]string // sandbox ID → group
+	n    map[string]int    // group → sandboxes in it
+}
+
+// New returns an allocator packing up to size sandboxes per group; size
+// <= 1 gives every sandbox a group of its own, named after it.
+func New(size int) *Groups {
+	return &Groups{size: size, of: map[string]string{}, n: map[string]int{}}
+}
+
+// Size is the configured group size.
+func (g *Groups) Size() int { return g.size }
+
+// Add records that sandbox id is in group (sandboxes found at start).
+// Re-adding a sandbox moves it.
+func (g *Groups) Add(id, group string) {
+	if id == "" || group == "" {
+		return
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releaseLocked(id)
+	g.of[id] = group
+	g.n[group]++
+}
+
+// Assign returns the group of sandbox id, choosing one if it has none: the
+// group with the most sandboxes that still has room (ties: the lowest
+// index), else the lowest free index.
+func (g *Groups) Assign(id string) string {
+	if g.size <= 1 {
+		return id
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if group, ok := g.of[id]; ok {
+		return group
+	}
+	best, bestN, bestI := "", 0, 0
+	for name, n := range g.n {
+		i, ok := index(name)
+		if !ok || n >= g.size {
+			continue
+		}
+		if n > bestN || (n == bestN && i < bestI) {
+			best, bestN, bestI = name, n, i
+		}
+	}
+	for i := 0; best == ""; i++ {
+		if name := groupName(i); g.n[name] == 0 {
+			best = name
+		}
+	}
+	g.of[id] = best
+	g.n[best]++
+	return best
+}
+
+func groupName(i int) string { return Prefix + strconv.Itoa(i) }
+
+// index parses a name groupName made; ok is false for any other name (a
+// group of its own, from size 1).
+func index(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, Prefix)
+	if !ok {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	return i, err == nil && i >= 0
+}
+
+// Release forgets sandbox id (its sandbox is gone).
+func (g *Groups) Release(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.releaseLocked(id)
+}
+
+func (g *Groups) releaseLocked(id string) {
+	group, ok := g.of[id]
+	if !ok {
+		return
+	}
+	delete(g.of, id)
+	if g.n[group]--; g.n[group] <= 0 {
+		delete(g.n, group)
+	}
+}
+
+// Members returns the number of sandboxes in group.
+func (g *Groups) Members(group string) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.n[group]
+}

@@ -1,0 +1,85 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/shimgroup"
+	"github.com/podhost/podhost/internal/state"
+)
+
+func (w *world) sandboxOf(t *testing.T, uid types.UID) state.SandboxRecord {
+	t.Helper()
+	recs, _ := w.host.PodSandboxes(uid)
+	if len(recs) != 1 {
+		t.Fatalf("pod %s has %d sandbox records, want 1", uid, len(recs))
+	}
+	return recs[0]
+}
+
+// Sandboxes are packed ShimGroupSize to a shim group, the group is in the
+// record (and so in every container's spec), and a removed pod's place is
+// taken by the next new one. Groups recorded before a restart are learned
+// from the records.
+func TestShimGroupsPackPods(t *testing.T) {
+	w := newWorld()
+	// One sandbox recorded before this syncer started, in group 1.
+	w.host.sandboxes["old"] = state.SandboxRecord{ID: "old", PodUID: "uid-old", ShimGroup: shimgroup.Prefix + "1"}
+	w.s.shims = &shimGroups{groups: shimgroup.New(2)}
+	ctx := context.Background()
+	pods := make([]*corev1.Pod, 4)
+	groups := make([]string, len(pods))
+	for i := range pods {
+		pods[i] = worldPod(corev1.RestartPolicyAlways, "app")
+		pods[i].Name, pods[i].UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+		if _, err := syncOnce(t, w, pods[i]); err != nil {
+			t.Fatal(err)
+		}
+		sb := w.sandboxOf(t, pods[i].UID)
+		groups[i] = sb.ShimGroup
+		if got := w.s.specPod(startInput{pod: pods[i], sandbox: sb}).ShimGroup; got != sb.ShimGroup {
+			t.Fatalf("pod %d: spec group %q, record %q", i, got, sb.ShimGroup)
+		}
+	}
+	want := []string{shimgroup.Prefix + "1", shimgroup.Prefix + "0", shimgroup.Prefix + "0", shimgroup.Prefix + "2"}
+	for i := range want {
+		if groups[i] != want[i] {
+			t.Fatalf("groups %q, want %q", groups, want)
+		}
+	}
+	running, _ := w.rt.ListPod(ctx, pods[1].UID)
+	if err := w.s.SyncTerminatingPod(ctx, pods[1], running, 5); err != nil {
+		t.Fatal(err)
+	}
+	w.obs.desired = false
+	if err := w.s.SyncTerminatedPod(ctx, pods[1]); err != nil {
+		t.Fatal(err)
+	}
+	w.obs.desired = true
+	next := worldPod(corev1.RestartPolicyAlways, "app")
+	next.Name, next.UID = "web-next", "uid-next"
+	if _, err := syncOnce(t, w, next); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.sandboxOf(t, next.UID).ShimGroup; got != groups[1] {
+		t.Fatalf("new pod in %q, want %q (the removed pod's place)", got, groups[1])
+	}
+}
+
+// Without grouping (size 1, and records from before shim groups) the group
+// is the sandbox ID: one shim per pod.
+func TestShimGroupSizeOneIsTheSandbox(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "app")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	sb := w.sandboxOf(t, pod.UID)
+	if sb.ShimGroup != sb.ID || shimGroupOf(state.SandboxRecord{ID: "x"}) != "x" {
+		t.Fatalf("group %q for sandbox %q; legacy %q", sb.ShimGroup, sb.ID, shimGroupOf(state.SandboxRecord{ID: "x"}))
+	}
+}
