@@ -223,7 +223,7 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 		return 0
 	case <-time.After(20 * time.Second):
 		_ = cmd.Process.Kill()
-		_ = <-done
+		t.Logf("killed: %v", <-done)
 		t.Fatalf("%s did not exit", cmd.Path)
 		return -1
 	}
