@@ -19,11 +19,13 @@ export GOTESTFLAGS
 
 all: build
 
-# podhost-log-driver runs once per container (the shim's log driver):
-# built small (-trimpath, no symbols) and installed beside podhost.
+# podhost-log-driver runs once per container (the shim's log driver),
+# installed beside podhost: the C one (native/podhost-log-driver, $(CC),
+# static) for its footprint, or the Go one if there is no C compiler
+# (scripts/build-log-driver.sh; LOG_DRIVER=go forces it).
 build:
 	$(GO) build -o bin/podhost ./cmd/podhost
-	$(GO) build -trimpath -ldflags='-s -w' -o bin/podhost-log-driver ./cmd/podhost-log-driver
+	CC="$(CC)" GO="$(GO)" scripts/build-log-driver.sh bin/podhost-log-driver
 
 # Every suite runs even if an earlier one fails; make test fails if any did.
 test:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what podhost's tests need, and nothing twice.
 #   - Debian packages: runc, CNI plugins (/usr/lib/cni), busybox-static (the
-#     test image is built from /bin/busybox), iproute2, iptables, ...
+#     test image is built from /bin/busybox), iproute2, iptables, gcc and
+#     libc6-dev (the C log driver, linked statically: make build), ...
 #   - containerd 2.x (containerd, containerd-shim-runc-v2, ctr) built with
 #     `go install` into a cache dir that survives between runs
 #     ($PODHOST_CACHE_DIR, default /var/cache/podhost-test).
@@ -23,7 +24,7 @@ mkdir -p "$CACHE_DIR"
 exec 9>"$CACHE_DIR/.deps.lock"
 flock 9
 
-apt_pkgs=(runc containernetworking-plugins busybox-static iproute2 iptables ca-certificates)
+apt_pkgs=(runc containernetworking-plugins busybox-static iproute2 iptables ca-certificates gcc libc6-dev)
 need=()
 for p in "${apt_pkgs[@]}"; do
 	status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null) || true

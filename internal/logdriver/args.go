@@ -28,20 +28,26 @@ func Args(cfg Config) map[string]string {
 	return map[string]string{Command: q.Encode()}
 }
 
-// ParseArgs finds Command in args (e.g. os.Args) and decodes the argument
-// that follows it.
+// ParseArgs decodes the driver's argv: exactly [binary, Command, encoded
+// Config] as Args makes it. Anything else (another argv shape, a key Args
+// does not write, a key given twice) is refused: the C driver
+// (native/podhost-log-driver) parses the same way.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
-	i := 0
-	for i < len(args) && args[i] != Command {
-		i++
+	if len(args) != 3 || args[1] != Command {
+		return cfg, fmt.Errorf("logdriver: usage: <binary> %s <encoded config> (the containerd shim runs it; got %d arguments)", Command, max(len(args)-1, 0))
 	}
-	if i+1 >= len(args) {
-		return cfg, fmt.Errorf("logdriver: %q argument missing", Command)
-	}
-	q, err := url.ParseQuery(args[i+1])
+	q, err := url.ParseQuery(args[2])
 	if err != nil {
 		return cfg, fmt.Errorf("logdriver: args: %w", err)
+	}
+	for k, vs := range q {
+		switch {
+		case k != "path" && k != "max-size" && k != "max-files":
+			return cfg, fmt.Errorf("logdriver: args: unknown key %q (known: path, max-size, max-files)", k)
+		case len(vs) > 1:
+			return cfg, fmt.Errorf("logdriver: args: %s given more than once", k)
+		}
 	}
 	cfg.Path = q.Get("path")
 	if cfg.Path == "" {

@@ -27,18 +27,26 @@ type Func func(ctx context.Context, s Streams, ready func() error) error
 
 // Main is the whole driver process: it parses os.Args, copies the
 // container's stdout and stderr into the CRI log file until both reach
-// EOF, then exits the process. It never returns. The shim gives it no PATH
-// or HOME: it needs neither.
+// EOF, then exits the process: 0, 1 after an error (said on stderr), or
+// ExitBadArgs. It never returns. The shim gives it no PATH or HOME: it
+// needs neither.
 func Main() {
-	fn := Driver
 	cfg, err := ParseArgs(os.Args)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		// Still drain, or the container would die of SIGPIPE.
-		fn = func(Config) Func { return discard }
+		// Still drain, or the container would die of SIGPIPE; then fail.
+		code := run(discard)
+		if code == 0 {
+			code = ExitBadArgs
+		}
+		os.Exit(code)
 	}
-	os.Exit(run(fn(cfg)))
+	os.Exit(run(Driver(cfg)))
 }
+
+// ExitBadArgs is the driver's exit status for an argv it refuses, once
+// both streams are drained.
+const ExitBadArgs = 2
 
 // run implements the shim's side of the protocol (what containerd's
 // core/runtime/v2/logging.Run does, without its dependencies): fds 3/4 are

@@ -195,8 +195,11 @@ func TestArgsRoundTrip(t *testing.T) {
 	if err != nil || got != cfg {
 		t.Fatalf("got %+v, %v", got, err)
 	}
-	if _, err := ParseArgs([]string{"podhost", Command}); err == nil {
-		t.Fatal("missing arg accepted")
+	for _, argv := range [][]string{{"podhost", Command}, {"podhost", "x", Command, "path=/a"}, {"podhost", Command, "path=/a", "x"},
+		{"podhost", Command, "path=/a&bogus=1"}, {"podhost", Command, "path=/a&path=/b"}, {"podhost", Command, "max-size=1"}} {
+		if _, err := ParseArgs(argv); err == nil {
+			t.Errorf("argv %q accepted", argv)
+		}
 	}
 }
 

@@ -35,13 +35,13 @@ var (
 	driverErr  error
 )
 
-// logDriver builds cmd/podhost-log-driver, the binary podhost installs
-// beside itself.
+// logDriver builds the log driver podhost installs beside itself (`make
+// build`: scripts/build-log-driver.sh).
 func logDriver(t *testing.T) string {
 	t.Helper()
 	driverOnce.Do(func() {
 		driverPath = filepath.Join(env.Dir, "podhost-log-driver")
-		cmd := exec.Command("go", "build", "-o", driverPath, "./cmd/podhost-log-driver")
+		cmd := exec.Command("scripts/build-log-driver.sh", driverPath)
 		cmd.Dir = env.RepoRoot
 		if out, err := cmd.CombinedOutput(); err != nil {
 			driverErr = fmt.Errorf("build log driver: %w\n%s", err, out)

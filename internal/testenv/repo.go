@@ -121,20 +121,21 @@ func deps(ctx context.Context, repoRoot string) (string, error) {
 const LogDriverName = "podhost-log-driver"
 
 // BuildPodhost builds ./cmd/podhost of the module at repoRoot into out,
-// and ./cmd/podhost-log-driver beside it (as `make build` does), so that a
-// podhost started from out finds its log driver by default.
+// and the log driver beside it with scripts/build-log-driver.sh (as `make
+// build` does: the C driver, or the Go one without a C compiler), so that
+// a podhost started from out finds its log driver by default.
 func BuildPodhost(ctx context.Context, repoRoot, out string) error {
 	builds := [][]string{
-		{"build", "-o", out, "./cmd/podhost"},
-		{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(filepath.Dir(out), LogDriverName), "./cmd/podhost-log-driver"},
+		{"go", "build", "-o", out, "./cmd/podhost"},
+		{"scripts/build-log-driver.sh", filepath.Join(filepath.Dir(out), LogDriverName)},
 	}
 	for _, args := range builds {
-		cmd := exec.CommandContext(ctx, "go", args...)
+		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = repoRoot
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, buf.Bytes())
+			return fmt.Errorf("testenv: %s: %w\n%s", strings.Join(args, " "), err, buf.Bytes())
 		}
 	}
 	return nil
