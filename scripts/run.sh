@@ -174,6 +174,8 @@ namespace: $NAMESPACE
 cniConfDir: $DEV_DIR/cni/net.d
 cniBinDirs: [/usr/lib/cni, /opt/cni/bin]
 EOF
+# Image GC watches the filesystem of containerd's root: the dev one's.
+[[ $address == "$CD_SOCK" ]] && echo "imageFSPath: $DEV_DIR/containerd/root" >>"$CONFIG"
 
 echo "== podhost check"
 ph check || die "podhost check failed"
