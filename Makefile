@@ -21,8 +21,10 @@ all: build
 
 # podhost-log-driver runs once per container (the shim's log driver):
 # built small (-trimpath, no symbols) and installed beside podhost.
+# podhost itself is static (no cgo: no libc mapped, no pthread stacks) and
+# trimmed the same way (docs/decisions.md 15).
 build:
-	$(GO) build -o bin/podhost ./cmd/podhost
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/podhost ./cmd/podhost
 	$(GO) build -trimpath -ldflags='-s -w' -o bin/podhost-log-driver ./cmd/podhost-log-driver
 
 # Every suite runs even if an earlier one fails; make test fails if any did.

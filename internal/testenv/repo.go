@@ -125,12 +125,13 @@ const LogDriverName = "podhost-log-driver"
 // podhost started from out finds its log driver by default.
 func BuildPodhost(ctx context.Context, repoRoot, out string) error {
 	builds := [][]string{
-		{"build", "-o", out, "./cmd/podhost"},
+		{"build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/podhost"}, // as make build, with CGO_ENABLED=0
 		{"build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(filepath.Dir(out), LogDriverName), "./cmd/podhost-log-driver"},
 	}
 	for _, args := range builds {
 		cmd := exec.CommandContext(ctx, "go", args...)
 		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Run(); err != nil {
