@@ -19,12 +19,14 @@ export GOTESTFLAGS
 
 all: build
 
-# podhost-log-driver runs once per container (the shim's log driver),
-# installed beside podhost: the C one (native/podhost-log-driver, $(CC),
-# static) for its footprint, or the Go one if there is no C compiler
-# (scripts/build-log-driver.sh; LOG_DRIVER=go forces it).
+# podhost is static (no cgo: no libc mapped, no pthread stacks) and trimmed
+# (docs/decisions.md 16). podhost-log-driver runs once per container (the
+# shim's log driver), installed beside podhost: the C one
+# (native/podhost-log-driver, $(CC), static) for its footprint, or the Go one
+# if there is no C compiler (scripts/build-log-driver.sh; LOG_DRIVER=go
+# forces it).
 build:
-	$(GO) build -o bin/podhost ./cmd/podhost
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/podhost ./cmd/podhost
 	CC="$(CC)" GO="$(GO)" scripts/build-log-driver.sh bin/podhost-log-driver
 
 # Every suite runs even if an earlier one fails; make test fails if any did.

@@ -110,7 +110,7 @@ ctr() {
 	rm -f "$err"
 	return $rc
 }
-[[ -x bin/podhost ]] || $GO build -o bin/podhost ./cmd/podhost
+[[ -x bin/podhost ]] || CGO_ENABLED=0 $GO build -trimpath -ldflags="-s -w" -o bin/podhost ./cmd/podhost
 
 mkdir -p _output
 $GO run -tags integration ./internal/testenv/cmd/mkimage -o _output/busybox.tar 2>/dev/null

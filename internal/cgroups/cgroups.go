@@ -94,6 +94,7 @@ type driver interface {
 	ensure(ctx context.Context, pc PodCgroup, r Resources) error
 	remove(ctx context.Context, pc PodCgroup) error
 	list(ctx context.Context) ([]PodCgroup, error)
+	exists(pc PodCgroup) bool // the pod's cgroup is there (cheap: stat)
 }
 
 // Manager creates and removes pod cgroups.
@@ -104,6 +105,7 @@ type Manager struct {
 	log    *slog.Logger
 	drv    driver
 	stats  *Reader
+	done   ensured
 }
 
 // New detects the cgroup mode, picks the driver and returns a Manager.
@@ -125,7 +127,7 @@ func New(ctx context.Context, o Options) (*Manager, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cgroups: systemd driver: connect D-Bus: %w", err)
 		}
-		m.drv = &systemdDriver{conn: conn, parent: o.Parent, v2: m.mode == ModeUnified, log: o.Logger}
+		m.drv = &systemdDriver{conn: conn, parent: o.Parent, root: o.Root, v2: m.mode == ModeUnified, log: o.Logger}
 	case DriverCgroupfs:
 		if m.drv, err = newFSDriver(o, m.mode); err != nil {
 			return nil, err
@@ -205,16 +207,23 @@ func (m *Manager) Mode() string { return m.mode }
 // Driver reports the driver in use: systemd or cgroupfs.
 func (m *Manager) Driver() string { return m.driver }
 
-// EnsurePod creates (or updates) the pod's cgroup with r applied.
+// EnsurePod creates (or updates) the pod's cgroup with r applied. When this
+// Manager already applied r to it and it still exists, that is all it
+// checks (ensured.go).
 // It is idempotent.
 func (m *Manager) EnsurePod(ctx context.Context, uid types.UID, qos corev1.PodQOSClass, r Resources) (PodCgroup, error) {
 	if uid == "" {
 		return PodCgroup{}, fmt.Errorf("cgroups: empty pod uid")
 	}
 	pc := m.podCgroup(uid, qos)
+	if m.done.same(pc.Name, r) && m.drv.exists(pc) {
+		return pc, nil
+	}
 	if err := m.drv.ensure(ctx, pc, r); err != nil {
+		m.done.forget(pc.Name)
 		return PodCgroup{}, fmt.Errorf("cgroups: ensure %s: %w", pc.Name, err)
 	}
+	m.done.set(pc.Name, r)
 	return pc, nil
 }
 
@@ -232,6 +241,7 @@ func (m *Manager) ContainerPath(pc PodCgroup, containerID string) string {
 // it). Missing is success; a cgroup that still holds processes is an error
 // wrapping EBUSY (cgroupfs) or the systemd job failure.
 func (m *Manager) RemovePod(ctx context.Context, pc PodCgroup) error {
+	m.done.forget(pc.Name)
 	if err := m.drv.remove(ctx, pc); err != nil {
 		return fmt.Errorf("cgroups: remove %s: %w", pc.Name, err)
 	}

@@ -43,6 +43,7 @@ func closeConn(c systemdConn) {
 type systemdDriver struct {
 	conn   systemdConn
 	parent string
+	root   string // the cgroup mount (exists, on v2)
 	v2     bool
 	log    *slog.Logger
 }

@@ -37,6 +37,7 @@ import (
 	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/configdata"
+	"github.com/podhost/podhost/internal/footprint"
 	"github.com/podhost/podhost/internal/imagegc"
 	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/loggc"
@@ -72,6 +73,7 @@ const workersShutdownTimeout = 10 * time.Second
 
 // Run runs the daemon until ctx is done, then shuts it down in order.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	footprint.SetGCDefaults(os.Getenv)
 	hb := watchdog.NewHeartbeat(nil)
 	defer startWatchdog(hb, log)()
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
@@ -200,6 +202,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
+	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err

@@ -145,6 +145,9 @@ func (c *Controller) check() (emit bool, next time.Duration, watch bool) {
 		case Ready:
 			cur.Outcome, cur.Ready = OutcomeReady, true
 			c.persistLocked(rec)
+			// Decided: its window is not needed any more, nor its decoded
+			// pod (a full copy per pod; decoded again if ever restored).
+			delete(c.pods, cur.UID)
 		case RollBack:
 			c.rollBackLocked(rec, cur, prev, d, now)
 			emit = true

@@ -126,12 +126,13 @@ const LogDriverName = "podhost-log-driver"
 // a podhost started from out finds its log driver by default.
 func BuildPodhost(ctx context.Context, repoRoot, out string) error {
 	builds := [][]string{
-		{"go", "build", "-o", out, "./cmd/podhost"},
+		{"go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/podhost"}, // as make build, with CGO_ENABLED=0
 		{"scripts/build-log-driver.sh", filepath.Join(filepath.Dir(out), LogDriverName)},
 	}
 	for _, args := range builds {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 		cmd.Dir = repoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		var buf bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &buf, &buf
 		if err := cmd.Run(); err != nil {
