@@ -5,7 +5,8 @@
 # straight through the containerd client, in parallel, same run), add→running
 # and remove→gone of one pod vs the floor, podhost and containerd RSS; at N=30
 # the per-pod helper PSS (shim / log driver, and the old re-executed podhost
-# as log driver), podhost's idle CPU over BENCH_IDLE (60s). Prints the table
+# as log driver), podhost's idle CPU over BENCH_IDLE (60s) twice: right after
+# the cold start and in the window after it (settled). Prints the table
 # and writes _output/bench/footprint.{json,txt}.
 #
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit
