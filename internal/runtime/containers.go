@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -161,14 +162,14 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	task, err := c.NewTask(ctx, r.logIO(info.Labels[podstate.LabelLogPath]))
+	task, err := r.newTask(ctx, c, info.Labels[podstate.LabelLogPath])
 	if errdefs.IsAlreadyExists(err) {
 		// A task left by a podhost killed between NewTask and Start (state
 		// created): delete it and create the task again.
 		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
 			return fmt.Errorf("start container %s: %w", id, derr)
 		}
-		task, err = c.NewTask(ctx, r.logIO(info.Labels[podstate.LabelLogPath]))
+		task, err = r.newTask(ctx, c, info.Labels[podstate.LabelLogPath])
 	}
 	if err != nil {
 		return fmt.Errorf("start container %s: create task: %w", id, err)
@@ -184,6 +185,41 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		r.log().Warn("record start time", "container", id, "err", err)
 	}
 	return nil
+}
+
+// shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through
+// containerd's API when NewTask met a shim that was shutting down.
+const shimClosed = "ttrpc: closed"
+
+// shimClosedAttempts bounds newTask's attempts.
+const shimClosedAttempts = 5
+
+// newTask creates c's task. Containers of several pods share a shim
+// (internal/shimgroup): when the last task of a group was just deleted its
+// shim shuts down, and a NewTask in that group can reach it in between
+// (containerd finds the socket, the shim closes the connection: "failed
+// to create shim task: ttrpc: closed"). The next attempt, a moment later,
+// starts a new shim for the group.
+func (r *Runtime) newTask(ctx context.Context, c client.Container, logPath string) (client.Task, error) {
+	delay := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		task, err := c.NewTask(ctx, r.logIO(logPath))
+		if err == nil || attempt == shimClosedAttempts || !isShimClosed(err) {
+			return task, err
+		}
+		r.log().Info("the container's shim was shutting down; creating the task again",
+			"container", c.ID(), "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(delay):
+		}
+		delay *= 2
+	}
+}
+
+func isShimClosed(err error) bool {
+	return err != nil && strings.Contains(err.Error(), shimClosed)
 }
 
 func (r *Runtime) logIO(path string) cio.Creator {
