@@ -52,6 +52,7 @@ import (
 	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/shimgroup"
 	"github.com/podhost/podhost/internal/source"
 	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/status"
@@ -116,7 +117,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb}
+	shims, err := shimGroups(db, cfg.ShimGroupSize)
+	if err != nil {
+		return err
+	}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims}
 	d.build(boot, cg, netw, allocatable)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
@@ -140,8 +145,23 @@ type daemon struct {
 	cg       *cgroups.Manager
 	metrics  *metrics.Metrics
 	rollout  *rollout.Controller // built by serve (runRollout)
+	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
+}
+
+// shimGroups packs new sandboxes size to a containerd shim, knowing the
+// groups of the sandboxes recorded (read after the state rebuild).
+func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
+	recs, err := db.ListSandboxes()
+	if err != nil {
+		return nil, fmt.Errorf("shim groups: read sandbox records: %w", err)
+	}
+	g := shimgroup.New(size)
+	for _, r := range recs {
+		g.Add(r.ID, r.ShimGroup)
+	}
+	return g, nil
 }
 
 // build constructs every component in dependency order.
@@ -160,12 +180,12 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
-		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, ShimGroupSize: d.cfg.ShimGroupSize,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,
-		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), Logger: d.log,
+		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, Logger: d.log,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,

@@ -37,9 +37,6 @@ func New(size int) *Groups {
 	return &Groups{size: size, of: map[string]string{}, n: map[string]int{}}
 }
 
-// Size is the configured group size.
-func (g *Groups) Size() int { return g.size }
-
 // Add records that sandbox id is in group (sandboxes found at start).
 // Re-adding a sandbox moves it.
 func (g *Groups) Add(id, group string) {
@@ -114,11 +111,4 @@ func (g *Groups) releaseLocked(id string) {
 	if g.n[group]--; g.n[group] <= 0 {
 		delete(g.n, group)
 	}
-}
-
-// Members returns the number of sandboxes in group.
-func (g *Groups) Members(group string) int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.n[group]
 }

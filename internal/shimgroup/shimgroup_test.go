@@ -59,7 +59,7 @@ func TestReleaseFreesRoom(t *testing.T) {
 	if d := g.Assign("d"); d != b {
 		t.Fatalf("d in %q, want %q (room freed by a)", d, b)
 	}
-	if n := g.Members(b); n != 2 {
+	if n := g.n[b]; n != 2 {
 		t.Fatalf("%q has %d members, want 2", b, n)
 	}
 }
@@ -68,8 +68,8 @@ func TestAddMoves(t *testing.T) {
 	g := New(4)
 	g.Add("a", "podhost-shim-0")
 	g.Add("a", "podhost-shim-1")
-	if g.Members("podhost-shim-0") != 0 || g.Members("podhost-shim-1") != 1 {
-		t.Fatalf("members 0=%d 1=%d, want 0 and 1", g.Members("podhost-shim-0"), g.Members("podhost-shim-1"))
+	if g.n["podhost-shim-0"] != 0 || g.n["podhost-shim-1"] != 1 {
+		t.Fatalf("members 0=%d 1=%d, want 0 and 1", g.n["podhost-shim-0"], g.n["podhost-shim-1"])
 	}
 }
 

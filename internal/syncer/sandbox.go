@@ -35,9 +35,7 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state
 	// Everything sb.Create pins or mounts lives below this dir: recorded
 	// now, teardown finds it even if podhost dies in the middle of Create.
 	rec.Dir = s.sb.Dir(rec.ID)
-	if rec.ShimGroup, err = s.shims.assign(s.store, rec.ID); err != nil {
-		return rec, err
-	}
+	rec.ShimGroup = s.shims.Assign(rec.ID)
 	if !pod.Spec.HostNetwork {
 		rec.Ports = toStatePorts(network.PortMappings(pod))
 	}
@@ -113,8 +111,17 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec state.SandboxRecord) e
 	if err := s.store.DeleteSandbox(rec.ID); err != nil {
 		return err
 	}
-	s.shims.groups.Release(rec.ID)
+	s.shims.Release(rec.ID)
 	return nil
+}
+
+// shimGroupOf is the group of sb's containers: the sandbox ID for records
+// from before shim groups.
+func shimGroupOf(sb state.SandboxRecord) string {
+	if sb.ShimGroup != "" {
+		return sb.ShimGroup
+	}
+	return sb.ID
 }
 
 func toStatePorts(in []network.PortMapping) []state.PortMapping {

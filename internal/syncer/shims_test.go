@@ -23,13 +23,14 @@ func (w *world) sandboxOf(t *testing.T, uid types.UID) state.SandboxRecord {
 
 // Sandboxes are packed ShimGroupSize to a shim group, the group is in the
 // record (and so in every container's spec), and a removed pod's place is
-// taken by the next new one. Groups recorded before a restart are learned
-// from the records.
+// taken by the next new one. A group already holding a sandbox from before
+// a restart (the daemon adds those from the records) is filled first.
 func TestShimGroupsPackPods(t *testing.T) {
 	w := newWorld()
 	// One sandbox recorded before this syncer started, in group 1.
 	w.host.sandboxes["old"] = state.SandboxRecord{ID: "old", PodUID: "uid-old", ShimGroup: shimgroup.Prefix + "1"}
-	w.s.shims = &shimGroups{groups: shimgroup.New(2)}
+	w.s.shims = shimgroup.New(2)
+	w.s.shims.Add("old", shimgroup.Prefix+"1")
 	ctx := context.Background()
 	pods := make([]*corev1.Pod, 4)
 	groups := make([]string, len(pods))

@@ -127,9 +127,6 @@ type Config struct {
 	// CrashLoopBackOffMax caps the crash-loop back-off (0: the kubelet's
 	// 5 min); below 10 s it is also the first delay.
 	CrashLoopBackOffMax time.Duration
-	// ShimGroupSize is how many pods share one containerd shim
-	// (internal/shimgroup); <= 1: one shim per pod.
-	ShimGroupSize int
 	// Data finds the ConfigMaps and Secrets containers reference
 	// (*configdata.Store); nil: none exist.
 	Data spec.DataSource
@@ -157,7 +154,7 @@ type Syncer struct {
 	// CrashLoopBackOffMax).
 	pullBackoff *backoff
 	stops       *stopper
-	shims       *shimGroups
+	shims       *shimgroup.Groups
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -179,8 +176,11 @@ type Deps struct {
 	Prober    Prober      // nil: no probes run
 	Hooks     HookRunner  // nil: hooks run without exec (exec hooks fail)
 	Clock     clock.Clock // times preStop hooks; nil: the real clock
-	Logger    *slog.Logger
-	Now       func() time.Time
+	// ShimGroups assigns new sandboxes their containerd shim group, knowing
+	// the groups of the sandboxes recorded; nil: one shim per pod.
+	ShimGroups *shimgroup.Groups
+	Logger     *slog.Logger
+	Now        func() time.Time
 }
 
 // New returns a Syncer.
@@ -197,6 +197,9 @@ func New(cfg Config, d Deps) *Syncer {
 	if d.Clock == nil {
 		d.Clock = clock.RealClock{}
 	}
+	if d.ShimGroups == nil {
+		d.ShimGroups = shimgroup.New(1)
+	}
 	if d.Hooks == nil {
 		d.Hooks = lifecycle.NewRunner(nil, d.Clock)
 	}
@@ -204,7 +207,7 @@ func New(cfg Config, d Deps) *Syncer {
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
-		shims:   &shimGroups{groups: shimgroup.New(cfg.ShimGroupSize)},
+		shims:   d.ShimGroups,
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }
