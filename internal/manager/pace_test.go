@@ -91,36 +91,17 @@ func TestHousekeepingIdleListsNothing(t *testing.T) {
 		m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod(uid, uid, 0)}}, nil)
 		w.known[types.UID(uid)] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
 	}
-	ctx := context.Background()
-	m.housekeeping(ctx)
-	if rt.lists != 1 {
-		t.Fatalf("first pass: %d runtime lists, want 1", rt.lists)
-	}
+	passLists(t, m, rt, 1, "first pass")
 	for i := 0; i < 5; i++ {
-		m.housekeeping(ctx)
-	}
-	if rt.lists != 1 {
-		t.Fatalf("idle passes: %d runtime lists, want still 1", rt.lists)
+		passLists(t, m, rt, 1, "idle pass")
 	}
 	w.known["u2"] = podworkers.WorkerState{State: podworkers.TerminatingPod, HasConfig: true}
-	m.housekeeping(ctx)
-	if rt.lists != 2 {
-		t.Fatalf("after a worker changed: %d runtime lists, want 2", rt.lists)
-	}
-	m.housekeeping(ctx)
-	if rt.lists != 2 {
-		t.Fatalf("pass after the full one: %d runtime lists, want still 2", rt.lists)
-	}
+	passLists(t, m, rt, 2, "after a worker changed")
+	passLists(t, m, rt, 2, "pass after the full one")
 	m.pace.changed(time.Now().Add(time.Millisecond)) // a runtime event, as the sync loop records it
-	m.housekeeping(ctx)
-	if rt.lists != 3 {
-		t.Fatalf("after a runtime event: %d runtime lists, want 3", rt.lists)
-	}
+	passLists(t, m, rt, 3, "after a runtime event")
 	m.pace.lastFull = time.Now().Add(-fullPassPeriod)
-	m.housekeeping(ctx)
-	if rt.lists != 4 {
-		t.Fatalf("a period after the last full pass: %d runtime lists, want 4", rt.lists)
-	}
+	passLists(t, m, rt, 4, "a period after the last full pass")
 }
 
 // TestHousekeepingAfterLeakedSandboxIsFull: a full pass that removed a
@@ -136,14 +117,8 @@ func TestHousekeepingAfterLeakedSandboxIsFull(t *testing.T) {
 		t.Fatalf("first pass: %d lists, cleaned %v", rt.lists, cl.cleaned)
 	}
 	st.sandboxes = nil // removed by the cleaner
-	m.housekeeping(ctx)
-	if rt.lists != 2 {
-		t.Fatalf("pass after a leaked sandbox was removed: %d runtime lists, want 2 (a full pass)", rt.lists)
-	}
-	m.housekeeping(ctx)
-	if rt.lists != 2 {
-		t.Fatalf("then idle: %d runtime lists, want still 2", rt.lists)
-	}
+	passLists(t, m, rt, 2, "pass after a leaked sandbox was removed")
+	passLists(t, m, rt, 2, "then idle")
 }
 
 // TestHousekeepingRetriesAFailedList: a full pass whose runtime list failed
@@ -158,5 +133,15 @@ func TestHousekeepingRetriesAFailedList(t *testing.T) {
 	m.housekeeping(ctx)
 	if rt.lists != 2 {
 		t.Fatalf("%d runtime lists, want 2: the failed one, its retry, then idle", rt.lists)
+	}
+}
+
+// passLists runs one housekeeping pass and checks the runtime lists made
+// so far (what names the pass in the failure).
+func passLists(t *testing.T, m *Manager, rt *fakeRuntime, want int, what string) {
+	t.Helper()
+	m.housekeeping(context.Background())
+	if rt.lists != want {
+		t.Fatalf("%s: %d runtime lists, want %d", what, rt.lists, want)
 	}
 }
