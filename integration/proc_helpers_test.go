@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"bytes"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -53,6 +54,19 @@ func childrenByExe(parent int, exe string) []int {
 			}
 		}
 		out = append(out, pid)
+	}
+	return out
+}
+
+// driversOf returns the children of shim running the log driver exe for
+// the log file path (its argv carries the path, query-encoded).
+func driversOf(shim int, exe, path string) []int {
+	var out []int
+	for _, pid := range childrenByExe(shim, exe) {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if strings.Contains(string(cmdline), "path="+url.QueryEscape(path)) {
+			out = append(out, pid)
+		}
 	}
 	return out
 }
