@@ -226,7 +226,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err
-	}), rthealth.Options{Logger: d.log})
+	}), rthealth.Options{Logger: d.log, Answered: d.rt.LastAnswered})
 	g.Go(func() error { health.Run(gctx); return nil })
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })

@@ -40,6 +40,10 @@ type Options struct {
 	Period, Timeout time.Duration // defaults DefaultPeriod, DefaultTimeout
 	Logger          *slog.Logger
 	Now             func() time.Time
+	// Answered, if set, is when containerd last answered any of podhost's
+	// calls: while that is within Period, Run takes it as the probe (as
+	// busy as podhost is, containerd is not asked twice).
+	Answered func() time.Time
 }
 
 // Monitor probes containerd periodically.
@@ -75,13 +79,42 @@ func (m *Monitor) Run(ctx context.Context) {
 	t := time.NewTicker(m.opts.Period)
 	defer t.Stop()
 	for {
-		m.Check(ctx)
+		m.tick(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// tick is one period's check: a recent answer, else a probe.
+func (m *Monitor) tick(ctx context.Context) {
+	if !m.answeredRecently() {
+		m.Check(ctx)
+	}
+}
+
+// answeredRecently records a call containerd answered within the last
+// period as a successful probe. Only while healthy: after an outage the
+// probe itself confirms the recovery.
+func (m *Monitor) answeredRecently() bool {
+	if m.opts.Answered == nil {
+		return false
+	}
+	at := m.opts.Answered()
+	if at.IsZero() || m.opts.Now().Sub(at) >= m.opts.Period {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.status.Healthy {
+		return false
+	}
+	if at.After(m.status.LastConfirmed) {
+		m.status.LastConfirmed = at
+	}
+	return true
 }
 
 // Check probes once and records the outcome.

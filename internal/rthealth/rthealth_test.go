@@ -65,3 +65,49 @@ func TestSocketProbe(t *testing.T) {
 		t.Fatalf("present socket: %v (%d calls)", err, calls)
 	}
 }
+
+// TestRecentAnswerStandsInForProbe: a call containerd answered within the
+// period confirms it without a probe, but only while healthy.
+func TestRecentAnswerStandsInForProbe(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, tc := range []struct {
+		name          string
+		answeredAgo   time.Duration // 0: never answered
+		unhealthy     bool
+		wantProbe     bool
+		wantConfirmed time.Time
+	}{
+		{name: "never answered", wantProbe: true, wantConfirmed: now},
+		{name: "answered 1s ago", answeredAgo: time.Second, wantConfirmed: now.Add(-time.Second)},
+		{name: "answered a period ago", answeredAgo: 2 * time.Second, wantProbe: true, wantConfirmed: now},
+		{name: "unhealthy, answered 1s ago", answeredAgo: time.Second, unhealthy: true, wantProbe: true, wantConfirmed: now},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			probes := 0
+			var probeErr error
+			var answered time.Time
+			if tc.answeredAgo > 0 {
+				answered = now.Add(-tc.answeredAgo)
+			}
+			clock := now.Add(-time.Minute)
+			m := New("x", func(context.Context) error { probes++; return probeErr }, Options{
+				Period: 2 * time.Second, Logger: slog.New(slog.DiscardHandler),
+				Now: func() time.Time { return clock }, Answered: func() time.Time { return answered },
+			})
+			if tc.unhealthy {
+				probeErr = errors.New("down")
+				m.Check(context.Background())
+				probeErr, probes = nil, 0
+			}
+			clock = now
+			m.tick(context.Background())
+			s := m.Status()
+			if (probes == 1) != tc.wantProbe || probes > 1 {
+				t.Errorf("probes %d, want probe %v", probes, tc.wantProbe)
+			}
+			if !s.Healthy || !s.LastConfirmed.Equal(tc.wantConfirmed) {
+				t.Errorf("status %+v, want healthy, confirmed %v", s, tc.wantConfirmed)
+			}
+		})
+	}
+}

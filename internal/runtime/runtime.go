@@ -96,7 +96,8 @@ type Runtime struct {
 	termMu   sync.Mutex
 	termMsgs map[string]string // container id -> termination message of the exited container
 
-	owner    string   // podstate.LabelLeaseOwner of this process's leases
+	owner    string // podstate.LabelLeaseOwner of this process's leases
+	answers  *answerClock
 	inflight sync.Map // lease IDs and container IDs of creates in progress
 }
 
@@ -106,11 +107,14 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 	if namespace == "" {
 		namespace = DefaultNamespace
 	}
-	c, err := client.New(address, client.WithDefaultNamespace(namespace), client.WithTimeout(2*time.Second))
+	answers := &answerClock{}
+	c, err := client.New(address, client.WithDefaultNamespace(namespace), client.WithTimeout(2*time.Second),
+		client.WithExtraDialOpts(answers.dialOpts()))
 	if err != nil {
 		return nil, fmt.Errorf("containerd client %s: %w", address, err)
 	}
 	r := newRuntime(c, namespace)
+	r.answers = answers
 	r.apply(opts)
 	if err := r.waitServing(ctx, address); err != nil {
 		c.Close()
@@ -131,6 +135,7 @@ func newRuntime(c *client.Client, namespace string) *Runtime {
 		oom:         map[string]bool{},
 		termMsgs:    map[string]string{},
 		owner:       processOwner(),
+		answers:     &answerClock{},
 	}
 }
 
