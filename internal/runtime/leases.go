@@ -112,15 +112,25 @@ func (r *Runtime) removeOrphanSnapshots(ctx context.Context, sn string) error {
 	if err != nil {
 		return fmt.Errorf("collect garbage: walk snapshots: %w", err)
 	}
+	if len(keys) == 0 {
+		return nil
+	}
+	// One list, not a Get per snapshot: the pass must not cost a call per
+	// pod. Creates in flight are taken before the list: one that finishes
+	// after it was in flight, one that starts later has no snapshot yet.
+	busy := map[string]bool{}
+	r.inflight.Range(func(k, _ any) bool { busy[k.(string)] = true; return true })
+	cs, err := r.client.ContainerService().List(ctx)
+	if err != nil {
+		return fmt.Errorf("collect garbage: list containers: %w", err)
+	}
+	exists := make(map[string]bool, len(cs))
+	for _, c := range cs {
+		exists[c.ID] = true
+	}
 	var errs []error
 	for _, key := range keys {
-		if _, ok := r.inflight.Load(key); ok {
-			continue
-		}
-		if _, err := r.client.ContainerService().Get(ctx, key); err == nil {
-			continue
-		} else if !errdefs.IsNotFound(err) {
-			errs = append(errs, err)
+		if busy[key] || exists[key] {
 			continue
 		}
 		r.log().Info("removing orphaned snapshot", "snapshotter", sn, "key", key)

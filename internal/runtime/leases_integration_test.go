@@ -92,6 +92,7 @@ func TestCollectGarbageCutCreate(t *testing.T) {
 	if !snapshotExists(t, ctx, key) {
 		t.Fatal("no snapshot prepared")
 	}
+	live, _, _ := newContainer(t, ctx, rt, img, []string{"true"}) // its snapshot stays
 	if err := rt.CollectGarbage(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -100,6 +101,9 @@ func TestCollectGarbageCutCreate(t *testing.T) {
 	}
 	if snapshotExists(t, ctx, key) {
 		t.Fatal("snapshot of the cut create left")
+	}
+	if !snapshotExists(t, ctx, live) {
+		t.Fatal("the snapshot of a live container was removed")
 	}
 }
 
