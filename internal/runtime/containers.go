@@ -60,9 +60,6 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 			return err
 		}
 	}
-	if err := r.clearStaleSnapshot(ctx, sn, cfg.ID); err != nil {
-		return err
-	}
 	group := cfg.Labels[podstate.LabelSandboxID]
 	if group == "" {
 		group = cfg.Labels[podstate.LabelPodUID]
@@ -77,6 +74,9 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 	}
 	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group))
 	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(r.containerLabels(cfg)))
+	// No check for a snapshot left under this ID: IDs are new for every
+	// create, and a failed create removes its snapshot below (or the
+	// housekeeping's CollectGarbage does).
 	if _, err := r.client.NewContainer(ctx, cfg.ID, opts...); err != nil {
 		r.images.Delete(cacheKey) // the snapshot may be gone: check again next time
 		// The snapshot may exist without a container: remove it now rather
@@ -103,22 +103,6 @@ func (r *Runtime) containerLabels(cfg ContainerConfig) map[string]string {
 		l[podstate.LabelImageDigest] = cfg.Image.Digest
 	}
 	return l
-}
-
-// clearStaleSnapshot removes a snapshot named id left by a failed create
-// (its lease is gone but GC may not have run yet). It refuses if a
-// container with that id exists.
-func (r *Runtime) clearStaleSnapshot(ctx context.Context, sn, id string) error {
-	if _, err := r.client.LoadContainer(ctx, id); err == nil {
-		return fmt.Errorf("container exists: %w", errdefs.ErrAlreadyExists)
-	} else if !errdefs.IsNotFound(err) {
-		return err
-	}
-	err := r.client.SnapshotService(sn).Remove(ctx, id)
-	if err != nil && !errdefs.IsNotFound(err) {
-		return fmt.Errorf("remove stale snapshot: %w", err)
-	}
-	return nil
 }
 
 // removeUnownedSnapshot removes snapshot id unless a container id exists

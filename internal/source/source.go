@@ -120,7 +120,11 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 		return fmt.Errorf("source: watcher: %w", err)
 	}
 	defer w.Close()
-	s.ensureWatch(w)
+	landed := s.startLanded()
+	if landed != nil {
+		defer landed.close()
+	}
+	s.ensureWatch(w, landed)
 	if err := s.sync(ctx, out); err != nil {
 		return err
 	}
@@ -132,6 +136,8 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-landed.ready():
+			d.now()
 		case ev, ok := <-w.Events:
 			if !ok {
 				return errors.New("source: watcher closed")
@@ -148,7 +154,7 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 			d.fired()
 			err = s.sync(ctx, out)
 		case <-relist.C:
-			s.ensureWatch(w)
+			s.ensureWatch(w, landed)
 			err = s.sync(ctx, out)
 		}
 		if err != nil {
@@ -166,7 +172,7 @@ func (s *Source) onEvent(w *fsnotify.Watcher, ev fsnotify.Event) {
 	}
 }
 
-func (s *Source) ensureWatch(w *fsnotify.Watcher) {
+func (s *Source) ensureWatch(w *fsnotify.Watcher, landed *landedWatch) {
 	if s.watching {
 		return
 	}
@@ -175,6 +181,22 @@ func (s *Source) ensureWatch(w *fsnotify.Watcher) {
 		return
 	}
 	s.watching = true
+	if landed != nil {
+		if err := landed.add(s.cfg.Dir); err != nil {
+			s.log.Debug("no landed-file hints; every change waits the debounce", "err", err)
+		}
+	}
+}
+
+// startLanded starts the landed-file hints (landed.go); nil without them.
+func (s *Source) startLanded() *landedWatch {
+	lw, err := newLandedWatch()
+	if err != nil {
+		s.log.Debug("no landed-file hints; every change waits the debounce", "err", err)
+		return nil
+	}
+	go lw.run()
+	return lw
 }
 
 // sync relists and emits the snapshot if it changed. A refused dir is a
@@ -245,6 +267,8 @@ type debouncer struct {
 	t              *time.Timer
 	pending        bool
 	start          time.Time
+	last           time.Time // the last fire
+	immediate      bool      // now() asked to fire at once
 }
 
 func newDebouncer(quiet, maxWait time.Duration) *debouncer {
@@ -258,6 +282,9 @@ func (d *debouncer) kick() {
 	if !d.pending {
 		d.pending, d.start = true, now
 	}
+	if d.immediate {
+		return // a finished write asked for a read at once: events racing it do not postpone it
+	}
 	wait := d.quiet
 	if left := d.maxWait - now.Sub(d.start); left < wait {
 		wait = max(left, 0)
@@ -265,6 +292,21 @@ func (d *debouncer) kick() {
 	d.t.Reset(wait)
 }
 
+// now fires at once: a finished write was seen (landed.go). Only the
+// first in a quiet period: the rest of a burst (cp *.yaml) is one relist
+// after it, as without hints.
+func (d *debouncer) now() {
+	if time.Since(d.last) < d.quiet {
+		d.kick()
+		return
+	}
+	if !d.pending {
+		d.pending, d.start = true, time.Now()
+	}
+	d.immediate = true
+	d.t.Reset(0)
+}
+
 func (d *debouncer) c() <-chan time.Time { return d.t.C }
-func (d *debouncer) fired()              { d.pending = false }
+func (d *debouncer) fired()              { d.pending, d.immediate, d.last = false, false, time.Now() }
 func (d *debouncer) stop()               { d.t.Stop() }
