@@ -41,8 +41,9 @@ type fakeHandler struct {
 	log   []call
 	calls chan call
 	hooks map[string]func(call) (bool, error)
-	// requeueAfter is returned by every SyncPod.
+	// requeueAfter and settled are returned by every SyncPod.
 	requeueAfter time.Duration
+	settled      bool
 }
 
 func newFakeHandler() *fakeHandler {
@@ -71,7 +72,7 @@ func (h *fakeHandler) SyncPod(ctx context.Context, t UpdateType, pod *corev1.Pod
 	terminal, err := h.record(call{kind: "sync", uid: pod.UID, t: t, pod: pod, running: running, ctx: ctx})
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return SyncResult{Terminal: terminal, RequeueAfter: h.requeueAfter}, err
+	return SyncResult{Terminal: terminal, RequeueAfter: h.requeueAfter, Settled: h.settled}, err
 }
 
 func (h *fakeHandler) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, grace int64) error {

@@ -2,6 +2,7 @@ package podworkers
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -202,6 +203,34 @@ func TestCacheProvidesRunning(t *testing.T) {
 	e.h.expect(t, "sync", "a")
 	if second := <-fc.got; !second.Equal(e.clock.Now()) {
 		t.Fatalf("second GetNewerThan(%v), want the last sync time", second)
+	}
+}
+
+// TestSettledSyncNeedsOnlyItsObservation: after a sync that reports
+// Settled, the next one asks the cache for state observed since that sync
+// began; otherwise since it ended (the kubelet's rule).
+func TestSettledSyncNeedsOnlyItsObservation(t *testing.T) {
+	for _, settled := range []bool{false, true} {
+		t.Run(fmt.Sprintf("settled=%v", settled), func(t *testing.T) {
+			fc := &fakeCache{pod: &podstate.Pod{UID: "a"}, got: make(chan time.Time, 10)}
+			e := newEnv(t, func(o *Options) { o.Cache = fc })
+			e.h.settled = settled
+			began := e.clock.Now()
+			e.h.hook("sync", func(call) (bool, error) { e.clock.Step(time.Second); return false, nil })
+			e.pw.UpdatePod(UpdatePodOptions{Type: SyncPodCreate, Pod: newPod("a", "web", 30)})
+			e.h.expect(t, "sync", "a")
+			<-fc.got
+			e.waitScheduled(t)
+			e.pw.Wake("a")
+			e.h.expect(t, "sync", "a")
+			want := began.Add(time.Second) // the end of the first sync
+			if settled {
+				want = began
+			}
+			if got := <-fc.got; !got.Equal(want) {
+				t.Fatalf("second GetNewerThan(%v), want %v", got, want)
+			}
+		})
 	}
 }
 

@@ -119,6 +119,12 @@ type SyncHandler interface {
 type SyncResult struct {
 	Terminal     bool
 	RequeueAfter time.Duration // 0: the periodic resync
+	// Settled: the runtime cache holds what the sync left (it changed
+	// nothing, or it listed the pod again after its changes). The next
+	// sync then takes state observed since this one began, not since it
+	// ended: the start a sync causes (its PLEG event) and the periodic
+	// resync are answered from the cache instead of a new list.
+	Settled bool
 }
 
 // Store persists worker phases (state.DB satisfies it). Called from the pod's
@@ -132,7 +138,8 @@ type Store interface {
 // RuntimeCache supplies the observed runtime state passed as `running` to
 // SyncPod and SyncTerminatingPod (kubelet: podCache.GetNewerThan). It should
 // return state observed no earlier than notBefore (the end of the worker's
-// previous sync), waiting briefly if needed. nil result = nothing in the runtime.
+// previous sync, or its start when it reported Settled), listing the pod
+// if needed. nil result = nothing in the runtime.
 type RuntimeCache interface {
 	GetNewerThan(ctx context.Context, uid types.UID, notBefore time.Time) (*podstate.Pod, error)
 }

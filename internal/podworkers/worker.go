@@ -66,8 +66,12 @@ func (p *PodWorkers) run(s *podSyncStatus) {
 			continue
 		}
 		p.persist(s, w)
+		started := p.clock.Now()
 		out, err := p.doWork(s, w, lastSync)
 		lastSync = p.clock.Now()
+		if err == nil && out.Settled {
+			lastSync = started // SyncResult.Settled
+		}
 		delay, exit := p.completeWork(s, w, out, err)
 		if exit {
 			return

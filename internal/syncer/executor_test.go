@@ -25,7 +25,7 @@ func TestSyncPodStartsANewPod(t *testing.T) {
 	w := newWorld()
 	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
 	res, err := syncOnce(t, w, pod)
-	if err != nil || res.Terminal {
+	if err != nil || res.Terminal || !res.Settled { // listed again after the starts
 		t.Fatalf("SyncPod = %+v, %v", res, err)
 	}
 	want := []string{"pull busybox:1", "create a", "start a", "pull busybox:1", "create b", "start b"}
@@ -54,8 +54,8 @@ func TestSyncPodSandboxRollback(t *testing.T) {
 			w := newWorld()
 			w.host.fail[step] = errors.New("injected " + step + " failure")
 			pod := worldPod(corev1.RestartPolicyAlways, "a")
-			if _, err := syncOnce(t, w, pod); err == nil || !strings.Contains(err.Error(), "injected") {
-				t.Fatalf("SyncPod err = %v", err)
+			if res, err := syncOnce(t, w, pod); err == nil || !strings.Contains(err.Error(), "injected") || res.Settled {
+				t.Fatalf("SyncPod = %+v, %v", res, err)
 			}
 			if len(w.host.sandboxes) != 0 {
 				t.Fatalf("sandbox records left: %v", w.host.sandboxes)

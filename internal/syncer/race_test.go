@@ -38,8 +38,10 @@ func TestOneActorPerPodRace(t *testing.T) {
 	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
 	pod.Spec.Containers[0].LivenessProbe = &corev1.Probe{}
 	h := &terminatedSignal{Syncer: w.s, done: make(chan struct{})}
+	pc := podcache.New(w.rt, nil)
+	w.s.cache = pc // one cache for the syncer and the workers, as in the daemon
 	pw := podworkers.New(h, podworkers.Options{
-		Cache: podcache.New(w.rt, nil), Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Cache: pc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond,
 	})
 	defer func() {

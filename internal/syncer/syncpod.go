@@ -73,7 +73,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	}
 	s.updateStatus(pod, running, sb)
 	s.requeueAtDeadline(pod, &rq)
-	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d}, errors.Join(errs...)
+	// Settled: the cache holds running as this sync leaves it (listed
+	// again above after any change; an error returns unsettled).
+	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d, Settled: len(errs) == 0}, errors.Join(errs...)
 }
 
 func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
