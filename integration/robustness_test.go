@@ -26,7 +26,7 @@ import (
 )
 
 // reactBound is how fast podhost must react to a container exit. The relist
-// runs every 10 s and the pod workers resync every 60 s, so reacting within
+// runs every 30 s and the pod workers resync every 60 s, so reacting within
 // it proves the containerd event path works.
 const reactBound = 1500 * time.Millisecond
 

@@ -16,8 +16,13 @@ import (
 	"github.com/podhost/podhost/internal/runtimeapi"
 )
 
-// DefaultRelist is the default period of the full relist.
-const DefaultRelist = 10 * time.Second
+// DefaultRelist is the default period of the full relist. Changes arrive as
+// containerd task events (a broken stream is resubscribed and followed by a
+// relist); the periodic relist is only the safety net, as in the kubelet's
+// evented PLEG (whose relist runs every 5 min). Each relist reads every
+// container record with its spec: 10 s was a fifth of an idle 30-pod
+// daemon's CPU (decisions.md 16).
+const DefaultRelist = 30 * time.Second
 
 // Runtime is what the PLEG needs from the runtime.
 type Runtime interface {
