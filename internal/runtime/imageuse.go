@@ -24,7 +24,7 @@ const touchInterval = time.Minute
 // effort: a failure only makes GC's order less exact).
 func (r *Runtime) touchImage(ctx context.Context, img client.Image) {
 	now := time.Now()
-	if t := lastUsed(img.Metadata()); now.Sub(t) < touchInterval {
+	if t := lastUsed(img.Metadata()); now.Sub(t) < touchInterval || !r.claimTouch(img.Name(), now) {
 		return
 	}
 	m := img.Metadata()
@@ -32,6 +32,18 @@ func (r *Runtime) touchImage(ctx context.Context, img client.Image) {
 	if _, err := r.client.ImageService().Update(ctx, m, "labels."+LabelImageLastUsed); err != nil {
 		r.log().Debug("record image use", "image", img.Name(), "err", err)
 	}
+}
+
+// claimTouch reports whether this create writes the image's label: not if
+// another create of this process did within touchInterval. The creates of
+// a cold start all read the image before any label write lands; each of
+// them wrote it, every write one more commit in containerd's metadata db.
+func (r *Runtime) claimTouch(name string, now time.Time) bool {
+	prev, loaded := r.touched.LoadOrStore(name, now)
+	if !loaded {
+		return true
+	}
+	return now.Sub(prev.(time.Time)) >= touchInterval && r.touched.CompareAndSwap(name, prev, now)
 }
 
 // lastUsed is the image's last use: its label, else its last update

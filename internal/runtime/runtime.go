@@ -88,7 +88,8 @@ type Runtime struct {
 	ns     string
 	closed atomic.Bool // event loops stop once the client is closed
 
-	images sync.Map // manifest digest|snapshotter -> Image, for unpacked images
+	images  sync.Map // manifest digest|snapshotter -> Image, for unpacked images
+	touched sync.Map // image name -> when this process last wrote its LabelImageLastUsed
 
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
