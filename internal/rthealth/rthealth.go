@@ -51,8 +51,9 @@ type Monitor struct {
 	probe func(context.Context) error
 	opts  Options
 
-	mu     sync.Mutex
-	status Status
+	mu       sync.Mutex
+	status   Status
+	probedAt time.Time // the end of the last probe: its own call is no other answer
 }
 
 // New returns a Monitor of the containerd at address. It starts healthy,
@@ -96,8 +97,9 @@ func (m *Monitor) tick(ctx context.Context) {
 }
 
 // answeredRecently records a call containerd answered within the last
-// period as a successful probe. Only while healthy: after an outage the
-// probe itself confirms the recovery.
+// period as a successful probe. Only while healthy (after an outage the
+// probe itself confirms the recovery), and only an answer after the last
+// probe ended: the probe's own call goes through the same connection.
 func (m *Monitor) answeredRecently() bool {
 	if m.opts.Answered == nil {
 		return false
@@ -108,7 +110,7 @@ func (m *Monitor) answeredRecently() bool {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if !m.status.Healthy {
+	if !m.status.Healthy || !at.After(m.probedAt) {
 		return false
 	}
 	if at.After(m.status.LastConfirmed) {
@@ -128,6 +130,7 @@ func (m *Monitor) Check(ctx context.Context) {
 	now := m.opts.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	m.probedAt = now
 	s := &m.status
 	switch {
 	case err == nil && !s.Healthy:

@@ -67,13 +67,15 @@ func TestSocketProbe(t *testing.T) {
 }
 
 // TestRecentAnswerStandsInForProbe: a call containerd answered within the
-// period confirms it without a probe, but only while healthy.
+// period confirms it without a probe, but only while healthy and not when
+// it was the probe's own call.
 func TestRecentAnswerStandsInForProbe(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tc := range []struct {
 		name          string
 		answeredAgo   time.Duration // 0: never answered
 		unhealthy     bool
+		ownProbe      bool // the answer was the probe's own call, which ended just after it
 		wantProbe     bool
 		wantConfirmed time.Time
 	}{
@@ -81,6 +83,7 @@ func TestRecentAnswerStandsInForProbe(t *testing.T) {
 		{name: "answered 1s ago", answeredAgo: time.Second, wantConfirmed: now.Add(-time.Second)},
 		{name: "answered a period ago", answeredAgo: 2 * time.Second, wantProbe: true, wantConfirmed: now},
 		{name: "unhealthy, answered 1s ago", answeredAgo: time.Second, unhealthy: true, wantProbe: true, wantConfirmed: now},
+		{name: "the last answer was the probe's own", answeredAgo: time.Second, ownProbe: true, wantProbe: true, wantConfirmed: now},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			probes := 0
@@ -98,6 +101,11 @@ func TestRecentAnswerStandsInForProbe(t *testing.T) {
 				probeErr = errors.New("down")
 				m.Check(context.Background())
 				probeErr, probes = nil, 0
+			}
+			if tc.ownProbe {
+				clock = answered.Add(time.Millisecond)
+				m.Check(context.Background())
+				probes = 0
 			}
 			clock = now
 			m.tick(context.Background())

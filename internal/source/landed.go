@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -22,6 +23,7 @@ import (
 
 // landing decides, from one dir's events, when the dir may be read at once.
 type landing struct {
+	wd      int32           // the watch the entries are from
 	writing map[string]bool // manifests written to and not closed yet
 }
 
@@ -55,8 +57,9 @@ const landedMask = unix.IN_MODIFY | unix.IN_CLOSE_WRITE | unix.IN_MOVED_TO |
 // landedWatch is the inotify instance; C gets a value when the dir may be
 // read now (coalesced: one pending value at most).
 type landedWatch struct {
-	f *os.File
-	C chan struct{}
+	f  *os.File
+	wd atomic.Int32 // the dir's watch; -1: none (only its events count)
+	C  chan struct{}
 }
 
 func newLandedWatch() (*landedWatch, error) {
@@ -65,27 +68,39 @@ func newLandedWatch() (*landedWatch, error) {
 		return nil, fmt.Errorf("inotify: %w", err)
 	}
 	// Non-blocking: reads go through Go's poller and Close ends them.
-	return &landedWatch{f: os.NewFile(uintptr(fd), "inotify"), C: make(chan struct{}, 1)}, nil
+	w := &landedWatch{f: os.NewFile(uintptr(fd), "inotify"), C: make(chan struct{}, 1)}
+	w.wd.Store(-1)
+	return w, nil
 }
 
 // add watches dir (again: a recreated dir is a new inode).
 func (w *landedWatch) add(dir string) error {
-	if _, err := unix.InotifyAddWatch(int(w.f.Fd()), dir, landedMask); err != nil {
+	wd, err := unix.InotifyAddWatch(int(w.f.Fd()), dir, landedMask)
+	if err != nil {
 		return fmt.Errorf("inotify watch %s: %w", dir, err)
 	}
+	w.wd.Store(int32(wd))
 	return nil
+}
+
+// remove drops the watch of a dir that was removed or moved away (a moved
+// dir's watch would follow it).
+func (w *landedWatch) remove() {
+	if wd := w.wd.Swap(-1); wd >= 0 {
+		_, _ = unix.InotifyRmWatch(int(w.f.Fd()), uint32(wd)) // gone already with a removed dir
+	}
 }
 
 // run reads events until close.
 func (w *landedWatch) run() {
-	l := landing{writing: map[string]bool{}}
+	l := landing{wd: -1, writing: map[string]bool{}}
 	buf := make([]byte, 16<<10)
 	for {
 		n, err := w.f.Read(buf)
 		if err != nil {
 			return // closed (or broken: the debounce still works)
 		}
-		if readNow(&l, buf[:n]) {
+		if readNow(&l, buf[:n], w.wd.Load()) {
 			select {
 			case w.C <- struct{}{}:
 			default:
@@ -94,9 +109,14 @@ func (w *landedWatch) run() {
 	}
 }
 
-// readNow feeds the raw events in buf to l: true if a write ended in
-// them and none is under way after them.
-func readNow(l *landing, buf []byte) bool {
+// readNow feeds the raw events in buf of watch wd to l: true if a write
+// ended in them and none is under way after them. Events of other
+// watches (a dir moved away, replaced) are dropped.
+func readNow(l *landing, buf []byte, wd int32) bool {
+	if wd != l.wd {
+		l.wd = wd
+		clear(l.writing)
+	}
 	now := false
 	for len(buf) >= unix.SizeofInotifyEvent {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[0]))
@@ -105,7 +125,7 @@ func readNow(l *landing, buf []byte) bool {
 			break
 		}
 		name := string(bytes.TrimRight(buf[unix.SizeofInotifyEvent:end], "\x00"))
-		if l.event(name, ev.Mask) {
+		if (ev.Wd == wd || ev.Mask&unix.IN_Q_OVERFLOW != 0) && l.event(name, ev.Mask) {
 			now = true
 		}
 		buf = buf[end:]

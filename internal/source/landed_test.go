@@ -1,10 +1,12 @@
 package source
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -94,5 +96,35 @@ func TestDebouncerNow(t *testing.T) {
 	d.now() // a second finished write within the quiet period: debounced
 	if d.immediate || !d.pending {
 		t.Fatalf("second now(): immediate %v pending %v, want a debounced fire", d.immediate, d.pending)
+	}
+}
+
+// rawEvent encodes one inotify event as the kernel does.
+func rawEvent(wd int32, mask uint32, name string) []byte {
+	n := (len(name) + 1 + 15) / 16 * 16 // NUL-padded
+	b := make([]byte, unix.SizeofInotifyEvent+n)
+	ev := (*unix.InotifyEvent)(unsafe.Pointer(&b[0]))
+	ev.Wd, ev.Mask, ev.Len = wd, mask, uint32(n)
+	copy(b[unix.SizeofInotifyEvent:], name)
+	return b
+}
+
+// TestReadNowOnlyTheDirsWatch: events of another watch (the dir moved
+// away) neither trigger a read nor block one; a new watch starts clean.
+func TestReadNowOnlyTheDirsWatch(t *testing.T) {
+	l := landing{wd: -1, writing: map[string]bool{}}
+	batch := func(evs ...[]byte) []byte { return bytes.Join(evs, nil) }
+	if readNow(&l, batch(rawEvent(2, unix.IN_MODIFY, "old.yaml"), rawEvent(2, unix.IN_CLOSE_WRITE, "x.yaml")), 1) {
+		t.Fatal("an old watch's close triggered a read")
+	}
+	if len(l.writing) != 0 {
+		t.Fatalf("an old watch's write is tracked: %v", l.writing)
+	}
+	if !readNow(&l, batch(rawEvent(1, unix.IN_MODIFY, "a.yaml"), rawEvent(1, unix.IN_CLOSE_WRITE, "a.yaml")), 1) {
+		t.Fatal("a finished write did not trigger a read")
+	}
+	readNow(&l, rawEvent(1, unix.IN_MODIFY, "b.yaml"), 1) // b.yaml left half written in the old dir
+	if !readNow(&l, rawEvent(3, unix.IN_MOVED_TO, "c.yaml"), 3) {
+		t.Fatal("the new watch inherited the old dir's half-written file")
 	}
 }

@@ -142,7 +142,7 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 			if !ok {
 				return errors.New("source: watcher closed")
 			}
-			s.onEvent(w, ev)
+			s.onEvent(w, landed, ev)
 			d.kick()
 		case err, ok := <-w.Errors:
 			if !ok {
@@ -163,11 +163,14 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 	}
 }
 
-func (s *Source) onEvent(w *fsnotify.Watcher, ev fsnotify.Event) {
+func (s *Source) onEvent(w *fsnotify.Watcher, landed *landedWatch, ev fsnotify.Event) {
 	if ev.Name == s.cfg.Dir && ev.Has(fsnotify.Remove|fsnotify.Rename) {
 		// The dir itself went away: its watch is gone (or follows the
 		// moved dir). Re-added by the next relist.
 		_ = w.Remove(s.cfg.Dir)
+		if landed != nil {
+			landed.remove()
+		}
 		s.watching = false
 	}
 }
@@ -267,7 +270,7 @@ type debouncer struct {
 	t              *time.Timer
 	pending        bool
 	start          time.Time
-	last           time.Time // the last fire
+	lastHint       time.Time // the last now()
 	immediate      bool      // now() asked to fire at once
 }
 
@@ -292,11 +295,13 @@ func (d *debouncer) kick() {
 	d.t.Reset(wait)
 }
 
-// now fires at once: a finished write was seen (landed.go). Only the
-// first in a quiet period: the rest of a burst (cp *.yaml) is one relist
-// after it, as without hints.
+// now fires at once: a finished write was seen (landed.go). Only a hint
+// that comes a quiet period after the previous one: the rest of a burst
+// (cp *.yaml) is debounced as without hints.
 func (d *debouncer) now() {
-	if time.Since(d.last) < d.quiet {
+	prev := d.lastHint
+	d.lastHint = time.Now()
+	if d.lastHint.Sub(prev) < d.quiet {
 		d.kick()
 		return
 	}
@@ -308,5 +313,5 @@ func (d *debouncer) now() {
 }
 
 func (d *debouncer) c() <-chan time.Time { return d.t.C }
-func (d *debouncer) fired()              { d.pending, d.immediate, d.last = false, false, time.Now() }
+func (d *debouncer) fired()              { d.pending, d.immediate = false, false }
 func (d *debouncer) stop()               { d.t.Stop() }
