@@ -114,8 +114,7 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 	if err != nil {
 		return nil, fmt.Errorf("containerd client %s: %w", address, err)
 	}
-	r := newRuntime(c, namespace)
-	r.answers = answers
+	r := newRuntime(c, namespace, answers)
 	r.apply(opts)
 	if err := r.waitServing(ctx, address); err != nil {
 		c.Close()
@@ -124,7 +123,7 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 	return r, nil
 }
 
-func newRuntime(c *client.Client, namespace string) *Runtime {
+func newRuntime(c *client.Client, namespace string, answers *answerClock) *Runtime {
 	return &Runtime{
 		Snapshotter: "overlayfs",
 		LogMaxSize:  10 << 20,
@@ -136,7 +135,7 @@ func newRuntime(c *client.Client, namespace string) *Runtime {
 		oom:         map[string]bool{},
 		termMsgs:    map[string]string{},
 		owner:       processOwner(),
-		answers:     &answerClock{},
+		answers:     answers,
 	}
 }
 

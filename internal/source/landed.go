@@ -73,8 +73,13 @@ func newLandedWatch() (*landedWatch, error) {
 	return w, nil
 }
 
+// The methods below are no-ops on a nil watch (no hints).
+
 // add watches dir (again: a recreated dir is a new inode).
 func (w *landedWatch) add(dir string) error {
+	if w == nil {
+		return nil
+	}
 	wd, err := unix.InotifyAddWatch(int(w.f.Fd()), dir, landedMask)
 	if err != nil {
 		return fmt.Errorf("inotify watch %s: %w", dir, err)
@@ -86,6 +91,9 @@ func (w *landedWatch) add(dir string) error {
 // remove drops the watch of a dir that was removed or moved away (a moved
 // dir's watch would follow it).
 func (w *landedWatch) remove() {
+	if w == nil {
+		return
+	}
 	if wd := w.wd.Swap(-1); wd >= 0 {
 		_, _ = unix.InotifyRmWatch(int(w.f.Fd()), uint32(wd)) // gone already with a removed dir
 	}
@@ -133,7 +141,11 @@ func readNow(l *landing, buf []byte, wd int32) bool {
 	return now && len(l.writing) == 0
 }
 
-func (w *landedWatch) close() { _ = w.f.Close() }
+func (w *landedWatch) close() {
+	if w != nil {
+		_ = w.f.Close()
+	}
+}
 
 // ready is nil (never ready) without hints.
 func (w *landedWatch) ready() <-chan struct{} {

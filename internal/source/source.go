@@ -121,9 +121,7 @@ func (s *Source) Run(ctx context.Context, out chan<- Snapshot) error {
 	}
 	defer w.Close()
 	landed := s.startLanded()
-	if landed != nil {
-		defer landed.close()
-	}
+	defer landed.close()
 	s.ensureWatch(w, landed)
 	if err := s.sync(ctx, out); err != nil {
 		return err
@@ -168,9 +166,7 @@ func (s *Source) onEvent(w *fsnotify.Watcher, landed *landedWatch, ev fsnotify.E
 		// The dir itself went away: its watch is gone (or follows the
 		// moved dir). Re-added by the next relist.
 		_ = w.Remove(s.cfg.Dir)
-		if landed != nil {
-			landed.remove()
-		}
+		landed.remove()
 		s.watching = false
 	}
 }
@@ -184,10 +180,8 @@ func (s *Source) ensureWatch(w *fsnotify.Watcher, landed *landedWatch) {
 		return
 	}
 	s.watching = true
-	if landed != nil {
-		if err := landed.add(s.cfg.Dir); err != nil {
-			s.log.Debug("no landed-file hints; every change waits the debounce", "err", err)
-		}
+	if err := landed.add(s.cfg.Dir); err != nil {
+		s.log.Debug("no landed-file hints; every change waits the debounce", "err", err)
 	}
 }
 
@@ -299,14 +293,15 @@ func (d *debouncer) kick() {
 // that comes a quiet period after the previous one: the rest of a burst
 // (cp *.yaml) is debounced as without hints.
 func (d *debouncer) now() {
+	now := time.Now()
 	prev := d.lastHint
-	d.lastHint = time.Now()
-	if d.lastHint.Sub(prev) < d.quiet {
+	d.lastHint = now
+	if now.Sub(prev) < d.quiet {
 		d.kick()
 		return
 	}
 	if !d.pending {
-		d.pending, d.start = true, time.Now()
+		d.pending, d.start = true, now
 	}
 	d.immediate = true
 	d.t.Reset(0)
