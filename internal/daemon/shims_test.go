@@ -32,7 +32,7 @@ func TestShimGroupsLearnTheRecords(t *testing.T) {
 	if got := g.Assign("new"); got != shimgroup.Prefix+"3" {
 		t.Fatalf("new sandbox in %q, want the recorded group with room %q", got, shimgroup.Prefix+"3")
 	}
-	if got := g.Assign("next"); got != shimgroup.Prefix+"0" {
-		t.Fatalf("next sandbox in %q, want %q (group 3 is full)", got, shimgroup.Prefix+"0")
+	if got := g.Assign("next"); got != shimgroup.Prefix+"next" {
+		t.Fatalf("next sandbox in %q, want a new group %q (group 3 is full)", got, shimgroup.Prefix+"next")
 	}
 }

@@ -178,6 +178,13 @@ const shimClosed = "ttrpc: closed"
 // shimClosedAttempts bounds newTask's attempts.
 const shimClosedAttempts = 5
 
+// taskCreateTimeout bounds one task create, the kubelet's default
+// runtime-request-timeout. A shim serialises the creates of its tasks, so
+// a create stuck in a shim (in runc create, or waiting for the log driver)
+// holds every later create of its group: the pod's sync fails and is
+// retried rather than waiting for ever.
+const taskCreateTimeout = 2 * time.Minute
+
 // newTask creates c's task. Containers of several pods share a shim
 // (internal/shimgroup): when the last task of a group was just deleted its
 // shim shuts down, and a NewTask in that group can reach it in between
@@ -187,7 +194,9 @@ const shimClosedAttempts = 5
 func (r *Runtime) newTask(ctx context.Context, c client.Container, logPath string) (client.Task, error) {
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		task, err := c.NewTask(ctx, r.logIO(logPath))
+		tctx, cancel := context.WithTimeout(ctx, taskCreateTimeout)
+		task, err := c.NewTask(tctx, r.logIO(logPath))
+		cancel()
 		if err == nil || attempt == shimClosedAttempts || !isShimClosed(err) {
 			return task, err
 		}

@@ -11,11 +11,15 @@
 // A sandbox keeps its group for its lifetime (recorded in its sandbox
 // record); Assign picks the fullest group that has room, so groups stay
 // dense and a new pod joins a running shim rather than one that may be
-// shutting down. Groups is safe for concurrent use.
+// shutting down. A group is named after the sandbox that opened it, so a
+// name is never used twice: a new group never reaches a shim left from an
+// earlier one of the same name (one still shutting down, one a podhost
+// that lost its state left running, one that stopped answering), which a
+// reused name would, since containerd finds a group's shim by its name.
+// Groups is safe for concurrent use.
 package shimgroup
 
 import (
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -29,12 +33,14 @@ type Groups struct {
 	mu   sync.Mutex
 	of   map[string]string // sandbox ID → group
 	n    map[string]int    // group → sandboxes in it
+	seq  map[string]int    // group → order first seen: ties go to the older
+	next int
 }
 
 // New returns an allocator packing up to size sandboxes per group; size
 // <= 1 gives every sandbox a group of its own, named after it.
 func New(size int) *Groups {
-	return &Groups{size: size, of: map[string]string{}, n: map[string]int{}}
+	return &Groups{size: size, of: map[string]string{}, n: map[string]int{}, seq: map[string]int{}}
 }
 
 // Add records that sandbox id is in group (sandboxes found at start).
@@ -46,13 +52,12 @@ func (g *Groups) Add(id, group string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.releaseLocked(id)
-	g.of[id] = group
-	g.n[group]++
+	g.joinLocked(id, group)
 }
 
 // Assign returns the group of sandbox id, choosing one if it has none: the
-// group with the most sandboxes that still has room (ties: the lowest
-// index), else the lowest free index.
+// group with the most sandboxes that still has room (ties: the older),
+// else a new group named after id.
 func (g *Groups) Assign(id string) string {
 	if g.size <= 1 {
 		return id
@@ -62,37 +67,26 @@ func (g *Groups) Assign(id string) string {
 	if group, ok := g.of[id]; ok {
 		return group
 	}
-	best, bestN, bestI := "", 0, 0
+	best, bestN := Prefix+id, 0
 	for name, n := range g.n {
-		i, ok := index(name)
-		if !ok || n >= g.size {
-			continue
+		if !strings.HasPrefix(name, Prefix) || n >= g.size {
+			continue // a group of its own (size 1), or full
 		}
-		if n > bestN || (n == bestN && i < bestI) {
-			best, bestN, bestI = name, n, i
-		}
-	}
-	for i := 0; best == ""; i++ {
-		if name := groupName(i); g.n[name] == 0 {
-			best = name
+		if n > bestN || (n == bestN && g.seq[name] < g.seq[best]) {
+			best, bestN = name, n
 		}
 	}
-	g.of[id] = best
-	g.n[best]++
+	g.joinLocked(id, best)
 	return best
 }
 
-func groupName(i int) string { return Prefix + strconv.Itoa(i) }
-
-// index parses a name groupName made; ok is false for any other name (a
-// group of its own, from size 1).
-func index(name string) (int, bool) {
-	rest, ok := strings.CutPrefix(name, Prefix)
-	if !ok {
-		return 0, false
+func (g *Groups) joinLocked(id, group string) {
+	if g.n[group] == 0 {
+		g.seq[group] = g.next
+		g.next++
 	}
-	i, err := strconv.Atoi(rest)
-	return i, err == nil && i >= 0
+	g.of[id] = group
+	g.n[group]++
 }
 
 // Release forgets sandbox id (its sandbox is gone).
@@ -110,5 +104,6 @@ func (g *Groups) releaseLocked(id string) {
 	delete(g.of, id)
 	if g.n[group]--; g.n[group] <= 0 {
 		delete(g.n, group)
+		delete(g.seq, group)
 	}
 }

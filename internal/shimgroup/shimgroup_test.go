@@ -9,32 +9,34 @@ func TestAssign(t *testing.T) {
 	tests := []struct {
 		name   string
 		size   int
-		seed   map[string]string // sandbox → group, added first
+		seed   [][2]string // sandbox, group: added first, in order
 		assign []string
 		want   []string
 	}{
 		{"size 1: own group", 1, nil, []string{"a", "b"}, []string{"a", "b"}},
-		{"fills group 0 first", 3, nil, []string{"a", "b", "c", "d"},
-			[]string{"podhost-shim-0", "podhost-shim-0", "podhost-shim-0", "podhost-shim-1"}},
+		{"fills the first group first", 3, nil, []string{"a", "b", "c", "d"},
+			[]string{"podhost-shim-a", "podhost-shim-a", "podhost-shim-a", "podhost-shim-d"}},
 		{"same sandbox same group", 2, nil, []string{"a", "a", "b"},
-			[]string{"podhost-shim-0", "podhost-shim-0", "podhost-shim-0"}},
+			[]string{"podhost-shim-a", "podhost-shim-a", "podhost-shim-a"}},
 		{"fullest group with room wins", 3,
-			map[string]string{"x": "podhost-shim-0", "y": "podhost-shim-2", "z": "podhost-shim-2"},
-			[]string{"a", "b"}, []string{"podhost-shim-2", "podhost-shim-0"}},
-		{"tie: lowest index", 3,
-			map[string]string{"x": "podhost-shim-4", "y": "podhost-shim-1"},
-			[]string{"a"}, []string{"podhost-shim-1"}},
-		{"all full: lowest free index", 1 + 1,
-			map[string]string{"x": "podhost-shim-0", "y": "podhost-shim-0", "z": "podhost-shim-2", "w": "podhost-shim-2"},
-			[]string{"a"}, []string{"podhost-shim-1"}},
+			[][2]string{{"x", "podhost-shim-x"}, {"y", "podhost-shim-y"}, {"z", "podhost-shim-y"}},
+			[]string{"a", "b"}, []string{"podhost-shim-y", "podhost-shim-x"}},
+		{"tie: the older group", 3,
+			[][2]string{{"x", "podhost-shim-x"}, {"y", "podhost-shim-y"}},
+			[]string{"a"}, []string{"podhost-shim-x"}},
+		{"recorded names from before are joined", 2,
+			[][2]string{{"x", "podhost-shim-4"}}, []string{"a", "b"}, []string{"podhost-shim-4", "podhost-shim-b"}},
+		{"all full: a new group", 2,
+			[][2]string{{"x", "podhost-shim-0"}, {"y", "podhost-shim-0"}},
+			[]string{"a"}, []string{"podhost-shim-a"}},
 		{"foreign names are not joined", 3,
-			map[string]string{"x": "sandbox-x"}, []string{"a"}, []string{"podhost-shim-0"}},
+			[][2]string{{"x", "sandbox-x"}}, []string{"a"}, []string{"podhost-shim-a"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			g := New(tt.size)
-			for id, group := range tt.seed {
-				g.Add(id, group)
+			for _, sg := range tt.seed {
+				g.Add(sg[0], sg[1])
 			}
 			for i, id := range tt.assign {
 				if got := g.Assign(id); got != tt.want[i] {
@@ -61,6 +63,26 @@ func TestReleaseFreesRoom(t *testing.T) {
 	}
 	if n := g.n[b]; n != 2 {
 		t.Fatalf("%q has %d members, want 2", b, n)
+	}
+}
+
+// A group that emptied is never named again: a new sandbox opens a group of
+// a new name, so containerd starts a new shim for it rather than reaching
+// whatever still answers at the old name's socket.
+func TestEmptiedGroupNameNotReused(t *testing.T) {
+	g := New(2)
+	seen := map[string]bool{}
+	for i := 0; i < 20; i++ {
+		id := fmt.Sprint("sb", i)
+		group := g.Assign(id)
+		if i%2 == 0 && seen[group] {
+			t.Fatalf("sandbox %s opened group %q, used before", id, group)
+		}
+		seen[group] = true
+		if i%2 == 1 { // the group is full: empty it
+			g.Release(id)
+			g.Release(fmt.Sprint("sb", i-1))
+		}
 	}
 }
 

@@ -46,7 +46,10 @@ func TestShimGroupsPackPods(t *testing.T) {
 			t.Fatalf("pod %d: spec group %q, record %q", i, got, sb.ShimGroup)
 		}
 	}
-	want := []string{shimgroup.Prefix + "1", shimgroup.Prefix + "0", shimgroup.Prefix + "0", shimgroup.Prefix + "2"}
+	// Pod 0 fills group 1; pods 1 and 2 share a new group, pod 3 opens
+	// another: a new group is named after the sandbox that opens it.
+	opened := func(i int) string { return shimgroup.Prefix + w.sandboxOf(t, pods[i].UID).ID }
+	want := []string{shimgroup.Prefix + "1", opened(1), opened(1), opened(3)}
 	for i := range want {
 		if groups[i] != want[i] {
 			t.Fatalf("groups %q, want %q", groups, want)
