@@ -38,6 +38,7 @@ type podhostd struct {
 	exited      chan struct{}
 	out         *bytes.Buffer
 	client      *api.Client
+	stuck       string // what podhost and the shims waited on when a wait failed (captureStuck)
 }
 
 // newPodhostd prepares dirs and config; start() runs it. The test's cleanup
@@ -194,6 +195,9 @@ func (d *podhostd) teardown() {
 	if d.t.Failed() || os.Getenv("PODHOST_TEST_LOG") != "" {
 		d.t.Logf("podhost log:\n%s", d.logs())
 	}
+	if d.stuck != "" {
+		d.t.Logf("when the wait failed:\n%s", d.stuck)
+	}
 }
 
 // writeManifest writes a manifest atomically (temp + rename), as `apply` does.
@@ -233,6 +237,7 @@ func (d *podhostd) waitPod(name string, timeout time.Duration, what string, cond
 		return last != nil && cond(last), nil
 	})
 	if err != nil {
+		d.captureStuck()
 		d.t.Fatalf("pod %s: %s: not reached in %v; last status: %s\n%s", name, what, timeout, statusSummary(last), d.logs())
 	}
 	return last
@@ -347,6 +352,7 @@ func (d *podhostd) waitAllRunning(n int, timeout time.Duration) {
 		return true, nil
 	})
 	if err != nil {
+		d.captureStuck()
 		d.t.Fatalf("%d pods not all running after %v: %v\n%s", n, timeout, err, d.logs())
 	}
 }

@@ -223,6 +223,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
 	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
+	g.Go(func() error { dumpStacksOnSignal(gctx, d.cfg.RunDir, d.log); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err

@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/pprof"
+	"syscall"
+	"time"
+)
+
+// StacksFilePrefix starts the name of the goroutine dump SIGUSR1 writes.
+const StacksFilePrefix = "goroutine-stacks-"
+
+// dumpStacksOnSignal writes every goroutine's stack to
+// <dir>/goroutine-stacks-<time>.log on each SIGUSR1, as dockerd does (and
+// containerd and its shims, to their logs), and logs the file's path: what
+// a stuck pod worker waits on, without stopping the daemon.
+func dumpStacksOnSignal(ctx context.Context, dir string, log *slog.Logger) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGUSR1)
+	defer signal.Stop(sigs)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-sigs:
+			if path, err := dumpStacks(dir, time.Now()); err != nil {
+				log.Warn("goroutine stack dump", "err", err)
+			} else {
+				log.Info("goroutine stacks written", "path", path)
+			}
+		}
+	}
+}
+
+func dumpStacks(dir string, now time.Time) (string, error) {
+	path := filepath.Join(dir, StacksFilePrefix+now.UTC().Format("20060102T150405.000000000Z")+".log")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("dump stacks: %w", err)
+	}
+	err = pprof.Lookup("goroutine").WriteTo(f, 2) // 2: the panic format, wait times included
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("dump stacks to %s: %w", path, err)
+	}
+	return path, nil
+}
