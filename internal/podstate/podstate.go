@@ -161,6 +161,9 @@ const (
 	LabelStopSignal = "podhost.io/stop-signal"
 	// LabelLogPath is where the task's log driver writes (CRI format).
 	LabelLogPath = "podhost.io/log-path"
+	// LabelShimGroup is the container's shim group (its spec's
+	// io.containerd.runc.v2.group annotation; set by the runtime).
+	LabelShimGroup = "podhost.io/shim-group"
 	// LabelImageDigest is the digest of the image the container runs.
 	LabelImageDigest = "podhost.io/image-digest"
 	// LabelStartedAt is set (RFC3339Nano) right after the task started:

@@ -72,8 +72,9 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 	if cfg.SystemdCgroup {
 		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))
 	}
-	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group))
-	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(r.containerLabels(cfg)))
+	labels := r.containerLabels(cfg)
+	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group), labelShimGroup(labels))
+	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(labels))
 	// No check for a snapshot left under this ID: IDs are new for every
 	// create, and a failed create removes its snapshot below (or the
 	// housekeeping's CollectGarbage does).
@@ -116,6 +117,17 @@ func (r *Runtime) removeUnownedSnapshot(ctx context.Context, sn, id string) {
 	}
 }
 
+// labelShimGroup copies the spec's shim group into labels
+// (podstate.LabelShimGroup), for StartContainer's per-group lock.
+func labelShimGroup(labels map[string]string) oci.SpecOpts {
+	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		if g := s.Annotations[ShimGroupAnnotation]; g != "" {
+			labels[podstate.LabelShimGroup] = g
+		}
+		return nil
+	}
+}
+
 // withDefaultAnnotation sets an OCI annotation unless already set.
 func withDefaultAnnotation(key, value string) oci.SpecOpts {
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
@@ -146,15 +158,7 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
-	task, err := r.newTask(ctx, c, info.Labels[podstate.LabelLogPath])
-	if errdefs.IsAlreadyExists(err) {
-		// A task left by a podhost killed between NewTask and Start (state
-		// created): delete it and create the task again.
-		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
-			return fmt.Errorf("start container %s: %w", id, derr)
-		}
-		task, err = r.newTask(ctx, c, info.Labels[podstate.LabelLogPath])
-	}
+	task, err := r.createTask(ctx, c, info.Labels)
 	if err != nil {
 		return fmt.Errorf("start container %s: create task: %w", id, err)
 	}
@@ -169,6 +173,26 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 		r.log().Warn("record start time", "container", id, "err", err)
 	}
 	return nil
+}
+
+// createTask creates c's task, one at a time in its shim group (see
+// groupLocks).
+func (r *Runtime) createTask(ctx context.Context, c client.Container, labels map[string]string) (client.Task, error) {
+	unlock, err := r.groupCreates.lock(ctx, labels[podstate.LabelShimGroup])
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	task, err := r.newTask(ctx, c, labels[podstate.LabelLogPath])
+	if errdefs.IsAlreadyExists(err) {
+		// A task left by a podhost killed between NewTask and Start (state
+		// created): delete it and create the task again.
+		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
+			return nil, derr
+		}
+		task, err = r.newTask(ctx, c, labels[podstate.LabelLogPath])
+	}
+	return task, err
 }
 
 // shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through

@@ -91,6 +91,8 @@ type Runtime struct {
 	images  sync.Map // manifest digest|snapshotter -> Image, for unpacked images
 	touched sync.Map // image name -> when this process last wrote its LabelImageLastUsed
 
+	groupCreates groupLocks // one task create at a time per shim group
+
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
 

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -52,4 +54,64 @@ func TestSharedShimGroupChurn(t *testing.T) {
 		}
 		prev = next
 	}
+}
+
+// Containers of a new group started at the same moment all land in one
+// shim: creates of a group are serialised, so two `shim start`s never race
+// for the group's socket (the loser's shim would hold a task containerd
+// cannot reach after a restart).
+func TestSharedShimGroupStartsOneShim(t *testing.T) {
+	rt := connect(t)
+	ctx := context.Background()
+	img := importImage(t, ctx, rt)
+	for round := 0; round < 10; round++ {
+		group := oci.WithAnnotations(map[string]string{runtime.ShimGroupAnnotation: fmt.Sprintf("one-%d-%d", os.Getpid(), round)})
+		type made struct{ id, uid string }
+		var cs []made
+		for i := 0; i < 3; i++ {
+			id, uid, _ := newContainer(t, ctx, rt, img, []string{"sleep", "100"}, group)
+			cs = append(cs, made{id, uid})
+		}
+		var wg sync.WaitGroup
+		errs := make([]error, len(cs))
+		for i, c := range cs {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs[i] = rt.StartContainer(ctx, c.id) }()
+		}
+		wg.Wait()
+		shims := map[int]bool{}
+		for i, c := range cs {
+			if errs[i] != nil {
+				t.Fatalf("round %d: start %s: %v", round, c.id, errs[i])
+			}
+			_, pc := findContainer(t, ctx, rt, c.uid, c.id)
+			shims[parentPID(t, int(pc.PID))] = true
+		}
+		if len(shims) != 1 {
+			t.Fatalf("round %d: the group's containers are in %d shims %v, want 1", round, len(shims), shims)
+		}
+		for _, c := range cs {
+			if err := rt.StopContainer(ctx, c.id, 0); err != nil {
+				t.Fatal(err)
+			}
+			if err := rt.RemoveContainer(ctx, c.id); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// parentPID reads pid's parent from /proc/<pid>/stat.
+func parentPID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])) // state, ppid, ...
+	ppid, err := strconv.Atoi(fields[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ppid
 }
