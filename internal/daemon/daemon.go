@@ -82,6 +82,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
+	// From here to the end of Run: a start-up or shutdown that hangs is
+	// where a dump helps most.
+	stacksCtx, stopStacks := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopStacks()
+	go dumpStacksOnSignal(stacksCtx, cfg.RunDir, log)
 	db, dbRecovery, err := openState(cfg, log)
 	if err != nil {
 		return err
@@ -223,7 +228,6 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
 	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
-	g.Go(func() error { dumpStacksOnSignal(gctx, d.cfg.RunDir, d.log); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
 		return err

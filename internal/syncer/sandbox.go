@@ -40,6 +40,7 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state
 		rec.Ports = toStatePorts(network.PortMappings(pod))
 	}
 	if err := s.store.PutSandbox(rec); err != nil {
+		s.shims.Release(rec.ID) // nothing recorded: its place in the group is free again
 		return rec, fmt.Errorf("record sandbox: %w", err)
 	}
 	defer func() {

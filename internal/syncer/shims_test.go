@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
@@ -85,5 +86,29 @@ func TestShimGroupSizeOneIsTheSandbox(t *testing.T) {
 	sb := w.sandboxOf(t, pod.UID)
 	if sb.ShimGroup != sb.ID || shimGroupOf(state.SandboxRecord{ID: "x"}) != "x" {
 		t.Fatalf("group %q for sandbox %q; legacy %q", sb.ShimGroup, sb.ID, shimGroupOf(state.SandboxRecord{ID: "x"}))
+	}
+}
+
+// A sandbox whose first record write fails takes no place in a shim group:
+// the next pod joins the group as if the failed one had never been.
+func TestShimGroupFreedWhenRecordFails(t *testing.T) {
+	w := newWorld()
+	w.s.shims = shimgroup.New(2)
+	w.host.fail["put1"] = errors.New("disk full")
+	failed := worldPod(corev1.RestartPolicyAlways, "app")
+	failed.Name, failed.UID = "web-failed", "uid-failed"
+	if _, err := syncOnce(t, w, failed); err == nil {
+		t.Fatal("sync with a failing record write succeeded")
+	}
+	for i := 0; i < 2; i++ {
+		pod := worldPod(corev1.RestartPolicyAlways, "app")
+		pod.Name, pod.UID = fmt.Sprintf("web-%d", i), types.UID(fmt.Sprintf("uid-%d", i))
+		if _, err := syncOnce(t, w, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := w.sandboxOf(t, "uid-0").ShimGroup, w.sandboxOf(t, "uid-1").ShimGroup
+	if a != b {
+		t.Fatalf("two pods in groups %q and %q of size 2: the failed sandbox kept a place", a, b)
 	}
 }
