@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // footprintRow is one N of the footprint table (scripts/bench.sh).
@@ -232,7 +233,7 @@ func helperPSS(b *testing.B, d *podhostd, n int, driverExe string) (shim, driver
 	seen := map[int]bool{}
 	for i := range l.Items {
 		p := &l.Items[i]
-		if sh := ppid(containerPID(b, p, "main")); !seen[sh] {
+		if sh := testenv.ParentPID(containerPID(b, p, "main")); !seen[sh] {
 			seen[sh] = true
 			shims += pssKiB(sh)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/podhost/podhost/internal/logs"
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // counterPod prints "n <i>" forever, ~100 lines a second.
@@ -39,7 +40,7 @@ func TestLogsFlowWhileDownRotated(t *testing.T) {
 	path := logPath(d, p, "main", 0)
 	// The shim may serve other pods (shim groups): count the drivers
 	// writing this container's log.
-	shim := ppid(containerPID(t, p, "main"))
+	shim := testenv.ParentPID(containerPID(t, p, "main"))
 	if drivers := driversOf(shim, env.LogDriverBin, path); len(drivers) != 1 {
 		t.Fatalf("shim %d runs %d %s processes for %s, want 1", shim, len(drivers), env.LogDriverBin, path)
 	}

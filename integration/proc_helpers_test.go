@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // statFields returns the fields of /proc/<pid>/stat after "(comm)" (state,
@@ -20,16 +22,6 @@ func statFields(pid int) []string {
 		return nil
 	}
 	return strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-}
-
-// ppid returns the parent PID of pid (0 if it is gone).
-func ppid(pid int) int {
-	f := statFields(pid)
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.Atoi(f[1])
-	return n
 }
 
 // running reports whether pid exists and is not a zombie.
@@ -45,7 +37,7 @@ func childrenByExe(parent int, exe string) []int {
 	var out []int
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
-		if err != nil || ppid(pid) != parent {
+		if err != nil || testenv.ParentPID(pid) != parent {
 			continue
 		}
 		if exe != "" {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // TestShimKillRestartsItsGroup: pods share containerd shims (the default
@@ -33,7 +34,7 @@ func TestShimKillRestartsItsGroup(t *testing.T) {
 		name := fmt.Sprintf("g%d", i)
 		pid := containerPID(t, d.waitRunning(name), "main")
 		oldPID[name] = pid
-		byShim[ppid(pid)] = append(byShim[ppid(pid)], name)
+		byShim[testenv.ParentPID(pid)] = append(byShim[testenv.ParentPID(pid)], name)
 	}
 	var shim int
 	var members, other []string

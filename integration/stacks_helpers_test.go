@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ func shimStacks() string {
 	if fi, err := os.Stat(env.ContainerdLog); err == nil {
 		logStart = fi.Size()
 	}
-	pids := shimPIDs()
+	pids := env.Shims()
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGUSR1)
 	}
@@ -84,29 +83,6 @@ func shimStacks() string {
 		b.WriteString("  --\n")
 	}
 	return b.String()
-}
-
-// shimPIDs lists the containerd-shim-runc-v2 processes of the suite's
-// containerd (their -address argument).
-func shimPIDs() []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(cmdline), "\x00")
-		if strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") &&
-			bytes.Contains(cmdline, []byte("-address\x00"+env.Address+"\x00")) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }
 
 func shimDumpsSince(offset int64) []string {

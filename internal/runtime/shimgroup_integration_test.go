@@ -6,8 +6,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 
 	"github.com/podhost/podhost/internal/runtime"
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // A pod joining a shared shim group while the group's last container is
@@ -85,7 +84,7 @@ func TestSharedShimGroupStartsOneShim(t *testing.T) {
 				t.Fatalf("round %d: start %s: %v", round, c.id, errs[i])
 			}
 			_, pc := findContainer(t, ctx, rt, c.uid, c.id)
-			shims[parentPID(t, int(pc.PID))] = true
+			shims[testenv.ParentPID(int(pc.PID))] = true
 		}
 		if len(shims) != 1 {
 			t.Fatalf("round %d: the group's containers are in %d shims %v, want 1", round, len(shims), shims)
@@ -99,19 +98,4 @@ func TestSharedShimGroupStartsOneShim(t *testing.T) {
 			}
 		}
 	}
-}
-
-// parentPID reads pid's parent from /proc/<pid>/stat.
-func parentPID(t *testing.T, pid int) int {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])) // state, ppid, ...
-	ppid, err := strconv.Atoi(fields[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ppid
 }

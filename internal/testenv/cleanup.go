@@ -72,28 +72,43 @@ func writeMeta(m *meta) error {
 	return os.Rename(tmp, filepath.Join(m.Dir, metaFile))
 }
 
-// procStart returns the start time (clock ticks since boot) of pid, or 0 if
-// it does not exist. (pid, start) identifies a process across PID reuse.
-func procStart(pid int) uint64 {
+// statFields returns the fields of /proc/<pid>/stat after "(comm)" (f[0]
+// is field 3, the state); nil if pid is gone. comm may contain spaces and
+// parens: fields start after the last ')'.
+func statFields(pid int) []string {
 	if pid <= 0 {
-		return 0
+		return nil
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0
+		return nil
 	}
-	// comm may contain spaces and parens: fields start after the last ')'.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0
+		return nil
 	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); starttime is field 22.
-	if len(f) < 20 {
+	return strings.Fields(string(b[i+1:]))
+}
+
+// procStart returns the start time (clock ticks since boot) of pid, or 0 if
+// it does not exist. (pid, start) identifies a process across PID reuse.
+func procStart(pid int) uint64 {
+	f := statFields(pid)
+	if len(f) < 20 { // starttime is field 22
 		return 0
 	}
 	v, _ := strconv.ParseUint(f[19], 10, 64)
 	return v
+}
+
+// ParentPID returns the parent PID of pid (0 if it is gone).
+func ParentPID(pid int) int {
+	f := statFields(pid)
+	if len(f) < 2 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[1])
+	return n
 }
 
 func alive(pid int, start uint64) bool {
@@ -230,6 +245,9 @@ func cmdlineHas(pid int, arg string) bool {
 	}
 	return false
 }
+
+// Shims returns the PIDs of the containerd shims of the env's containerd.
+func (e *Env) Shims() []int { return findShims(e.Address) }
 
 // findShims returns the PIDs of containerd shims connected to address.
 func findShims(address string) []int {
