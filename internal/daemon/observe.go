@@ -12,8 +12,10 @@ import (
 
 	"github.com/podhost/podhost/internal/metrics"
 	"github.com/podhost/podhost/internal/network"
+	"github.com/podhost/podhost/internal/podcache"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/syncer"
 )
@@ -117,6 +119,18 @@ func allRunning(pod *corev1.Pod, st corev1.PodStatus) bool {
 
 // meteredRuntime counts and times image pulls: EnsureImage calls that
 // fetched from a registry (the pull hook ran).
+// cachedLists is the manager's runtime: its full lists (at start, in
+// housekeeping) also set the pod cache, so the first sync of a pod they did
+// not contain lists nothing.
+type cachedLists struct {
+	*runtime.Runtime
+	cache *podcache.Cache
+}
+
+func (r cachedLists) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
+	return r.cache.ListPods(ctx)
+}
+
 type meteredRuntime struct {
 	syncer.Runtime
 	m *metrics.Metrics

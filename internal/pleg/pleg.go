@@ -37,7 +37,7 @@ type Runtime interface {
 // sets it, every task event makes its pod's entry stale.
 type Cache interface {
 	SetAll(pods []*podstate.Pod, at time.Time)
-	Invalidate(uid types.UID, at time.Time)
+	Invalidate(uid types.UID, containerID string, at time.Time)
 }
 
 // EventType is a container lifecycle transition.
@@ -161,7 +161,7 @@ func (p *PLEG) handle(ctx context.Context, ev runtimeapi.Event) []PodEvent {
 		if at.IsZero() {
 			at = time.Now()
 		}
-		p.pc.Invalidate(e.uid, at)
+		p.pc.Invalidate(e.uid, ev.ContainerID, at)
 	}
 	switch ev.Type {
 	case runtimeapi.EventExit:

@@ -181,7 +181,7 @@ type fakeCache struct {
 }
 
 func (c *fakeCache) SetAll([]*podstate.Pod, time.Time) { c.mu.Lock(); c.sets++; c.mu.Unlock() }
-func (c *fakeCache) Invalidate(uid types.UID, _ time.Time) {
+func (c *fakeCache) Invalidate(uid types.UID, _ string, _ time.Time) {
 	c.mu.Lock()
 	c.invalidated = append(c.invalidated, uid)
 	c.mu.Unlock()

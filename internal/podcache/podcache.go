@@ -5,9 +5,20 @@
 // workers read a pod's entry newer than their last sync (GetNewerThan).
 //
 // Unlike the kubelet's cache, a reader never waits for the next relist: an
-// entry that is older than asked for, or stale, is refreshed at once by one
-// list of that pod alone (filtered by its UID label). Either way the cost of
-// a sync does not grow with the number of pods.
+// entry that is older than asked for, or stale, is refreshed at once. The
+// cost of a sync does not grow with the number of pods:
+//
+//   - A pod the cache has an entry for is refreshed by reading the
+//     containers it knows by ID: the entry's, those the syncer said it
+//     creates (Track) and those a task event named (Invalidate). The entry
+//     came from a complete list of the runtime or of the pod, and only the
+//     pod's worker creates containers for it, so nothing is missed.
+//   - A pod without an entry is listed by its UID label. containerd filters
+//     labels by reading every container of the namespace, so this is kept
+//     for what the cache cannot know.
+//   - A pod that a complete runtime list newer than the reader's last sync
+//     did not contain has no containers (the kubelet's GetNewerThan on a pod
+//     its relist never saw): the first sync of a new pod lists nothing.
 package podcache
 
 import (
@@ -21,9 +32,15 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 )
 
-// Lister lists one pod's containers (runtime.Runtime.ListPod).
+// Lister reads the runtime (*runtime.Runtime).
 type Lister interface {
+	// ListPods lists every pod's containers.
+	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+	// ListPod lists one pod's containers by its UID label.
 	ListPod(ctx context.Context, uid types.UID) (*podstate.Pod, error)
+	// PodContainers reads the containers ids of pod uid, skipping those
+	// that do not exist or belong to another pod.
+	PodContainers(ctx context.Context, uid types.UID, ids []string) (*podstate.Pod, error)
 }
 
 type entry struct {
@@ -39,6 +56,11 @@ type Cache struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*entry
+	// known: container IDs of a pod the entry may lack (Track, Invalidate),
+	// read by the pod's next refresh.
+	known map[types.UID]map[string]bool
+	// complete: when the newest complete list of the runtime started.
+	complete time.Time
 }
 
 // New returns an empty cache over lister; clk may be nil (real clock).
@@ -46,7 +68,7 @@ func New(lister Lister, clk clock.PassiveClock) *Cache {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Cache{lister: lister, clock: clk, pods: map[types.UID]*entry{}}
+	return &Cache{lister: lister, clock: clk, pods: map[types.UID]*entry{}, known: map[types.UID]map[string]bool{}}
 }
 
 // GetNewerThan returns uid's pod as observed after notBefore: the cached
@@ -59,23 +81,90 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, notBefore time.
 		c.mu.Unlock()
 		return e.pod, nil
 	}
+	if e == nil && len(c.known[uid]) == 0 && c.complete.After(notBefore) {
+		// Not in a complete list newer than the last sync: nothing runs.
+		pod := &podstate.Pod{UID: uid}
+		c.pods[uid] = &entry{pod: pod, observed: c.complete}
+		c.mu.Unlock()
+		return pod, nil
+	}
 	c.mu.Unlock()
 	return c.Refresh(ctx, uid)
 }
 
-// Refresh lists uid's pod now and stores it (the syncer calls it after it
+// Refresh reads uid's pod now and stores it (the syncer calls it after it
 // changed the pod: started, stopped or removed containers).
 func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	at := c.clock.Now()
-	pod, err := c.lister.ListPod(ctx, uid)
+	c.mu.Lock()
+	e := c.pods[uid]
+	ids := make([]string, 0, len(c.known[uid]))
+	for id := range c.known[uid] {
+		ids = append(ids, id)
+	}
+	if e != nil {
+		for _, ct := range e.pod.Containers {
+			if !c.known[uid][ct.ID] {
+				ids = append(ids, ct.ID)
+			}
+		}
+	}
+	c.mu.Unlock()
+	var pod *podstate.Pod
+	var err error
+	if e != nil {
+		pod, err = c.lister.PodContainers(ctx, uid, ids)
+	} else {
+		pod, err = c.lister.ListPod(ctx, uid)
+	}
 	if err != nil {
 		return nil, err
 	}
 	if pod == nil {
 		pod = &podstate.Pod{UID: uid}
 	}
-	c.set(uid, pod, at)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, id := range ids {
+		delete(c.known[uid], id) // in pod now, or gone
+	}
+	if e == nil {
+		delete(c.known, uid) // listed: nothing is unknown
+	}
+	if len(c.known[uid]) == 0 {
+		delete(c.known, uid)
+	}
+	c.setLocked(uid, pod, at)
 	return pod, nil
+}
+
+// Track records that the pod's worker creates container id (called before
+// the create): the pod's next refresh reads it even if the create fails
+// half-way or the entry was replaced by a relist that started before it.
+func (c *Cache) Track(uid types.UID, id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.trackLocked(uid, id)
+}
+
+func (c *Cache) trackLocked(uid types.UID, id string) {
+	if c.known[uid] == nil {
+		c.known[uid] = map[string]bool{}
+	}
+	c.known[uid][id] = true
+}
+
+// ListPods lists every pod in the runtime and records the list (SetAll):
+// callers that list the runtime anyway (the manager at start, housekeeping)
+// keep the cache complete.
+func (c *Cache) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
+	at := c.clock.Now()
+	pods, err := c.lister.ListPods(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.SetAll(pods, at)
+	return pods, nil
 }
 
 // SetAll records a full relist that started at at: every pod in pods is
@@ -84,6 +173,9 @@ func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, erro
 func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if at.After(c.complete) {
+		c.complete = at
+	}
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
@@ -97,12 +189,18 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 }
 
 // Invalidate marks uid's entry stale if it was observed before at (a task
-// event of the pod happened at at): the next read lists the pod again.
-func (c *Cache) Invalidate(uid types.UID, at time.Time) {
+// event of container id, of the pod, happened at at): the next read reads
+// the pod again, container id included.
+func (c *Cache) Invalidate(uid types.UID, id string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.pods[uid]; e != nil && !e.observed.After(at) {
-		e.stale = true
+	e := c.pods[uid]
+	if e == nil || e.observed.After(at) {
+		return
+	}
+	e.stale = true
+	if id != "" && !e.pod.Has(id) {
+		c.trackLocked(uid, id)
 	}
 }
 
@@ -110,6 +208,7 @@ func (c *Cache) Invalidate(uid types.UID, at time.Time) {
 func (c *Cache) Delete(uid types.UID) {
 	c.mu.Lock()
 	delete(c.pods, uid)
+	delete(c.known, uid)
 	c.mu.Unlock()
 }
 
@@ -118,12 +217,6 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pods)
-}
-
-func (c *Cache) set(uid types.UID, pod *podstate.Pod, at time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.setLocked(uid, pod, at)
 }
 
 func (c *Cache) setLocked(uid types.UID, pod *podstate.Pod, at time.Time) {

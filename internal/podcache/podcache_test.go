@@ -2,6 +2,8 @@ package podcache
 
 import (
 	"context"
+	"reflect"
+	"sort"
 	"testing"
 	"time"
 
@@ -11,53 +13,167 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 )
 
-// countingLister returns one container per pod and counts the lists.
-type countingLister struct{ calls map[types.UID]int }
+// fakeRuntime holds container IDs by pod and counts how it was read.
+type fakeRuntime struct {
+	pods  map[types.UID][]string
+	lists map[types.UID]int // ListPod
+	byID  map[types.UID]int // PodContainers
+	full  int               // ListPods
+}
 
-func (l *countingLister) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, error) {
-	l.calls[uid]++
-	return &podstate.Pod{UID: uid, Containers: []*podstate.Container{{ID: string(uid) + "-c"}}}, nil
+func newFake(pods map[types.UID][]string) *fakeRuntime {
+	return &fakeRuntime{pods: pods, lists: map[types.UID]int{}, byID: map[types.UID]int{}}
+}
+
+func (f *fakeRuntime) pod(uid types.UID, keep func(string) bool) *podstate.Pod {
+	p := &podstate.Pod{UID: uid}
+	for _, id := range f.pods[uid] {
+		if keep(id) {
+			p.Containers = append(p.Containers, &podstate.Container{ID: id})
+		}
+	}
+	return p
+}
+
+func (f *fakeRuntime) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, error) {
+	f.lists[uid]++
+	return f.pod(uid, func(string) bool { return true }), nil
+}
+
+func (f *fakeRuntime) PodContainers(_ context.Context, uid types.UID, ids []string) (*podstate.Pod, error) {
+	f.byID[uid]++
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	return f.pod(uid, func(id string) bool { return want[id] }), nil
+}
+
+func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
+	f.full++
+	var out []*podstate.Pod
+	for uid := range f.pods {
+		out = append(out, f.pod(uid, func(string) bool { return true }))
+	}
+	return out, nil
+}
+
+func ids(p *podstate.Pod) []string {
+	out := []string{}
+	for _, c := range p.Containers {
+		out = append(out, c.ID)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func TestGetNewerThan(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	pod := &podstate.Pod{UID: "a", Containers: []*podstate.Container{{ID: "relisted"}}}
+	relisted := &podstate.Pod{UID: "a", Containers: []*podstate.Container{{ID: "relisted"}}}
 	cases := []struct {
 		name      string
 		prepare   func(c *Cache)
 		notBefore time.Time
-		wantLists int
-		wantID    string
+		wantLists int // by UID label
+		wantByID  int
+		want      []string
 	}{
-		{"empty cache lists the pod", func(*Cache) {}, t0, 1, "a-c"},
-		{"relist newer than the last sync", func(c *Cache) { c.SetAll([]*podstate.Pod{pod}, t0.Add(time.Second)) }, t0, 0, "relisted"},
-		{"relist older than the last sync", func(c *Cache) { c.SetAll([]*podstate.Pod{pod}, t0) }, t0.Add(time.Second), 1, "a-c"},
+		{"empty cache lists the pod", func(*Cache) {}, t0, 1, 0, []string{"a-1", "relisted"}},
+		{"relist newer than the last sync", func(c *Cache) { c.SetAll([]*podstate.Pod{relisted}, t0.Add(time.Second)) }, t0, 0, 0, []string{"relisted"}},
+		{"relist older than the last sync", func(c *Cache) { c.SetAll([]*podstate.Pod{relisted}, t0) }, t0.Add(time.Second), 0, 1, []string{"relisted"}},
 		{"event after the relist", func(c *Cache) {
-			c.SetAll([]*podstate.Pod{pod}, t0.Add(time.Second))
-			c.Invalidate("a", t0.Add(2*time.Second))
-		}, t0, 1, "a-c"},
+			c.SetAll([]*podstate.Pod{relisted}, t0.Add(time.Second))
+			c.Invalidate("a", "", t0.Add(2*time.Second))
+		}, t0, 0, 1, []string{"relisted"}},
+		{"event of a container the entry lacks", func(c *Cache) {
+			c.SetAll([]*podstate.Pod{relisted}, t0.Add(time.Second))
+			c.Invalidate("a", "a-1", t0.Add(2*time.Second))
+		}, t0, 0, 1, []string{"a-1", "relisted"}},
 		{"event before the relist", func(c *Cache) {
-			c.SetAll([]*podstate.Pod{pod}, t0.Add(time.Second))
-			c.Invalidate("a", t0)
-		}, t0, 0, "relisted"},
-		{"pod gone from a relist", func(c *Cache) {
-			c.SetAll([]*podstate.Pod{pod}, t0.Add(time.Second))
+			c.SetAll([]*podstate.Pod{relisted}, t0.Add(time.Second))
+			c.Invalidate("a", "a-1", t0)
+		}, t0, 0, 0, []string{"relisted"}},
+		{"pod not in a complete list newer than the last sync", func(c *Cache) {
+			c.SetAll([]*podstate.Pod{relisted}, t0.Add(time.Second))
 			c.SetAll(nil, t0.Add(2*time.Second))
-		}, t0, 1, "a-c"},
+		}, t0, 0, 0, []string{}},
+		{"pod not in a complete list older than the last sync", func(c *Cache) {
+			c.SetAll(nil, t0)
+		}, t0.Add(time.Second), 1, 0, []string{"a-1", "relisted"}},
+		{"pod not in the list but a create was tracked", func(c *Cache) {
+			c.SetAll(nil, t0.Add(time.Second))
+			c.Track("a", "a-1")
+		}, t0, 1, 0, []string{"a-1", "relisted"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			l := &countingLister{calls: map[types.UID]int{}}
-			c := New(l, clocktesting.NewFakePassiveClock(t0.Add(10*time.Second)))
+			rt := newFake(map[types.UID][]string{"a": {"relisted", "a-1"}})
+			c := New(rt, clocktesting.NewFakePassiveClock(t0.Add(10*time.Second)))
 			tc.prepare(c)
 			got, err := c.GetNewerThan(context.Background(), "a", tc.notBefore)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if l.calls["a"] != tc.wantLists || got.Containers[0].ID != tc.wantID {
-				t.Fatalf("lists=%d id=%s, want %d %s", l.calls["a"], got.Containers[0].ID, tc.wantLists, tc.wantID)
+			if rt.lists["a"] != tc.wantLists || rt.byID["a"] != tc.wantByID || !reflect.DeepEqual(ids(got), tc.want) {
+				t.Fatalf("lists=%d byID=%d containers=%v, want %d %d %v", rt.lists["a"], rt.byID["a"], ids(got), tc.wantLists, tc.wantByID, tc.want)
 			}
 		})
+	}
+}
+
+// The first sync of a new pod reads nothing; the refresh after its start
+// reads the container it created by ID, never by a label list.
+func TestNewPodReadsOnlyWhatItCreated(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{"other": {"o-1"}})
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := New(rt, clk)
+	if _, err := c.ListPods(context.Background()); err != nil { // the manager's list at start
+		t.Fatal(err)
+	}
+	clk.SetTime(t0.Add(time.Second))
+	got, err := c.GetNewerThan(context.Background(), "new", time.Time{})
+	if err != nil || len(got.Containers) != 0 {
+		t.Fatalf("first sync: %v %v, want an empty pod", got, err)
+	}
+	c.Track("new", "n-1")
+	rt.pods["new"] = []string{"n-1"}
+	clk.SetTime(t0.Add(2 * time.Second))
+	got, err = c.Refresh(context.Background(), "new")
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"n-1"}) {
+		t.Fatalf("refresh after the start: %v %v, want n-1", got, err)
+	}
+	if rt.lists["new"] != 0 || rt.byID["new"] != 1 || rt.full != 1 {
+		t.Fatalf("lists=%d byID=%d full=%d, want 0 1 1", rt.lists["new"], rt.byID["new"], rt.full)
+	}
+	// A relist that started before the create and ends after the refresh
+	// keeps the newer entry; one that started after it has the container.
+	c.SetAll(nil, t0.Add(time.Second))
+	if got, _ := c.GetNewerThan(context.Background(), "new", t0.Add(time.Second)); !reflect.DeepEqual(ids(got), []string{"n-1"}) {
+		t.Fatalf("after an older relist: %v", ids(got))
+	}
+}
+
+// A tracked create that a relist started before it replaced the entry
+// without is still read by the next refresh.
+func TestTrackedCreateSurvivesOlderRelist(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
+	clk := clocktesting.NewFakePassiveClock(t0.Add(5 * time.Second))
+	c := New(rt, clk)
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
+	c.Track("a", "a-2")
+	rt.pods["a"] = append(rt.pods["a"], "a-2")
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0.Add(time.Second)) // listed before the create
+	got, err := c.Refresh(context.Background(), "a")
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"a-1", "a-2"}) || rt.lists["a"] != 0 {
+		t.Fatalf("refresh: %v %v lists=%d, want a-1 a-2 by ID", ids(got), err, rt.lists["a"])
+	}
+	// Read once: a container removed later is not asked for again.
+	rt.pods["a"] = []string{"a-1"}
+	got, _ = c.Refresh(context.Background(), "a")
+	if !reflect.DeepEqual(ids(got), []string{"a-1"}) {
+		t.Fatalf("after the removal: %v", ids(got))
 	}
 }
 
@@ -65,14 +181,14 @@ func TestGetNewerThan(t *testing.T) {
 func TestRelistDoesNotOverwriteNewerRefresh(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	clk := clocktesting.NewFakePassiveClock(t0.Add(5 * time.Second))
-	l := &countingLister{calls: map[types.UID]int{}}
-	c := New(l, clk)
+	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
+	c := New(rt, clk)
 	if _, err := c.Refresh(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
 	c.SetAll(nil, t0) // started before the refresh, finished after it
 	got, _ := c.GetNewerThan(context.Background(), "a", t0.Add(time.Second))
-	if l.calls["a"] != 1 || got.Containers[0].ID != "a-c" {
-		t.Fatalf("lists=%d, want the refreshed entry kept", l.calls["a"])
+	if rt.lists["a"] != 1 || rt.byID["a"] != 0 || !reflect.DeepEqual(ids(got), []string{"a-1"}) {
+		t.Fatalf("lists=%d byID=%d, want the refreshed entry kept", rt.lists["a"], rt.byID["a"])
 	}
 }

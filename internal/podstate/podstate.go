@@ -140,6 +140,16 @@ func (p *Pod) Find(name string) *Container {
 	return best
 }
 
+// Has reports whether the pod has container id.
+func (p *Pod) Has(id string) bool {
+	for _, c := range p.Containers {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // Running returns the containers in StateRunning.
 func (p *Pod) Running() []*Container {
 	var out []*Container

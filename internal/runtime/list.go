@@ -69,13 +69,41 @@ func (r *Runtime) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 
 // ListPod returns the containers of one pod (filtered by its UID label,
 // one task Get per container), never nil: a pod with nothing in the runtime
-// has no containers. Its cost does not grow with the number of pods.
+// has no containers. containerd reads every container of the namespace to
+// filter them: the pod cache calls it only for a pod it knows nothing of.
 func (r *Runtime) ListPod(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	ctx = r.nsctx(ctx)
 	cs, err := r.client.ContainerService().List(ctx, fmt.Sprintf("labels.%q==%s", podstate.LabelPodUID, strconv.Quote(string(uid))))
 	if err != nil {
 		return nil, fmt.Errorf("list containers of pod %s: %w", uid, err)
 	}
+	return r.podOf(ctx, uid, cs)
+}
+
+// PodContainers returns the containers ids of pod uid (one container and
+// one task Get each), never nil; an id that does not exist, or carries
+// another pod's UID, is left out. Its cost does not depend on the number of
+// containers in the namespace.
+func (r *Runtime) PodContainers(ctx context.Context, uid types.UID, ids []string) (*podstate.Pod, error) {
+	ctx = r.nsctx(ctx)
+	cs := make([]containers.Container, 0, len(ids))
+	for _, id := range ids {
+		c, err := r.client.ContainerService().Get(ctx, id)
+		switch {
+		case errdefs.IsNotFound(err):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("get container %s of pod %s: %w", id, uid, err)
+		case c.Labels[podstate.LabelPodUID] != string(uid):
+			continue
+		}
+		cs = append(cs, c)
+	}
+	return r.podOf(ctx, uid, cs)
+}
+
+// podOf builds pod uid from its containers cs, with their tasks.
+func (r *Runtime) podOf(ctx context.Context, uid types.UID, cs []containers.Container) (*podstate.Pod, error) {
 	pod := &podstate.Pod{UID: uid}
 	for _, c := range cs {
 		var proc *task.Process

@@ -42,6 +42,7 @@ type fakeRuntime struct {
 	// of a pod runs (tests' signals).
 	onStop, onStart func()
 	lists           int
+	byID            int      // PodContainers calls
 	stopOrder       []string // container names, in the order their stops began
 	// clock stamps StartedAt/FinishedAt; newWorld points it at the world's clock.
 	clock func() time.Time
@@ -184,6 +185,48 @@ func (r *fakeRuntime) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, 
 
 func (r *fakeRuntime) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	return r.ListPod(ctx, uid)
+}
+
+// Track: the fake's Refresh lists the pod anyway.
+func (r *fakeRuntime) Track(types.UID, string) {}
+
+// ListPods lists every pod (copies, as ListPod).
+func (r *fakeRuntime) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
+	r.mu.Lock()
+	uids := make([]types.UID, 0, len(r.pods))
+	for uid := range r.pods {
+		uids = append(uids, uid)
+	}
+	r.mu.Unlock()
+	out := make([]*podstate.Pod, 0, len(uids))
+	for _, uid := range uids {
+		p, _ := r.ListPod(ctx, uid)
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// PodContainers returns the containers ids of uid only: a container the
+// caller did not name is not seen.
+func (r *fakeRuntime) PodContainers(_ context.Context, uid types.UID, ids []string) (*podstate.Pod, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.byID++
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	out := &podstate.Pod{UID: uid}
+	if p := r.pods[uid]; p != nil {
+		out.Name, out.Namespace = p.Name, p.Namespace
+		for _, c := range p.Containers {
+			if want[c.ID] {
+				cp := *c
+				out.Containers = append(out.Containers, &cp)
+			}
+		}
+	}
+	return out, nil
 }
 
 func (r *fakeRuntime) graceOf(id string) time.Duration {

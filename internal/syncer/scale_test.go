@@ -16,16 +16,27 @@ import (
 	"github.com/podhost/podhost/internal/podworkers"
 )
 
-// countingLister records which pods were listed: a sync must list only its
-// own pod, however many pods run.
+// countingLister records which pods were read: a sync must read only its
+// own pod, however many pods run, and never list the whole runtime.
 type countingLister struct {
 	rt    *fakeRuntime
-	lists map[types.UID]int
+	lists map[types.UID]int // ListPod and PodContainers
+	full  int               // ListPods
 }
 
 func (c *countingLister) ListPod(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	c.lists[uid]++
 	return c.rt.ListPod(ctx, uid)
+}
+
+func (c *countingLister) PodContainers(ctx context.Context, uid types.UID, ids []string) (*podstate.Pod, error) {
+	c.lists[uid]++
+	return c.rt.PodContainers(ctx, uid, ids)
+}
+
+func (c *countingLister) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
+	c.full++
+	return c.rt.ListPods(ctx)
 }
 
 // Per-sync work does not grow with the number of pods: with 200 pods
@@ -58,7 +69,7 @@ func TestSyncOfOnePodListsOnlyThatPod(t *testing.T) {
 			w.host.mu.Lock()
 			w.host.sandboxLists = 0
 			w.host.mu.Unlock()
-			cache.Invalidate(target.UID, time.Now()) // a task event of the pod, as the PLEG reports it
+			cache.Invalidate(target.UID, "", time.Now()) // a task event of the pod, as the PLEG reports it
 			pw.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: target})
 			deadline := time.Now().Add(10 * time.Second)
 			for {
@@ -70,7 +81,7 @@ func TestSyncOfOnePodListsOnlyThatPod(t *testing.T) {
 				}
 				time.Sleep(time.Millisecond)
 			}
-			if len(lister.lists) != 1 || lister.lists[target.UID] == 0 || lister.lists[target.UID] > 2 {
+			if len(lister.lists) != 1 || lister.lists[target.UID] == 0 || lister.lists[target.UID] > 2 || lister.full != 0 {
 				t.Fatalf("lists during one sync among %d pods: %v (want only %s, at most twice)", n, lister.lists, target.UID)
 			}
 			w.host.mu.Lock()

@@ -82,6 +82,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	s.addStopLabels(cfg.Labels, c, termLog)
 	cfg.Labels[podstate.LabelResources] = resize.Label(c.Resources)
 	tSpec := time.Since(t0)
+	s.cache.Track(pod.UID, id)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
 		return s.failStart(pod, c.Name, "CreateContainerError", err)
 	}

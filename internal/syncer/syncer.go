@@ -48,6 +48,9 @@ type Runtime interface {
 // Its cost does not grow with the number of pods.
 type PodCache interface {
 	Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error)
+	// Track records, before the create, a container the syncer creates
+	// for pod uid: the pod's refreshes read it from then on.
+	Track(uid types.UID, id string)
 }
 
 // Sandboxes pins and removes a pod's namespaces and per-pod files.
