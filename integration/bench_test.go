@@ -134,7 +134,7 @@ func BenchmarkColdStart30(b *testing.B) {
 		}
 		start := time.Now()
 		d.startNoWait()
-		d.waitAllRunning(benchPods, 3*time.Minute)
+		d.waitAllRunningWatched(benchPods, 3*time.Minute)
 		cold := time.Since(start)
 		b.ReportMetric(floor.Seconds(), "floor-s")
 		b.ReportMetric(cold.Seconds(), "podhost-s")

@@ -129,7 +129,7 @@ func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	}
 	start := time.Now()
 	d.startNoWait()
-	d.waitAllRunning(n, 8*time.Minute)
+	d.waitAllRunningWatched(n, 8*time.Minute)
 	row.ColdPodhostS = time.Since(start).Seconds()
 	row.ColdRatio = row.ColdPodhostS / row.ColdFloorS
 	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
