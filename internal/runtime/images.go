@@ -42,15 +42,7 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 		img, err := r.client.GetImage(ctx, name)
 		switch {
 		case err == nil:
-			if d, ok := r.cachedImage(img); ok {
-				return d, nil
-			}
-			var d Image
-			err := r.withLease(ctx, func(ctx context.Context) (err error) {
-				d, err = r.readyImage(ctx, img)
-				return err
-			})
-			return d, err
+			return r.readyImage(ctx, img) // a lease only if it must unpack
 		case !errdefs.IsNotFound(err):
 			return Image{}, fmt.Errorf("image %s: %w", name, err)
 		case policy == corev1.PullNever:
@@ -74,19 +66,30 @@ func (r *Runtime) EnsureImage(ctx context.Context, ref string, policy corev1.Pul
 // readyImage makes sure img is unpacked and returns its description. Images
 // already seen unpacked (by manifest digest and snapshotter) are answered
 // from memory: checking the snapshot chain and reading the config blob for
-// every container start is what made starting many pods at once slow.
+// every container start is what made starting many pods at once slow. The
+// first asks for an image (every pod of a cold start at once) share one
+// check.
 func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, error) {
 	if d, ok := r.cachedImage(img); ok {
 		return d, nil
 	}
-	if err := r.unpack(ctx, img, ""); err != nil {
-		return Image{}, err
-	}
-	d, err := describe(ctx, img)
+	key := img.Target().Digest.String() + "|" + r.snapshotter("")
+	v, err, _ := r.describing.Do(key, func() (any, error) {
+		if err := r.unpack(ctx, img, ""); err != nil {
+			return Image{}, err
+		}
+		d, err := describe(ctx, img)
+		if err != nil {
+			return Image{}, err
+		}
+		r.images.Store(key, d)
+		return d, nil
+	})
 	if err != nil {
 		return Image{}, err
 	}
-	r.images.Store(img.Target().Digest.String()+"|"+r.snapshotter(""), d)
+	d := v.(Image)
+	d.Ref = img.Name() // callers sharing the check may name the image differently
 	return d, nil
 }
 
@@ -123,7 +126,9 @@ func (r *Runtime) unpack(ctx context.Context, img client.Image, snapshotter stri
 	if ok {
 		return nil
 	}
-	if err := img.Unpack(ctx, sn); err != nil {
+	// The new snapshots are held by a lease until the image's GC labels
+	// reference them (a pull's own lease when called from one).
+	if err := r.withLease(ctx, func(ctx context.Context) error { return img.Unpack(ctx, sn) }); err != nil {
 		return fmt.Errorf("image %s: unpack into %s: %w", img.Name(), sn, err)
 	}
 	return nil

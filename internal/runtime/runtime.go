@@ -21,6 +21,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/errdefs"
 	"github.com/podhost/podhost/internal/runtimeapi"
+	"golang.org/x/sync/singleflight"
 )
 
 // DefaultNamespace is the containerd namespace podhost uses.
@@ -88,8 +89,11 @@ type Runtime struct {
 	ns     string
 	closed atomic.Bool // event loops stop once the client is closed
 
-	images  sync.Map // manifest digest|snapshotter -> Image, for unpacked images
-	touched sync.Map // image name -> when this process last wrote its LabelImageLastUsed
+	images sync.Map // manifest digest|snapshotter -> Image, for unpacked images
+	// describing: one check-unpack-and-describe per image at a time (a cold
+	// start asks for one image from every pod at once).
+	describing singleflight.Group
+	touched    sync.Map // image name -> when this process last wrote its LabelImageLastUsed
 
 	groupCreates groupLocks // one task create at a time per shim group
 
