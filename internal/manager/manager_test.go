@@ -107,6 +107,7 @@ func (f *fakeStore) PutStatuses(sts map[types.UID]corev1.PodStatus) error {
 }
 func (f *fakeStore) GetStatus(uid types.UID) (corev1.PodStatus, error) { return f.statuses[uid], nil }
 func (f *fakeStore) AddEvent(types.UID, state.Event) error             { return nil }
+func (f *fakeStore) AddEvents([]state.PodEvent) error                  { return nil }
 func (f *fakeStore) Events(types.UID) ([]state.Event, error)           { return nil, nil }
 func (f *fakeStore) PutAllocations(as []state.Allocation) error {
 	for _, a := range as {

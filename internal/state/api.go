@@ -76,6 +76,24 @@ func (db *DB) AddEvent(uid types.UID, e Event) error {
 	return db.batch(func(tx *Tx) error { return tx.AddEvent(uid, e) })
 }
 
+// PodEvent is an event of pod UID.
+type PodEvent struct {
+	UID types.UID
+	Event
+}
+
+// AddEvents records evs, in order, in one transaction.
+func (db *DB) AddEvents(evs []PodEvent) error {
+	return db.batch(func(tx *Tx) error {
+		for _, e := range evs {
+			if err := tx.AddEvent(e.UID, e.Event); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
 func (db *DB) Events(uid types.UID) ([]Event, error) {
 	return view(db, func(tx *Tx) ([]Event, error) { return tx.Events(uid) })
 }

@@ -21,7 +21,7 @@ const DefaultFlushPeriod = time.Second
 type Store interface {
 	PutStatuses(map[types.UID]corev1.PodStatus) error
 	GetStatus(uid types.UID) (corev1.PodStatus, error)
-	AddEvent(uid types.UID, e state.Event) error
+	AddEvents(evs []state.PodEvent) error
 	Events(uid types.UID) ([]state.Event, error)
 }
 
@@ -53,6 +53,7 @@ type Manager struct {
 	shutdown map[types.UID]bool
 	ready    chan struct{}
 	changed  chan struct{} // closed and replaced at each change (watches)
+	events   eventQueue
 }
 
 // NewManager returns a Manager over store.
@@ -72,6 +73,7 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
 		changed:  make(chan struct{}),
 		shutdown: map[types.UID]bool{},
+		events:   eventQueue{kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -187,17 +189,6 @@ func (m *Manager) LastStatus(uid types.UID) *corev1.PodStatus {
 	return &st
 }
 
-// Event records an event for a pod.
-func (m *Manager) Event(uid types.UID, typ, reason, message string) {
-	e := state.Event{Time: m.opts.Clock.Now(), Type: typ, Reason: reason, Message: message}
-	if err := m.store.AddEvent(uid, e); err != nil {
-		m.log.Warn("record event", "podUID", string(uid), "reason", reason, "err", err)
-	}
-	m.mu.Lock()
-	m.notifyLocked()
-	m.mu.Unlock()
-}
-
 // Changed is closed at the next change: a pod tracked or dropped, a status
 // that differs from the previous one, an event recorded (API watches).
 func (m *Manager) Changed() <-chan struct{} {
@@ -210,9 +201,6 @@ func (m *Manager) notifyLocked() {
 	close(m.changed)
 	m.changed = make(chan struct{})
 }
-
-// Events returns a pod's recorded events, oldest first.
-func (m *Manager) Events(uid types.UID) ([]state.Event, error) { return m.store.Events(uid) }
 
 // ExpectSynced names the pods of the first manifest snapshot: Ready is
 // closed once each has had a status computed (or is no longer tracked).
@@ -258,13 +246,21 @@ func (m *Manager) Run(ctx context.Context) {
 			return
 		case <-t.C():
 			m.Flush()
+		case <-m.events.kick:
+			m.flushEvents()
 		}
 	}
 }
 
-// Flush persists the statuses changed since the last flush, in one
-// transaction. A failed write keeps them dirty for the next flush.
+// Flush persists the events recorded and the statuses changed since the
+// last flush. A failed write keeps them for the next flush.
 func (m *Manager) Flush() {
+	m.flushEvents()
+	m.flushStatuses()
+}
+
+// flushStatuses writes the dirty statuses in one transaction.
+func (m *Manager) flushStatuses() {
 	m.mu.Lock()
 	if len(m.dirty) == 0 {
 		m.mu.Unlock()

@@ -18,6 +18,8 @@ type memStore struct {
 	events   map[types.UID][]state.Event
 	failPut  bool
 	puts     int
+	// failEvents makes AddEvents fail.
+	failEvents bool
 }
 
 func newMemStore() *memStore {
@@ -47,10 +49,15 @@ func (s *memStore) GetStatus(uid types.UID) (corev1.PodStatus, error) {
 	return st, nil
 }
 
-func (s *memStore) AddEvent(uid types.UID, e state.Event) error {
+func (s *memStore) AddEvents(evs []state.PodEvent) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.events[uid] = append(s.events[uid], e)
+	if s.failEvents {
+		return errors.New("no space left on device")
+	}
+	for _, e := range evs {
+		s.events[e.UID] = append(s.events[e.UID], e.Event)
+	}
 	return nil
 }
 

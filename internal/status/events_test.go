@@ -1,0 +1,113 @@
+package status
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/state"
+)
+
+func reasons(t *testing.T, m *Manager, uid types.UID) []string {
+	t.Helper()
+	evs, err := m.Events(uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := []string{}
+	for _, e := range evs {
+		out = append(out, e.Reason)
+	}
+	return out
+}
+
+func (s *memStore) stored(uid types.UID) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.events[uid])
+}
+
+// Recording never writes: the event shows at once (from the queue) and is
+// stored once by the next flush.
+func TestEventsQueuedThenStoredOnce(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{})
+	m.Event("a", "Normal", "Pulled", "")
+	m.Event("b", "Normal", "Other", "")
+	m.Event("a", "Normal", "Started", "")
+	if st.stored("a") != 0 {
+		t.Fatal("Event wrote to the store; want it queued")
+	}
+	want := []string{"Pulled", "Started"}
+	if got := reasons(t, m, "a"); !reflect.DeepEqual(got, want) {
+		t.Fatalf("queued: %v, want %v", got, want)
+	}
+	m.Flush()
+	if got := reasons(t, m, "a"); !reflect.DeepEqual(got, want) || st.stored("a") != 2 {
+		t.Fatalf("after flush: %v (%d stored), want %v stored once", got, st.stored("a"), want)
+	}
+}
+
+// A failed write keeps the events, in order, ahead of newer ones.
+func TestEventsKeptAfterFailedWrite(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{})
+	st.failEvents = true
+	m.Event("a", "Normal", "One", "")
+	m.Flush()
+	m.Event("a", "Normal", "Two", "")
+	st.failEvents = false
+	m.Flush()
+	if got := reasons(t, m, "a"); !reflect.DeepEqual(got, []string{"One", "Two"}) || st.stored("a") != 2 {
+		t.Fatalf("%v (%d stored), want One Two stored", got, st.stored("a"))
+	}
+}
+
+// DropEvents forgets one pod's queued events: a purge after it stays clean.
+func TestDropEvents(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{})
+	m.Event("a", "Normal", "Killing", "")
+	m.Event("b", "Normal", "Started", "")
+	m.DropEvents("a")
+	m.Flush()
+	if st.stored("a") != 0 || st.stored("b") != 1 {
+		t.Fatalf("stored a=%d b=%d, want 0 1", st.stored("a"), st.stored("b"))
+	}
+}
+
+// Run writes the queue as soon as an event is recorded, not at the next
+// status flush.
+func TestRunWritesEventsPromptly(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{FlushPeriod: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { m.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	m.Event("a", "Normal", "Started", "")
+	deadline := time.Now().Add(10 * time.Second)
+	for st.stored("a") != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("event not written while Run runs")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// A read never shows more than the store keeps per pod.
+func TestEventsReadCapped(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{})
+	for i := range state.MaxEventsPerPod + 5 {
+		m.Event("a", "Normal", fmt.Sprint(i), "")
+	}
+	got := reasons(t, m, "a")
+	if len(got) != state.MaxEventsPerPod || got[len(got)-1] != fmt.Sprint(state.MaxEventsPerPod+4) {
+		t.Fatalf("%d events, last %s", len(got), got[len(got)-1])
+	}
+}
