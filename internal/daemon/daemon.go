@@ -261,18 +261,18 @@ func (d *daemon) serve(ctx context.Context) error {
 }
 
 // close shuts down what build made, in reverse order: the pod workers
-// (in-flight syncs cancelled, bounded), the last status flush, the prober
-// and the container stops still in flight. The caller closes containerd
-// and the db after it.
+// (in-flight syncs cancelled, bounded), the prober, the container stops
+// still in flight, and the last flush of statuses and events. The caller
+// closes containerd and the db after it.
 func (d *daemon) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), workersShutdownTimeout)
 	defer cancel()
 	if err := d.workers.Shutdown(ctx); err != nil {
 		d.log.Warn("pod workers did not stop in time", "err", err)
 	}
-	d.statuses.Flush()
 	d.prober.Close()
 	d.syncer.Close()
+	d.statuses.Flush() // last: the prober and the stops in flight record events
 }
 
 func (d *daemon) imageGC() *imagegc.Manager {

@@ -46,7 +46,6 @@ type Lister interface {
 type entry struct {
 	pod      *podstate.Pod
 	observed time.Time // when the list that produced pod started
-	stale    bool      // an event came after observed
 }
 
 // Cache is safe for concurrent use.
@@ -61,6 +60,15 @@ type Cache struct {
 	known map[types.UID]map[string]bool
 	// complete: when the newest complete list of the runtime started.
 	complete time.Time
+	// eventAt: the time of the pod's newest task event. An entry observed
+	// at or before it is stale — also one set by a refresh that started
+	// before the event and ended after it.
+	eventAt map[types.UID]time.Time
+	// forgotten: pods Deleted at that time, whose containers a complete
+	// list older than that still vouches for (a pod deleted with exited
+	// containers left, re-created with its UID): listed until a complete
+	// list newer than their deletion.
+	forgotten map[types.UID]time.Time
 }
 
 // New returns an empty cache over lister; clk may be nil (real clock).
@@ -68,7 +76,8 @@ func New(lister Lister, clk clock.PassiveClock) *Cache {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &Cache{lister: lister, clock: clk, pods: map[types.UID]*entry{}, known: map[types.UID]map[string]bool{}}
+	return &Cache{lister: lister, clock: clk, pods: map[types.UID]*entry{}, known: map[types.UID]map[string]bool{},
+		forgotten: map[types.UID]time.Time{}, eventAt: map[types.UID]time.Time{}}
 }
 
 // GetNewerThan returns uid's pod as observed after notBefore: the cached
@@ -77,11 +86,12 @@ func New(lister Lister, clk clock.PassiveClock) *Cache {
 func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, notBefore time.Time) (*podstate.Pod, error) {
 	c.mu.Lock()
 	e := c.pods[uid]
-	if e != nil && !e.stale && e.observed.After(notBefore) {
+	unknown := len(c.known[uid]) > 0 // a create or an event the entry may lack
+	if e != nil && !c.staleLocked(uid, e) && !unknown && e.observed.After(notBefore) {
 		c.mu.Unlock()
 		return e.pod, nil
 	}
-	if e == nil && len(c.known[uid]) == 0 && c.complete.After(notBefore) {
+	if e == nil && !unknown && c.complete.After(notBefore) && c.complete.After(c.forgotten[uid]) {
 		// Not in a complete list newer than the last sync: nothing runs.
 		pod := &podstate.Pod{UID: uid}
 		c.pods[uid] = &entry{pod: pod, observed: c.complete}
@@ -130,6 +140,7 @@ func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, erro
 	}
 	if e == nil {
 		delete(c.known, uid) // listed: nothing is unknown
+		delete(c.forgotten, uid)
 	}
 	if len(c.known[uid]) == 0 {
 		delete(c.known, uid)
@@ -176,6 +187,16 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	if at.After(c.complete) {
 		c.complete = at
 	}
+	for uid, t := range c.forgotten {
+		if at.After(t) {
+			delete(c.forgotten, uid)
+		}
+	}
+	for uid, t := range c.eventAt {
+		if t.Before(at) { // the list saw what the event changed
+			delete(c.eventAt, uid)
+		}
+	}
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
@@ -188,27 +209,37 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	}
 }
 
-// Invalidate marks uid's entry stale if it was observed before at (a task
-// event of container id, of the pod, happened at at): the next read reads
-// the pod again, container id included.
+// Invalidate records a task event of container id, of pod uid, at at: an
+// entry observed at or before at is stale (the next read reads the pod
+// again, container id included), whether it is set already or by a
+// refresh still under way.
 func (c *Cache) Invalidate(uid types.UID, id string, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := c.pods[uid]
-	if e == nil || e.observed.After(at) {
-		return
+	if at.After(c.eventAt[uid]) {
+		c.eventAt[uid] = at
 	}
-	e.stale = true
-	if id != "" && !e.pod.Has(id) {
+	// A container the entry lacks is read by the next refresh, unless the
+	// entry was listed after the event (it would be in it).
+	if e := c.pods[uid]; id != "" && (e == nil || (!e.observed.After(at) && !e.pod.Has(id))) {
 		c.trackLocked(uid, id)
 	}
 }
 
-// Delete forgets uid (its pod is gone for good).
+func (c *Cache) staleLocked(uid types.UID, e *entry) bool {
+	t, ok := c.eventAt[uid]
+	return ok && !t.Before(e.observed)
+}
+
+// Delete forgets uid (its worker is gone). Its containers may remain (a
+// terminated pod that is still desired keeps its exited ones): until a
+// complete list newer than now, the pod is listed, not taken as empty.
 func (c *Cache) Delete(uid types.UID) {
 	c.mu.Lock()
 	delete(c.pods, uid)
 	delete(c.known, uid)
+	delete(c.eventAt, uid)
+	c.forgotten[uid] = c.clock.Now()
 	c.mu.Unlock()
 }
 

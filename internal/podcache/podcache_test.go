@@ -15,10 +15,11 @@ import (
 
 // fakeRuntime holds container IDs by pod and counts how it was read.
 type fakeRuntime struct {
-	pods  map[types.UID][]string
-	lists map[types.UID]int // ListPod
-	byID  map[types.UID]int // PodContainers
-	full  int               // ListPods
+	during func() // called inside each read, as if the runtime changed meanwhile
+	pods   map[types.UID][]string
+	lists  map[types.UID]int // ListPod
+	byID   map[types.UID]int // PodContainers
+	full   int               // ListPods
 }
 
 func newFake(pods map[types.UID][]string) *fakeRuntime {
@@ -42,6 +43,9 @@ func (f *fakeRuntime) ListPod(_ context.Context, uid types.UID) (*podstate.Pod, 
 
 func (f *fakeRuntime) PodContainers(_ context.Context, uid types.UID, ids []string) (*podstate.Pod, error) {
 	f.byID[uid]++
+	if f.during != nil {
+		f.during()
+	}
 	want := map[string]bool{}
 	for _, id := range ids {
 		want[id] = true
@@ -190,5 +194,64 @@ func TestRelistDoesNotOverwriteNewerRefresh(t *testing.T) {
 	got, _ := c.GetNewerThan(context.Background(), "a", t0.Add(time.Second))
 	if rt.lists["a"] != 1 || rt.byID["a"] != 0 || !reflect.DeepEqual(ids(got), []string{"a-1"}) {
 		t.Fatalf("lists=%d byID=%d, want the refreshed entry kept", rt.lists["a"], rt.byID["a"])
+	}
+}
+
+// A pod whose worker was forgotten (Delete) may keep exited containers: its
+// next first sync lists it, not the empty pod an older complete list would
+// vouch for.
+func TestDeletedPodIsListedAgain(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := New(rt, clk)
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
+	clk.SetTime(t0.Add(time.Second))
+	c.Delete("a")
+	got, err := c.GetNewerThan(context.Background(), "a", time.Time{})
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"a-1"}) || rt.lists["a"] != 1 {
+		t.Fatalf("first sync after Delete: %v %v lists=%d, want a-1 listed", ids(got), err, rt.lists["a"])
+	}
+	// A complete list newer than the Delete vouches again.
+	c.Delete("a")
+	c.SetAll(nil, t0.Add(2*time.Second))
+	if got, _ := c.GetNewerThan(context.Background(), "a", time.Time{}); len(got.Containers) != 0 || rt.lists["a"] != 1 {
+		t.Fatalf("after a newer relist: %v lists=%d, want empty, no list", ids(got), rt.lists["a"])
+	}
+}
+
+// A tracked create makes even a fresh entry be read again.
+func TestTrackedCreateOverridesFreshEntry(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{"a": {"a-1", "a-2"}})
+	c := New(rt, clocktesting.NewFakePassiveClock(t0.Add(5*time.Second)))
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0.Add(time.Second))
+	c.Track("a", "a-2")
+	got, err := c.GetNewerThan(context.Background(), "a", t0)
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"a-1", "a-2"}) || rt.byID["a"] != 1 {
+		t.Fatalf("%v %v byID=%d, want a-1 a-2 read by ID", ids(got), err, rt.byID["a"])
+	}
+}
+
+// A task event that lands while a refresh is under way (after it read the
+// runtime, before it stored what it read) is not lost: the entry it stores
+// is stale. A container that exits right after its start depends on this.
+func TestEventDuringRefreshMakesItStale(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := New(rt, clk)
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
+	clk.SetTime(t0.Add(time.Second))
+	rt.during = func() { c.Invalidate("a", "a-1", t0.Add(2*time.Second)); rt.during = nil } // the exit
+	if _, err := c.Refresh(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(t0.Add(3 * time.Second))
+	if _, err := c.GetNewerThan(context.Background(), "a", t0); err != nil {
+		t.Fatal(err)
+	}
+	if rt.byID["a"] != 2 {
+		t.Fatalf("reads by ID = %d, want 2: the entry the refresh stored must be stale", rt.byID["a"])
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images/archive"
@@ -74,7 +75,11 @@ func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, erro
 		return d, nil
 	}
 	key := img.Target().Digest.String() + "|" + r.snapshotter("")
-	v, err, _ := r.describing.Do(key, func() (any, error) {
+	ch := r.describing.DoChan(key, func() (any, error) {
+		// Not cancelled with the caller that started it: the others wait
+		// for it too (an unpack goes on to its end, bounded).
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), describeTimeout)
+		defer cancel()
 		if err := r.unpack(ctx, img, ""); err != nil {
 			return Image{}, err
 		}
@@ -85,13 +90,22 @@ func (r *Runtime) readyImage(ctx context.Context, img client.Image) (Image, erro
 		r.images.Store(key, d)
 		return d, nil
 	})
-	if err != nil {
-		return Image{}, err
+	select {
+	case <-ctx.Done():
+		return Image{}, ctx.Err()
+	case res := <-ch:
+		if res.Err != nil {
+			return Image{}, res.Err
+		}
+		d := res.Val.(Image)
+		d.Ref = img.Name() // callers sharing the check may name the image differently
+		return d, nil
 	}
-	d := v.(Image)
-	d.Ref = img.Name() // callers sharing the check may name the image differently
-	return d, nil
 }
+
+// describeTimeout bounds a shared unpack-and-describe that every caller
+// gave up on.
+const describeTimeout = 10 * time.Minute
 
 func (r *Runtime) cachedImage(img client.Image) (Image, bool) {
 	v, ok := r.images.Load(img.Target().Digest.String() + "|" + r.snapshotter(""))

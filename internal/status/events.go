@@ -30,6 +30,10 @@ const maxQueuedEvents = 4096
 
 // Event records an event for a pod (written by Run, or the next Flush).
 func (m *Manager) Event(uid types.UID, typ, reason, message string) {
+	if uid == "" { // the store refuses it, and with it the batch it is in
+		m.log.Warn("event without a pod UID dropped", "reason", reason, "message", message)
+		return
+	}
 	e := state.PodEvent{UID: uid, Event: state.Event{Time: m.opts.Clock.Now(), Type: typ, Reason: reason, Message: message}}
 	m.mu.Lock()
 	if len(m.events.pending) >= maxQueuedEvents {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/state"
@@ -109,5 +111,22 @@ func TestEventsReadCapped(t *testing.T) {
 	got := reasons(t, m, "a")
 	if len(got) != state.MaxEventsPerPod || got[len(got)-1] != fmt.Sprint(state.MaxEventsPerPod+4) {
 		t.Fatalf("%d events, last %s", len(got), got[len(got)-1])
+	}
+}
+
+// A status only semantically equal to the kept one (a time read back from
+// state.db in another location) leaves the kept one in place: watches,
+// which compare exactly, see no change.
+func TestEqualStatusKeepsTheStoredOne(t *testing.T) {
+	m := NewManager(newMemStore(), ManagerOptions{})
+	a := mgrPod("a")
+	m.AddPod(a)
+	at := time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
+	first := corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: at}}
+	m.SetStatus(a, first)
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &metav1.Time{Time: at.In(time.FixedZone("X", 3600))}})
+	got, _ := m.Status(a.UID)
+	if !reflect.DeepEqual(got, first) {
+		t.Fatalf("kept %v, want the first status unchanged", got.StartTime)
 	}
 }

@@ -157,9 +157,11 @@ func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
 	if m.shutdown[uid] {
 		st = applyNodeShutdown(st, m.opts.Clock.Now())
 	}
-	prev, had := m.statuses[uid]
-	m.statuses[uid] = st
-	if !had || !equality.Semantic.DeepEqual(prev, st) {
+	// An equal status is not stored: the one kept is what watches last
+	// sent (they compare with reflect.DeepEqual; a time read back from
+	// state.db equals a recomputed one only semantically).
+	if prev, had := m.statuses[uid]; !had || !equality.Semantic.DeepEqual(prev, st) {
+		m.statuses[uid] = st
 		m.dirty[uid] = true
 		m.notifyLocked()
 	}
