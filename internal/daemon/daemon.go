@@ -189,13 +189,13 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
-		Volumes: vols, Store: d.db, Observer: d.statuses,
+		Volumes: vols, Store: purgingStore{d.db, d.statuses}, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, Logger: d.log,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC, Data: data, Identities: d.db},
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, Logger: d.log})
 }
 

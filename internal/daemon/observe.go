@@ -17,6 +17,8 @@ import (
 	"github.com/podhost/podhost/internal/podworkers"
 	"github.com/podhost/podhost/internal/runtime"
 	"github.com/podhost/podhost/internal/runtimeapi"
+	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/status"
 	"github.com/podhost/podhost/internal/syncer"
 )
 
@@ -129,6 +131,19 @@ type cachedLists struct {
 
 func (r cachedLists) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 	return r.cache.ListPods(ctx)
+}
+
+// purgingStore is the state.db the syncer and the manager purge pods in:
+// a pod's queued events are dropped first (after a write in flight), so
+// none lands after its purge.
+type purgingStore struct {
+	*state.DB
+	st *status.Manager
+}
+
+func (s purgingStore) PurgePod(uid types.UID) error {
+	s.st.DropEvents(uid)
+	return s.DB.PurgePod(uid)
 }
 
 type meteredRuntime struct {

@@ -253,7 +253,6 @@ func (m *Manager) forget(pod *corev1.Pod) bool {
 	}
 	m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 	if !wasDesired {
-		m.statuses.DropEvents(pod.UID)
 		_ = m.store.PurgePod(pod.UID)
 	}
 	return wasDesired

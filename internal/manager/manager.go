@@ -58,7 +58,6 @@ type Statuses interface {
 	Status(uid types.UID) (corev1.PodStatus, bool)
 	ExpectSynced(uids []types.UID)
 	Event(uid types.UID, typ, reason, message string)
-	DropEvents(uid types.UID) // before the pod's stored events are purged
 	Changed() <-chan struct{}
 }
 

@@ -23,6 +23,8 @@ package podcache
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -103,22 +105,12 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, notBefore time.
 }
 
 // Refresh reads uid's pod now and stores it (the syncer calls it after it
-// changed the pod: started, stopped or removed containers).
+// changed the pod: started, stopped or removed containers): by ID when it
+// has an entry, else by its UID label.
 func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, error) {
 	at := c.clock.Now()
 	c.mu.Lock()
-	e := c.pods[uid]
-	ids := make([]string, 0, len(c.known[uid]))
-	for id := range c.known[uid] {
-		ids = append(ids, id)
-	}
-	if e != nil {
-		for _, ct := range e.pod.Containers {
-			if !c.known[uid][ct.ID] {
-				ids = append(ids, ct.ID)
-			}
-		}
-	}
+	e, ids := c.pods[uid], c.idsLocked(uid)
 	c.mu.Unlock()
 	var pod *podstate.Pod
 	var err error
@@ -136,17 +128,31 @@ func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, erro
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, id := range ids {
-		delete(c.known[uid], id) // in pod now, or gone
-	}
-	if e == nil {
-		delete(c.known, uid) // listed: nothing is unknown
-		delete(c.forgotten, uid)
+		delete(c.known[uid], id) // in pod now, or gone; later ones stay
 	}
 	if len(c.known[uid]) == 0 {
 		delete(c.known, uid)
 	}
+	if e == nil {
+		delete(c.forgotten, uid)
+	}
 	c.setLocked(uid, pod, at)
 	return pod, nil
+}
+
+// idsLocked is every container ID uid may have: its entry's and the
+// known ones.
+func (c *Cache) idsLocked(uid types.UID) []string {
+	set := maps.Clone(c.known[uid])
+	if set == nil {
+		set = map[string]bool{}
+	}
+	if e := c.pods[uid]; e != nil {
+		for _, ct := range e.pod.Containers {
+			set[ct.ID] = true
+		}
+	}
+	return slices.Collect(maps.Keys(set))
 }
 
 // Track records that the pod's worker creates container id (called before

@@ -62,6 +62,17 @@ func (f *fakeRuntime) ListPods(context.Context) ([]*podstate.Pod, error) {
 	return out, nil
 }
 
+// listed returns a cache whose complete list at t0 had pod a with a-1, over
+// a runtime where a has runtime, and the cache's clock (at t0 + 1s).
+func listed(t0 time.Time, runtime ...string) (*Cache, *fakeRuntime, *clocktesting.FakePassiveClock) {
+	rt := newFake(map[types.UID][]string{"a": runtime})
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := New(rt, clk)
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
+	clk.SetTime(t0.Add(time.Second))
+	return c, rt, clk
+}
+
 func ids(p *podstate.Pod) []string {
 	out := []string{}
 	for _, c := range p.Containers {
@@ -202,11 +213,7 @@ func TestRelistDoesNotOverwriteNewerRefresh(t *testing.T) {
 // vouch for.
 func TestDeletedPodIsListedAgain(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
-	clk := clocktesting.NewFakePassiveClock(t0)
-	c := New(rt, clk)
-	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
-	clk.SetTime(t0.Add(time.Second))
+	c, rt, _ := listed(t0, "a-1")
 	c.Delete("a")
 	got, err := c.GetNewerThan(context.Background(), "a", time.Time{})
 	if err != nil || !reflect.DeepEqual(ids(got), []string{"a-1"}) || rt.lists["a"] != 1 {
@@ -238,11 +245,7 @@ func TestTrackedCreateOverridesFreshEntry(t *testing.T) {
 // is stale. A container that exits right after its start depends on this.
 func TestEventDuringRefreshMakesItStale(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	rt := newFake(map[types.UID][]string{"a": {"a-1"}})
-	clk := clocktesting.NewFakePassiveClock(t0)
-	c := New(rt, clk)
-	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0)
-	clk.SetTime(t0.Add(time.Second))
+	c, rt, clk := listed(t0, "a-1")
 	rt.during = func() { c.Invalidate("a", "a-1", t0.Add(2*time.Second)); rt.during = nil } // the exit
 	if _, err := c.Refresh(context.Background(), "a"); err != nil {
 		t.Fatal(err)

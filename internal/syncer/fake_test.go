@@ -413,7 +413,6 @@ func (o *fakeObserver) Event(_ types.UID, typ, reason, msg string) {
 	defer o.mu.Unlock()
 	o.events = append(o.events, typ+" "+reason+" "+msg)
 }
-func (o *fakeObserver) DropEvents(types.UID)     {}
 func (o *fakeObserver) IsDesired(types.UID) bool { o.mu.Lock(); defer o.mu.Unlock(); return o.desired }
 func (o *fakeObserver) eventList() []string {
 	o.mu.Lock()

@@ -115,9 +115,6 @@ type Observer interface {
 	LastStatus(uid types.UID) *corev1.PodStatus
 	// Event records an event (queued: it never waits for storage).
 	Event(uid types.UID, typ, reason, message string)
-	// DropEvents forgets the pod's queued events: called before its
-	// stored ones are purged, so none lands after the purge.
-	DropEvents(uid types.UID)
 	// IsDesired reports whether a pod with this UID is still wanted (its
 	// manifest is present): terminated pods that are still desired keep their
 	// exited containers so status and logs stay available.

@@ -118,7 +118,6 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		if err := s.vol.Cleanup(ctx, uid); err != nil {
 			errs = append(errs, err)
 		}
-		s.obs.DropEvents(uid)
 		if err := s.store.PurgePod(uid); err != nil {
 			errs = append(errs, err)
 		}
