@@ -82,6 +82,13 @@ func measureFloor(b *testing.B, n int) time.Duration {
 // measureFloorBoth starts n floor pods in parallel, then removes them in
 // parallel, and returns both wall times.
 func measureFloorBoth(b *testing.B, n int) (start, remove time.Duration) {
+	start, remove, _ = measureFloorCPU(b, n)
+	return start, remove
+}
+
+// measureFloorCPU is measureFloorBoth that also returns the CPU the start
+// used.
+func measureFloorCPU(b *testing.B, n int) (start, remove time.Duration, cpu coldCPU) {
 	importTestImage(b)
 	ctx := env.Context(context.Background())
 	net, err := network.New(network.Config{ConfDir: env.CNIConfDir, BinDirs: env.CNIBinDirs, CacheDir: env.CNICacheDir})
@@ -95,7 +102,7 @@ func measureFloorBoth(b *testing.B, n int) (start, remove time.Duration) {
 	nsDir := filepath.Join(env.RunDir, "floor-netns")
 	pods := make([]*floorPod, n)
 	errs := make([]error, n)
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), sampleCPU(os.Getpid())
 	var wg sync.WaitGroup
 	for i := range pods {
 		wg.Add(1)
@@ -105,7 +112,7 @@ func measureFloorBoth(b *testing.B, n int) (start, remove time.Duration) {
 		}(i)
 	}
 	wg.Wait()
-	start = time.Since(t0)
+	start, cpu = time.Since(t0), sampleCPU(os.Getpid()).since(cpu0)
 	t0 = time.Now()
 	for _, p := range pods {
 		wg.Add(1)
@@ -118,7 +125,7 @@ func measureFloorBoth(b *testing.B, n int) (start, remove time.Duration) {
 			b.Fatalf("floor pod %d: %v", i, errs[i])
 		}
 	}
-	return start, remove
+	return start, remove, cpu
 }
 
 // BenchmarkColdStart30 reports podhost's cold start (daemon start with 30

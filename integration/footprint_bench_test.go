@@ -47,6 +47,47 @@ type footprintRow struct {
 	// first resync of every pod, the first full housekeeping pass and the
 	// start's garbage are behind.
 	PodhostSettledCPUPct float64 `json:"podhostSettledCpuPct,omitempty"`
+	// CPU seconds used during each cold start, all cores: where podhost's
+	// extra time goes.
+	ColdCPU  coldCPU `json:"coldStartCpuS"`
+	FloorCPU coldCPU `json:"floorCpuS"`
+}
+
+// coldCPU splits the CPU time of a cold start: the whole machine, containerd,
+// and the process doing the starts (podhost, or the bench itself for the
+// floor); the rest is shims, runc, CNI plugins, log drivers and the kernel's
+// threads.
+type coldCPU struct {
+	Busy       float64 `json:"busy"`
+	Containerd float64 `json:"containerd"`
+	Starter    float64 `json:"starter"`
+}
+
+type cpuSample struct{ busy, ctrd, starter int }
+
+func sampleCPU(starter int) cpuSample {
+	return cpuSample{busy: busyTicks(), ctrd: cpuTicks(env.ContainerdPID()), starter: cpuTicks(starter)}
+}
+
+func (s cpuSample) since(s0 cpuSample) coldCPU {
+	return coldCPU{Busy: float64(s.busy-s0.busy) / 100, Containerd: float64(s.ctrd-s0.ctrd) / 100, Starter: float64(s.starter-s0.starter) / 100}
+}
+
+// busyTicks is the machine's non-idle CPU time in USER_HZ ticks.
+func busyTicks() int {
+	bs, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0
+	}
+	line, _, _ := strings.Cut(string(bs), "\n")
+	total := 0
+	for i, f := range strings.Fields(line)[1:] {
+		v, _ := strconv.Atoi(f)
+		if i != 3 && i != 4 && i < 8 { // idle, iowait; guest is in user already
+			total += v
+		}
+	}
+	return total
 }
 
 type footprintReport struct {
@@ -106,8 +147,8 @@ func BenchmarkFootprint(b *testing.B) {
 
 func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	row := footprintRow{N: n}
-	floorStart, _ := measureFloorBoth(b, n)
-	row.ColdFloorS = floorStart.Seconds()
+	floorStart, _, floorCPU := measureFloorCPU(b, n)
+	row.ColdFloorS, row.FloorCPU = floorStart.Seconds(), floorCPU
 	row.AddFloorMs, row.RemoveFloorMs = medianOf3(func() (time.Duration, time.Duration) { return measureFloorBoth(b, 1) })
 
 	d := newPodhostd(b)
@@ -127,10 +168,11 @@ func footprintRun(b *testing.B, n int, idle time.Duration) footprintRow {
 	for j := 0; j < n; j++ {
 		d.writeManifest(fmt.Sprintf("f%d.yaml", j), idlePod(fmt.Sprintf("f%d", j)))
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), sampleCPU(0)
 	d.startNoWait()
 	d.waitAllRunningWatched(n, 8*time.Minute)
 	row.ColdPodhostS = time.Since(start).Seconds()
+	row.ColdCPU = sampleCPU(d.cmd.Process.Pid).since(cpu0)
 	row.ColdRatio = row.ColdPodhostS / row.ColdFloorS
 	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
 	row.PodhostRSSAnonKiB, row.PodhostRSSFileKiB = rssSplitKiB(d.cmd.Process.Pid)
@@ -278,6 +320,11 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 		fmt.Fprintf(&t, "%5d %8.2f %8.2f %6.2f %7.0f %6.0f %7.0f %6.2f %6.0f %6.0f %7.0f %6.1fMi %6.1fMi %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
 			r.ColdRatio, r.AddMs, r.AddFloorMs, r.AddFloorLoadedMs, r.AddMs/r.AddFloorLoadedMs, r.RemoveMs, r.RemoveFloorMs, r.RemoveFloorLoadedMs,
 			mib(r.PodhostRSSKiB), mib(r.PodhostRSSAnonKiB), mib(r.PodhostRSSFileKiB), mib(r.ContainerdRSSKiB))
+	}
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&t, "N=%d cold start CPU s (busy / containerd / starter / rest): podhost %.2f / %.2f / %.2f / %.2f, floor %.2f / %.2f / %.2f / %.2f\n", r.N,
+			r.ColdCPU.Busy, r.ColdCPU.Containerd, r.ColdCPU.Starter, r.ColdCPU.Busy-r.ColdCPU.Containerd-r.ColdCPU.Starter,
+			r.FloorCPU.Busy, r.FloorCPU.Containerd, r.FloorCPU.Starter, r.FloorCPU.Busy-r.FloorCPU.Containerd-r.FloorCPU.Starter)
 	}
 	fmt.Fprintln(&t, "add/rm floor: one pod through the containerd client with nothing else running; loaded: the same while podhost's N pods run; ratio: add / loaded floor")
 	for _, r := range rep.Rows {

@@ -37,8 +37,8 @@ type Statuses interface {
 // Store keeps the histories (*state.DB).
 type Store interface {
 	ListRollouts() ([]state.RolloutRecord, error)
-	PutRollout(r state.RolloutRecord) error
-	DeleteRollout(fullName string) error
+	// UpdateRollouts stores put and forgets del in one commit.
+	UpdateRollouts(put []state.RolloutRecord, del []string) error
 	// DeleteStatus drops the last status stored for a pod: a version
 	// brought back starts anew, it must not resume its old status.
 	DeleteStatus(uid types.UID) error
@@ -75,6 +75,7 @@ type Controller struct {
 	pods   map[types.UID]*corev1.Pod       // decoded revision pods
 	last   *source.Snapshot                // the sources' last snapshot
 	notify []pendingEvent                  // events for restored pods, once tracked
+	dirty  map[string]bool                 // histories to write (or delete) at the next flushLocked
 }
 
 type pendingEvent struct {
@@ -94,7 +95,8 @@ func New(st Statuses, store Store, opts Options) *Controller {
 		opts.Now = time.Now
 	}
 	c := &Controller{st: st, store: store, opts: opts, log: opts.Logger.With("component", "rollout"),
-		kick: make(chan struct{}, 1), recs: map[string]*state.RolloutRecord{}, pods: map[types.UID]*corev1.Pod{}}
+		kick: make(chan struct{}, 1), recs: map[string]*state.RolloutRecord{}, pods: map[types.UID]*corev1.Pod{},
+		dirty: map[string]bool{}}
 	recs, err := store.ListRollouts()
 	if err != nil {
 		c.log.Error("read rollout histories; windows and rollbacks start afresh", "err", err)
@@ -241,11 +243,30 @@ func (c *Controller) forgetStatus(uid types.UID) {
 	}
 }
 
-// persistLocked writes rec (logged on failure: the next change retries).
-func (c *Controller) persistLocked(rec *state.RolloutRecord) {
-	if err := c.store.PutRollout(*rec); err != nil {
-		c.log.Warn("persist rollout history", "pod", rec.FullName, "err", err)
+// persistLocked queues rec for the next flushLocked.
+func (c *Controller) persistLocked(rec *state.RolloutRecord) { c.dirty[rec.FullName] = true }
+
+// flushLocked writes the queued histories in one commit: those still known
+// are stored, the others deleted. A failed write is logged and the queue
+// kept for the next flush.
+func (c *Controller) flushLocked() {
+	if len(c.dirty) == 0 {
+		return
 	}
+	var put []state.RolloutRecord
+	var del []string
+	for name := range c.dirty {
+		if rec := c.recs[name]; rec != nil {
+			put = append(put, *rec)
+		} else {
+			del = append(del, name)
+		}
+	}
+	if err := c.store.UpdateRollouts(put, del); err != nil {
+		c.log.Warn("persist rollout histories", "pods", len(c.dirty), "err", err)
+		return
+	}
+	clear(c.dirty)
 }
 
 func fmtRevision(r *state.Revision) string {

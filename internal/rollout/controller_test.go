@@ -311,3 +311,50 @@ func TestTrimKeepsLastReady(t *testing.T) {
 		t.Fatalf("trim = %v, want [1 3 4]", nums)
 	}
 }
+
+// countingStore counts the commits the controller asks of the store.
+type countingStore struct {
+	*state.DB
+	commits int
+}
+
+func (s *countingStore) UpdateRollouts(put []state.RolloutRecord, del []string) error {
+	s.commits++
+	return s.DB.UpdateRollouts(put, del)
+}
+
+// A snapshot of many new pods, their turning Ready, and their removal are
+// one commit each, not one per pod (podhost's first start with many
+// manifests waited on a commit per pod before the first pod was added).
+func TestManyPodsOneCommit(t *testing.T) {
+	w := newTestWorld(t, time.Minute)
+	store := &countingStore{DB: w.db}
+	w.c = New(w.st, store, Options{DefaultWindow: time.Minute, Now: func() time.Time { return w.now }})
+	var pods []*corev1.Pod
+	for i := range 50 {
+		pods = append(pods, w.pod(fmt.Sprintf("p%d", i), "img:1", ""))
+	}
+	w.apply(pods...)
+	if store.commits != 1 {
+		t.Fatalf("observing 50 new pods: %d commits, want 1", store.commits)
+	}
+	for _, p := range pods {
+		w.st.set(p.UID, true, "")
+	}
+	w.tick(time.Second)
+	if store.commits != 2 {
+		t.Fatalf("50 pods turning Ready: %d commits in all, want 2", store.commits)
+	}
+	w.tick(time.Second)
+	w.apply()
+	if store.commits != 3 {
+		t.Fatalf("a pass with nothing to write, then 50 pods removed: %d commits in all, want 3", store.commits)
+	}
+	if recs, err := w.db.ListRollouts(); err != nil || len(recs) != 0 {
+		t.Fatalf("histories after every pod went: %d, %v", len(recs), err)
+	}
+	w.restart(time.Minute)
+	if _, err := w.c.History("default", "p0"); err == nil {
+		t.Fatal("a removed pod's history came back after a restart")
+	}
+}

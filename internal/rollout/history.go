@@ -21,6 +21,7 @@ import (
 func (c *Controller) observe(snap source.Snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.flushLocked()
 	c.last = &snap
 	now := c.opts.Now()
 	seen := map[string]bool{}
@@ -41,9 +42,7 @@ func (c *Controller) observe(snap source.Snapshot) {
 			continue
 		}
 		delete(c.recs, name)
-		if err := c.store.DeleteRollout(name); err != nil {
-			c.log.Warn("forget rollout history", "pod", name, "err", err)
-		}
+		c.dirty[name] = true // deleted by the flush
 	}
 }
 
@@ -124,6 +123,7 @@ func mustJSON(p *corev1.Pod) json.RawMessage {
 func (c *Controller) check() (emit bool, next time.Duration, watch bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	defer c.flushLocked()
 	now := c.opts.Now()
 	c.flushEventsLocked()
 	for _, rec := range c.recs {
@@ -175,6 +175,7 @@ func (c *Controller) rollBackLocked(rec *state.RolloutRecord, cur, prev *state.R
 	cur.Outcome, cur.Reason = OutcomeRolledBack, withMessage(d.Reason, d.Message)
 	rec.Override = &state.Override{SourceUID: cur.UID, ToUID: prev.UID, Reason: d.Reason, Message: d.Message, At: now}
 	c.persistLocked(rec)
+	c.flushLocked() // the override is recorded before the old status goes
 	c.forgetStatus(prev.UID)
 	c.log.Warn("rolling back pod update", "pod", rec.FullName, "from", fmtRevision(cur), "to", fmtRevision(prev),
 		"reason", d.Reason, "message", d.Message)
@@ -266,6 +267,7 @@ func (c *Controller) Undo(namespace, name string) (int, error) {
 	msg := fmt.Sprintf("rollout undo from %s", fmtRevision(from))
 	rec.Override = &state.Override{SourceUID: source.UID, ToUID: to.UID, Reason: ReasonUndone, Message: msg, Manual: true, At: c.opts.Now()}
 	c.persistLocked(rec)
+	c.flushLocked() // the override is recorded before the old status goes
 	c.forgetStatus(to.UID)
 	c.log.Info("rollout undo", "pod", full, "from", fmtRevision(from), "to", fmtRevision(to))
 	c.st.Event(from.UID, corev1.EventTypeNormal, ReasonUndone, fmt.Sprintf("replaced by %s", fmtRevision(to)))

@@ -13,8 +13,8 @@ import (
 // podhost runs. Only a file that is gone removes its pods.
 type LastGood interface {
 	ListManifests() ([]state.ManifestRecord, error)
-	PutManifest(path string, data []byte) error
-	DeleteManifest(path string) error
+	// UpdateManifests stores put and forgets del in one commit.
+	UpdateManifests(put []state.ManifestRecord, del []string) error
 }
 
 // loadStored reads the store once, before the first file is read: every
@@ -48,8 +48,8 @@ func (s *scanner) loadStored() {
 	}
 }
 
-// persist records data as the last good content of path, when it changed.
-// A failed write is logged and retried at the next relist.
+// persist queues data as the last good content of path, when it changed;
+// flushStored writes the queue.
 //
 // A file holding a Secret is never stored (Secret values must not reach the
 // disk): its last good version lives in memory only, and is re-read from
@@ -66,39 +66,46 @@ func (s *scanner) persist(path string, data []byte, hasSecret bool) {
 	if old, ok := s.stored[path]; ok && bytes.Equal(old, data) {
 		return
 	}
-	if err := s.store.PutManifest(path, data); err != nil {
-		s.log.Warn("persist last good manifest", "file", path, "err", err)
-		return
-	}
-	s.stored[path] = bytes.Clone(data)
+	s.puts = append(s.puts, state.ManifestRecord{Path: path, Data: bytes.Clone(data)})
 }
 
-// unstore deletes the stored record of path, if any.
+// unstore queues the deletion of path's stored record, if any.
 func (s *scanner) unstore(path string) {
-	if _, ok := s.stored[path]; !ok {
-		return
+	if _, ok := s.stored[path]; ok {
+		s.dels = append(s.dels, path)
 	}
-	if err := s.store.DeleteManifest(path); err != nil {
-		s.log.Warn("forget last good manifest", "file", path, "err", err)
-		return
-	}
-	delete(s.stored, path)
 }
 
-// forgetStored deletes the records of files that are gone (not seen by
-// this scan, including those of another manifest dir).
+// forgetStored queues the deletion of the records of files that are gone
+// (not seen by this scan, including those of another manifest dir).
 func (s *scanner) forgetStored(seen map[string]bool) {
 	if s.store == nil || !s.loaded {
 		return
 	}
 	for path := range s.stored {
-		if seen[path] {
-			continue
+		if !seen[path] {
+			s.dels = append(s.dels, path)
 		}
-		if err := s.store.DeleteManifest(path); err != nil {
-			s.log.Warn("forget last good manifest", "file", path, "err", err)
-			continue
-		}
-		delete(s.stored, path)
+	}
+}
+
+// flushStored writes what this scan queued in one commit, before its
+// snapshot is emitted. A failed write is logged and retried at the next
+// relist (s.stored still differs from the files).
+func (s *scanner) flushStored() {
+	puts, dels := s.puts, s.dels
+	s.puts, s.dels = nil, nil
+	if len(puts) == 0 && len(dels) == 0 {
+		return
+	}
+	if err := s.store.UpdateManifests(puts, dels); err != nil {
+		s.log.Warn("persist last good manifests", "files", len(puts)+len(dels), "err", err)
+		return
+	}
+	for _, p := range dels {
+		delete(s.stored, p)
+	}
+	for _, r := range puts {
+		s.stored[r.Path] = r.Data
 	}
 }

@@ -1,6 +1,7 @@
 package source
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -102,4 +103,47 @@ func TestLastGoodFileGoneWhileStopped(t *testing.T) {
 	if recs, _ := db.ListManifests(); len(recs) != 0 {
 		t.Fatalf("records %q", recs)
 	}
+}
+
+// countingStore counts the commits the scanner asks of the store.
+type countingStore struct {
+	*state.DB
+	commits int
+}
+
+func (s *countingStore) UpdateManifests(put []state.ManifestRecord, del []string) error {
+	s.commits++
+	return s.DB.UpdateManifests(put, del)
+}
+
+// A scan that sees many new files, or loses them, writes once: the first
+// start with many manifests waited on a commit per file before its first
+// snapshot. An unchanged dir writes nothing.
+func TestLastGoodOneCommitPerScan(t *testing.T) {
+	dir := secureDir(t)
+	store := &countingStore{DB: openStore(t)}
+	sc := restart(dir, nil)
+	sc.store = store
+	var paths []string
+	for i := range 40 {
+		paths = append(paths, writeFile(t, dir, fmt.Sprintf("p%d.yaml", i), podYAML(fmt.Sprintf("p%d", i), "img:1")))
+	}
+	scan := func(wantCommits, wantRecords int) {
+		t.Helper()
+		if _, err := sc.scan(); err != nil {
+			t.Fatal(err)
+		}
+		recs, err := store.ListManifests()
+		if store.commits != wantCommits || len(recs) != wantRecords || err != nil {
+			t.Fatalf("%d commits, %d records (%v); want %d, %d", store.commits, len(recs), err, wantCommits, wantRecords)
+		}
+	}
+	scan(1, 40)
+	scan(1, 40) // unchanged
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan(2, 0)
 }

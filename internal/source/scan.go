@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/state"
 )
 
 // ErrInsecure marks a manifest dir or file refused for its ownership or mode.
@@ -88,10 +89,12 @@ type scanner struct {
 	cache         map[string]*cacheEntry
 	good          map[string]manifest.Objects
 
-	store  LastGood          // nil: nothing persisted (Scan)
-	log    *slog.Logger      // store problems
-	stored map[string][]byte // what the store holds, by path
-	loaded bool              // the store was read
+	store  LastGood               // nil: nothing persisted (Scan)
+	log    *slog.Logger           // store problems
+	stored map[string][]byte      // what the store holds, by path
+	loaded bool                   // the store was read
+	puts   []state.ManifestRecord // queued by this scan (flushStored)
+	dels   []string
 }
 
 func newScanner(dir string, allowInsecure bool) *scanner {
@@ -146,6 +149,7 @@ func (s *scanner) scan() (Snapshot, error) {
 		}
 	}
 	s.forgetStored(seen)
+	s.flushStored()
 	return assemble(files), nil
 }
 

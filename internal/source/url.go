@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/state"
 )
 
 // Defaults of URLConfig.
@@ -189,9 +190,9 @@ func (u *URLSource) persist(data []byte, hasSecret bool) {
 	}
 	var err error
 	if hasSecret {
-		err = u.cfg.LastGood.DeleteManifest(u.cfg.URL)
+		err = u.cfg.LastGood.UpdateManifests(nil, []string{u.cfg.URL})
 	} else {
-		err = u.cfg.LastGood.PutManifest(u.cfg.URL, data)
+		err = u.cfg.LastGood.UpdateManifests([]state.ManifestRecord{{Path: u.cfg.URL, Data: data}}, nil)
 	}
 	if err != nil {
 		u.log.Warn("persist last good manifest URL content", "err", err)

@@ -31,24 +31,7 @@ func migrateV3(tx *bolt.Tx) error {
 // UpdateIdentities stores put and deletes the records of the full names in
 // del, in one transaction (absent is fine).
 func (db *DB) UpdateIdentities(put []IdentityRecord, del []string) error {
-	for _, r := range put {
-		if err := requireKey("identity", r.FullName); err != nil {
-			return err
-		}
-	}
-	return db.Update(func(tx *Tx) error {
-		for _, name := range del {
-			if err := deleteKey(tx.tx, bucketIdentities, []byte(name)); err != nil {
-				return err
-			}
-		}
-		for _, r := range put {
-			if err := putJSON(tx.tx, bucketIdentities, []byte(r.FullName), r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return updateKeyed(db, bucketIdentities, "identity", func(r IdentityRecord) string { return r.FullName }, put, del)
 }
 
 // ListIdentities returns every identity record, by full name.

@@ -28,17 +28,16 @@ func migrateV2(tx *bolt.Tx) error {
 
 // PutManifest records data as the last good content of the file at path.
 func (db *DB) PutManifest(path string, data []byte) error {
-	if err := requireKey("manifest", path); err != nil {
-		return err
-	}
-	return db.batch(func(tx *Tx) error {
-		return putJSON(tx.tx, bucketManifests, []byte(path), ManifestRecord{Path: path, Data: data})
-	})
+	return db.UpdateManifests([]ManifestRecord{{Path: path, Data: data}}, nil)
 }
 
 // DeleteManifest forgets the file at path (it is gone); absent is fine.
-func (db *DB) DeleteManifest(path string) error {
-	return db.batch(func(tx *Tx) error { return deleteKey(tx.tx, bucketManifests, []byte(path)) })
+func (db *DB) DeleteManifest(path string) error { return db.UpdateManifests(nil, []string{path}) }
+
+// UpdateManifests stores put and forgets the files in del, in one commit: a
+// relist that sees many new files (podhost's first start) writes once.
+func (db *DB) UpdateManifests(put []ManifestRecord, del []string) error {
+	return updateKeyed(db, bucketManifests, "manifest", func(r ManifestRecord) string { return r.Path }, put, del)
 }
 
 // ListManifests returns the last good content of every recorded file.

@@ -226,3 +226,29 @@ func (t *Tx) PurgePod(uid types.UID) error {
 	}
 	return nil
 }
+
+// updateKeyed stores each record of put under its key and deletes the keys
+// in del, in one commit shared with concurrent callers (batch).
+func updateKeyed[T any](db *DB, bucket []byte, kind string, key func(T) string, put []T, del []string) error {
+	for _, r := range put {
+		if err := requireKey(kind, key(r)); err != nil {
+			return err
+		}
+	}
+	if len(put) == 0 && len(del) == 0 {
+		return nil
+	}
+	return db.batch(func(tx *Tx) error {
+		for _, k := range del {
+			if err := deleteKey(tx.tx, bucket, []byte(k)); err != nil {
+				return err
+			}
+		}
+		for _, r := range put {
+			if err := putJSON(tx.tx, bucket, []byte(key(r)), r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}

@@ -51,16 +51,15 @@ func migrateV4(tx *bolt.Tx) error {
 }
 
 // PutRollout stores r under r.FullName.
-func (db *DB) PutRollout(r RolloutRecord) error {
-	if err := requireKey("rollout", r.FullName); err != nil {
-		return err
-	}
-	return db.batch(func(tx *Tx) error { return putJSON(tx.tx, bucketRollouts, []byte(r.FullName), r) })
-}
+func (db *DB) PutRollout(r RolloutRecord) error { return db.UpdateRollouts([]RolloutRecord{r}, nil) }
 
 // DeleteRollout forgets the history of fullName; absent is fine.
-func (db *DB) DeleteRollout(fullName string) error {
-	return db.batch(func(tx *Tx) error { return deleteKey(tx.tx, bucketRollouts, []byte(fullName)) })
+func (db *DB) DeleteRollout(fullName string) error { return db.UpdateRollouts(nil, []string{fullName}) }
+
+// UpdateRollouts stores put and forgets the histories in del, in one
+// commit: a snapshot of many new pods writes once.
+func (db *DB) UpdateRollouts(put []RolloutRecord, del []string) error {
+	return updateKeyed(db, bucketRollouts, "rollout", func(r RolloutRecord) string { return r.FullName }, put, del)
 }
 
 // ListRollouts returns every stored history.
