@@ -28,6 +28,12 @@ func TestDiffPods(t *testing.T) {
 	if got := summary(evs); !slices.Equal(got, []string{"MODIFIED a Running"}) {
 		t.Fatalf("second = %v", got)
 	}
+	// The same object, or an equal new one: no event.
+	b := prev["b"]
+	prev, evs = DiffPods(prev, []*corev1.Pod{uidPod("a", corev1.PodRunning), b})
+	if len(evs) != 0 || prev["b"] != b {
+		t.Fatalf("unchanged = %v", summary(evs))
+	}
 	_, evs = DiffPods(prev, []*corev1.Pod{uidPod("b", corev1.PodRunning)})
 	if got := summary(evs); !slices.Equal(got, []string{"DELETED a Running"}) {
 		t.Fatalf("third = %v", got)

@@ -67,6 +67,9 @@ type LogRequest struct {
 
 // Backend is what the server needs from the daemon.
 type Backend interface {
+	// Pods returns every pod. The objects may be shared with other callers
+	// (read-only), and an object is the same until its pod changes (the
+	// watch diff relies on it; a new object each time is correct, slower).
 	Pods() []*corev1.Pod
 	Events(namespace, name string) ([]Event, error)
 	FileErrors() []FileError

@@ -13,7 +13,6 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/status"
 )
@@ -24,7 +23,7 @@ type backend struct {
 	st     *status.Manager
 	logDir string
 	rt     execer
-	node   string // this host's name: every pod's spec.nodeName in the API
+	views  *podViews
 	health *rthealth.Monitor
 	state  *stateHealth
 }
@@ -53,25 +52,9 @@ func (b *backend) Ready() bool {
 	}
 }
 
-func (b *backend) Pods() []*corev1.Pod {
-	entries := b.mgr.Pods()
-	out := make([]*corev1.Pod, 0, len(entries))
-	for _, e := range entries {
-		p := e.Pod
-		p.APIVersion, p.Kind = "v1", "Pod"
-		if p.Spec.NodeName == "" {
-			p.Spec.NodeName = b.node
-		}
-		if len(e.Warnings) > 0 {
-			if p.Annotations == nil {
-				p.Annotations = map[string]string{}
-			}
-			p.Annotations[podstate.AnnotationWarnings] = strings.Join(e.Warnings, "; ")
-		}
-		out = append(out, p)
-	}
-	return out
-}
+// Pods returns every pod as the API shows it (podViews): shared objects,
+// read-only.
+func (b *backend) Pods() []*corev1.Pod { return b.views.build(b.mgr.Pods()) }
 
 func (b *backend) find(namespace, name string) (*corev1.Pod, error) {
 	for _, p := range b.Pods() {

@@ -73,9 +73,13 @@ type LogCollector interface {
 	Collect(ctx context.Context, active func(types.UID) bool) error
 }
 
-// PodEntry is one pod as the API shows it.
+// PodEntry is one pod the API shows, not copied: Pod is the manager's own
+// (read-only; a new object whenever the pod's spec changes) and its status
+// is the status manager's, unless Status is set (a pod waiting for its
+// dependencies, whose status the manager computes).
 type PodEntry struct {
 	Pod      *corev1.Pod
+	Status   *corev1.PodStatus
 	Warnings []string
 }
 
@@ -150,31 +154,21 @@ func New(d Deps, opts Options) *Manager {
 	}
 }
 
-// Pods returns every desired or rejected pod with its current status, sorted
-// by namespace/name.
+// Pods returns every desired, rejected or waiting pod (see PodEntry),
+// sorted by namespace/name.
 func (m *Manager) Pods() []PodEntry {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(m.waiting))
-	add := func(p *corev1.Pod) {
-		cp := p.DeepCopy()
-		if st, ok := m.statuses.Status(p.UID); ok {
-			cp.Status = st
-		} else {
-			cp.Status = corev1.PodStatus{Phase: corev1.PodPending}
-		}
-		out = append(out, PodEntry{Pod: cp, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
-	}
 	for _, p := range m.desired {
-		add(p)
+		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
 	}
 	for _, p := range m.rejected {
-		add(p)
+		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
 	}
 	for _, w := range m.waiting {
-		cp := w.pod.DeepCopy()
-		cp.Status = waitingStatus(w)
-		out = append(out, PodEntry{Pod: cp, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
+		st := waitingStatus(w)
+		out = append(out, PodEntry{Pod: w.pod, Status: &st, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].Pod, out[j].Pod

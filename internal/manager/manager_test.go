@@ -217,7 +217,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 		t.Fatalf("status %+v", got)
 	}
 	pods := m.Pods()
-	if len(pods) != 2 || pods[1].Pod.Status.Reason != "HostPortConflict" {
+	if len(pods) != 2 || pods[1].Pod.UID != "u2" || pods[1].Status != nil {
 		t.Fatalf("Pods() = %+v", pods)
 	}
 	// Previously admitted pods are admitted again after a restart, whatever

@@ -51,8 +51,8 @@ func TestAfterWaitsForReady(t *testing.T) {
 	}
 	var appStatus corev1.PodStatus
 	for _, e := range m.Pods() {
-		if e.Pod.Name == "app" {
-			appStatus = e.Pod.Status
+		if e.Pod.Name == "app" && e.Status != nil {
+			appStatus = *e.Status
 		}
 	}
 	if appStatus.Phase != corev1.PodPending || appStatus.Reason != ReasonWaitingForDependencies || appStatus.Message != "waiting for pods to be Ready: db" {
@@ -76,7 +76,7 @@ func TestAfterMissingDependencyWaits(t *testing.T) {
 	if got := updates(w); got != "" {
 		t.Fatalf("updates = %q", got)
 	}
-	if msg := m.Pods()[0].Pod.Status.Message; msg != "waiting for pods to be Ready: db (not found)" {
+	if msg := m.Pods()[0].Status.Message; msg != "waiting for pods to be Ready: db (not found)" {
 		t.Fatalf("message = %q", msg)
 	}
 	// Removing a waiting pod sends no kill: it never started.

@@ -130,3 +130,29 @@ func TestEqualStatusKeepsTheStoredOne(t *testing.T) {
 		t.Fatalf("kept %v, want the first status unchanged", got.StartTime)
 	}
 }
+
+// A status's revision changes exactly when the status does (the API keeps
+// a pod's object until then).
+func TestRevisionFollowsStatusChanges(t *testing.T) {
+	m := NewManager(newMemStore(), ManagerOptions{})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "a"}}
+	m.AddPod(pod)
+	if r := m.Revision("a"); r != 0 {
+		t.Fatalf("revision before any status = %d, want 0", r)
+	}
+	m.SetStatus(pod, corev1.PodStatus{Phase: corev1.PodPending})
+	r1 := m.Revision("a")
+	m.SetStatus(pod, corev1.PodStatus{Phase: corev1.PodPending})
+	if r := m.Revision("a"); r1 == 0 || r != r1 {
+		t.Fatalf("revisions %d then %d for an equal status, want the same non-zero", r1, r)
+	}
+	m.SetStatus(pod, corev1.PodStatus{Phase: corev1.PodRunning})
+	st, r2, ok := m.StatusRevision("a")
+	if !ok || r2 == r1 || st.Phase != corev1.PodRunning || m.Revision("a") != r2 {
+		t.Fatalf("after a change: %s rev %d (was %d), %v", st.Phase, r2, r1, ok)
+	}
+	m.RemovePod("a")
+	if _, r, ok := m.StatusRevision("a"); ok || r != 0 {
+		t.Fatalf("removed pod: rev %d, %v", r, ok)
+	}
+}

@@ -46,9 +46,13 @@ type Manager struct {
 	mu       sync.Mutex
 	pods     map[types.UID]bool // tracked pods: true desired, false rejected
 	statuses map[types.UID]corev1.PodStatus
-	dirty    map[types.UID]bool
-	synced   map[types.UID]bool // a status was computed since podhost started
-	expect   map[types.UID]bool // nil until ExpectSynced
+	// revs: the revision of each status, from seq: it changes exactly when
+	// the status does (the API rebuilds a pod's view only then).
+	revs   map[types.UID]uint64
+	seq    uint64
+	dirty  map[types.UID]bool
+	synced map[types.UID]bool // a status was computed since podhost started
+	expect map[types.UID]bool // nil until ExpectSynced
 	// shutdown: pods being terminated by a node shutdown (MarkNodeShutdown)
 	shutdown map[types.UID]bool
 	ready    chan struct{}
@@ -69,7 +73,7 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 	}
 	return &Manager{
 		store: store, opts: opts, log: opts.Logger,
-		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{},
+		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{}, revs: map[types.UID]uint64{},
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
 		changed:  make(chan struct{}),
 		shutdown: map[types.UID]bool{},
@@ -86,7 +90,7 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 	defer m.mu.Unlock()
 	m.pods[pod.UID] = true
 	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" {
-		m.statuses[pod.UID] = clearNodeShutdown(st)
+		m.putLocked(pod.UID, clearNodeShutdown(st))
 	}
 	m.notifyLocked()
 }
@@ -105,7 +109,7 @@ func (m *Manager) MarkNodeShutdown(pod *corev1.Pod) {
 	}
 	m.shutdown[pod.UID] = true
 	if st, ok := m.statuses[pod.UID]; ok {
-		m.statuses[pod.UID] = applyNodeShutdown(st, m.opts.Clock.Now())
+		m.putLocked(pod.UID, applyNodeShutdown(st, m.opts.Clock.Now()))
 		m.dirty[pod.UID] = true
 	}
 	m.mu.Unlock()
@@ -130,6 +134,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	defer m.mu.Unlock()
 	delete(m.pods, uid)
 	delete(m.statuses, uid)
+	delete(m.revs, uid)
 	delete(m.dirty, uid)
 	delete(m.synced, uid)
 	delete(m.shutdown, uid)
@@ -161,7 +166,7 @@ func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
 	// sent (they compare with reflect.DeepEqual; a time read back from
 	// state.db equals a recomputed one only semantically).
 	if prev, had := m.statuses[uid]; !had || !equality.Semantic.DeepEqual(prev, st) {
-		m.statuses[uid] = st
+		m.putLocked(uid, st)
 		m.dirty[uid] = true
 		m.notifyLocked()
 	}
@@ -180,6 +185,31 @@ func (m *Manager) Status(uid types.UID) (corev1.PodStatus, bool) {
 		return corev1.PodStatus{}, false
 	}
 	return *st.DeepCopy(), true
+}
+
+// Revision returns the revision of uid's status: it changes whenever the
+// status does; 0 without a status.
+func (m *Manager) Revision(uid types.UID) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.revs[uid]
+}
+
+// StatusRevision is Status with the status's Revision, read together.
+func (m *Manager) StatusRevision(uid types.UID) (corev1.PodStatus, uint64, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.statuses[uid]
+	if !ok {
+		return corev1.PodStatus{}, 0, false
+	}
+	return *st.DeepCopy(), m.revs[uid], true
+}
+
+func (m *Manager) putLocked(uid types.UID, st corev1.PodStatus) {
+	m.statuses[uid] = st
+	m.seq++
+	m.revs[uid] = m.seq
 }
 
 // LastStatus returns uid's last known status, or nil.

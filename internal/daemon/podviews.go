@@ -1,0 +1,92 @@
+package daemon
+
+import (
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// statusRevisions is the status manager as the pod views read it.
+type statusRevisions interface {
+	Revision(uid types.UID) uint64
+	StatusRevision(uid types.UID) (corev1.PodStatus, uint64, bool)
+}
+
+// podViews builds the API's pod objects and keeps each until its pod
+// changes: a watch or a list then costs a copy per changed pod, not per pod
+// (a cold start of N pods changes some pod's status O(N) times; rebuilding
+// and comparing every pod each time made watching it O(N²)). The objects it
+// returns are shared by every caller: read-only.
+type podViews struct {
+	st   statusRevisions
+	node string // this host's name: every pod's spec.nodeName
+
+	mu    sync.Mutex
+	views map[types.UID]podView
+}
+
+// podView is one built pod and what it was built from.
+type podView struct {
+	src      *corev1.Pod // the manager's object (a new one when the spec changes)
+	rev      uint64      // the status revision
+	warnings string
+	out      *corev1.Pod
+}
+
+func newPodViews(st statusRevisions, node string) *podViews {
+	return &podViews{st: st, node: node, views: map[types.UID]podView{}}
+}
+
+// build returns the API objects of entries, in their order.
+func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := make(map[types.UID]podView, len(entries))
+	out := make([]*corev1.Pod, 0, len(entries))
+	for _, e := range entries {
+		view := v.view(e)
+		next[e.Pod.UID] = view
+		out = append(out, view.out)
+	}
+	v.views = next
+	return out
+}
+
+// view returns e's kept view if nothing it was built from changed, else a
+// new one. A waiting pod's computed status is not kept.
+func (v *podViews) view(e manager.PodEntry) podView {
+	warnings := strings.Join(e.Warnings, "; ")
+	if e.Status != nil {
+		return podView{src: e.Pod, warnings: warnings, out: v.decorate(e.Pod, *e.Status, warnings)}
+	}
+	if old, ok := v.views[e.Pod.UID]; ok && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
+		return old
+	}
+	st, rev, ok := v.st.StatusRevision(e.Pod.UID)
+	if !ok {
+		st = corev1.PodStatus{Phase: corev1.PodPending}
+	}
+	return podView{src: e.Pod, rev: rev, warnings: warnings, out: v.decorate(e.Pod, st, warnings)}
+}
+
+// decorate copies p with status st and what the API adds to every pod.
+func (v *podViews) decorate(p *corev1.Pod, st corev1.PodStatus, warnings string) *corev1.Pod {
+	cp := p.DeepCopy()
+	cp.Status = st
+	cp.APIVersion, cp.Kind = "v1", "Pod"
+	if cp.Spec.NodeName == "" {
+		cp.Spec.NodeName = v.node
+	}
+	if warnings != "" {
+		if cp.Annotations == nil {
+			cp.Annotations = map[string]string{}
+		}
+		cp.Annotations[podstate.AnnotationWarnings] = warnings
+	}
+	return cp
+}

@@ -1,0 +1,77 @@
+package daemon
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/podstate"
+)
+
+// fakeRevisions is the status manager: a status and its revision per pod.
+type fakeRevisions map[types.UID]struct {
+	st  corev1.PodStatus
+	rev uint64
+}
+
+func (f fakeRevisions) Revision(uid types.UID) uint64 { return f[uid].rev }
+
+func (f fakeRevisions) StatusRevision(uid types.UID) (corev1.PodStatus, uint64, bool) {
+	s, ok := f[uid]
+	return s.st, s.rev, ok
+}
+
+func (f fakeRevisions) set(uid types.UID, phase corev1.PodPhase) {
+	f[uid] = struct {
+		st  corev1.PodStatus
+		rev uint64
+	}{corev1.PodStatus{Phase: phase}, f[uid].rev + 1}
+}
+
+// A pod's API object is kept until its status, its spec object or its
+// warnings change; a waiting pod's computed status is used as given.
+func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
+	st := fakeRevisions{}
+	v := newPodViews(st, "node1")
+	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "ua"}}
+	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "ub"}}
+	waiting := corev1.PodStatus{Phase: corev1.PodPending, Reason: "WaitingForDependencies"}
+	entries := []manager.PodEntry{{Pod: a}, {Pod: b}, {Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "uc"}}, Status: &waiting}}
+	st.set("ua", corev1.PodRunning)
+
+	first := v.build(entries)
+	if first[0].Status.Phase != corev1.PodRunning || first[1].Status.Phase != corev1.PodPending || first[2].Status.Reason != waiting.Reason {
+		t.Fatalf("phases %s %s %s", first[0].Status.Phase, first[1].Status.Phase, first[2].Status.Reason)
+	}
+	if first[0].Kind != "Pod" || first[0].APIVersion != "v1" || first[0].Spec.NodeName != "node1" || a.Spec.NodeName != "" || a.Status.Phase != "" {
+		t.Fatalf("view %+v of the manager's %+v", first[0].TypeMeta, a)
+	}
+	second := v.build(entries)
+	if second[0] != first[0] || second[1] != first[1] {
+		t.Fatal("unchanged pods rebuilt")
+	}
+	if second[2] == first[2] {
+		t.Fatal("a waiting pod's view was kept")
+	}
+
+	st.set("ub", corev1.PodRunning) // b's status changes
+	a2 := a.DeepCopy()              // a's spec object is replaced
+	entries = []manager.PodEntry{{Pod: a2, Warnings: []string{"w1"}}, {Pod: b}}
+	third := v.build(entries)
+	if third[0] == second[0] || third[1] == second[1] || third[1].Status.Phase != corev1.PodRunning {
+		t.Fatal("changed pods not rebuilt")
+	}
+	if third[0].Annotations[podstate.AnnotationWarnings] != "w1" || a2.Annotations != nil {
+		t.Fatalf("warnings %v, manager's object %v", third[0].Annotations, a2.Annotations)
+	}
+	entries[0].Warnings = []string{"w2"}
+	if fourth := v.build(entries); fourth[0] == third[0] || fourth[1] != third[1] {
+		t.Fatal("a warnings change did not rebuild only that pod")
+	}
+	if len(v.views) != 2 {
+		t.Fatalf("views kept for %d pods, want 2 (c is gone)", len(v.views))
+	}
+}
