@@ -185,8 +185,8 @@ func (c *Cache) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 }
 
 // SetAll records a full relist that started at at: every pod in pods is
-// set, and pods the list lacks are dropped (the next read lists them). Entries
-// observed after at (a Refresh that overtook the relist) are kept.
+// set, and the cached pods the list lacks are set empty. Entries observed
+// after at (a Refresh that overtook the relist) are kept.
 func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -210,7 +210,12 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	}
 	for uid, e := range c.pods {
 		if !seen[uid] && !e.observed.After(at) {
-			delete(c.pods, uid)
+			// No containers as of at; any created since were Tracked, so
+			// the next refresh reads them by ID. Dropping the entry would
+			// make that refresh a label list, which containerd serves by
+			// reading every container: each pod of a cold start that a
+			// relist overtook paid one.
+			c.pods[uid] = &entry{pod: &podstate.Pod{UID: uid}, observed: at}
 		}
 	}
 }

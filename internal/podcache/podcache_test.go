@@ -169,6 +169,38 @@ func TestNewPodReadsOnlyWhatItCreated(t *testing.T) {
 	}
 }
 
+// A relist that lacks a new pod (it ran between the pod's first sync and
+// its create: every pod of a cold start is overtaken by some relist) leaves
+// it empty, not unknown: the refresh after the create reads what was
+// tracked by ID, not by a label list (containerd reads every container for
+// one).
+func TestRelistLackingNewPodKeepsReadsByID(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{})
+	clk := clocktesting.NewFakePassiveClock(t0)
+	c := New(rt, clk)
+	c.SetAll(nil, t0)
+	clk.SetTime(t0.Add(time.Second))
+	if _, err := c.GetNewerThan(context.Background(), "new", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	c.SetAll(nil, t0.Add(2*time.Second)) // a relist before the create
+	c.Track("new", "n-1")
+	rt.pods["new"] = []string{"n-1"}
+	clk.SetTime(t0.Add(3 * time.Second))
+	got, err := c.Refresh(context.Background(), "new")
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"n-1"}) || rt.lists["new"] != 0 || rt.byID["new"] != 1 {
+		t.Fatalf("refresh: %v %v lists=%d byID=%d, want n-1 read by ID", ids(got), err, rt.lists["new"], rt.byID["new"])
+	}
+	// A pod whose containers went behind podhost's back is empty after the
+	// next relist, without a list of its own.
+	delete(rt.pods, "new")
+	c.SetAll(nil, t0.Add(4*time.Second))
+	if got, _ := c.GetNewerThan(context.Background(), "new", t0.Add(3*time.Second)); len(got.Containers) != 0 || rt.lists["new"] != 0 {
+		t.Fatalf("after a relist without it: %v lists=%d", ids(got), rt.lists["new"])
+	}
+}
+
 // A tracked create that a relist started before it replaced the entry
 // without is still read by the next refresh.
 func TestTrackedCreateSurvivesOlderRelist(t *testing.T) {
