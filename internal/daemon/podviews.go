@@ -35,6 +35,7 @@ type podView struct {
 	src      *corev1.Pod // the manager's object (a new one when the spec changes)
 	rev      uint64      // the status revision
 	warnings string
+	computed bool // built from the manager's computed status: never reused
 	out      *corev1.Pod
 }
 
@@ -58,13 +59,15 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 }
 
 // view returns e's kept view if nothing it was built from changed, else a
-// new one. A waiting pod's computed status is not kept.
+// new one. A view built from a waiting pod's computed status is never
+// reused: the same pod object is admitted when it is released, possibly
+// still without a status of its own (revision 0).
 func (v *podViews) view(e manager.PodEntry) podView {
 	warnings := strings.Join(e.Warnings, "; ")
 	if e.Status != nil {
-		return podView{src: e.Pod, warnings: warnings, out: v.decorate(e.Pod, *e.Status, warnings)}
+		return podView{src: e.Pod, warnings: warnings, computed: true, out: v.decorate(e.Pod, *e.Status, warnings)}
 	}
-	if old, ok := v.views[e.Pod.UID]; ok && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
+	if old, ok := v.views[e.Pod.UID]; ok && !old.computed && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
 		return old
 	}
 	st, rev, ok := v.st.StatusRevision(e.Pod.UID)

@@ -74,4 +74,11 @@ func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
 	if len(v.views) != 2 {
 		t.Fatalf("views kept for %d pods, want 2 (c is gone)", len(v.views))
 	}
+	// A waiting pod released as the same object, before its first status:
+	// Pending, not still waiting.
+	c := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "uc"}}
+	v.build([]manager.PodEntry{{Pod: c, Status: &waiting}})
+	if got := v.build([]manager.PodEntry{{Pod: c}}); got[0].Status.Reason != "" || got[0].Status.Phase != corev1.PodPending {
+		t.Fatalf("released pod shows %s %q, want Pending without the waiting reason", got[0].Status.Phase, got[0].Status.Reason)
+	}
 }
