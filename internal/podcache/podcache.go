@@ -127,6 +127,9 @@ func (c *Cache) Refresh(ctx context.Context, uid types.UID) (*podstate.Pod, erro
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.deletedSinceLocked(uid, at) {
+		return pod, nil // read for a worker that is gone: nothing to keep
+	}
 	for _, id := range ids {
 		delete(c.known[uid], id) // in pod now, or gone; later ones stay
 	}
@@ -206,6 +209,9 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
+		if c.deletedSinceLocked(p.UID, at) {
+			continue // its worker is gone: no entry to keep
+		}
 		c.setLocked(p.UID, p, at)
 	}
 	for uid, e := range c.pods {
@@ -235,6 +241,14 @@ func (c *Cache) Invalidate(uid types.UID, id string, at time.Time) {
 	if e := c.pods[uid]; id != "" && (e == nil || (!e.observed.After(at) && !e.pod.Has(id))) {
 		c.trackLocked(uid, id)
 	}
+}
+
+// deletedSinceLocked: uid was Deleted after at, so a read that began at
+// at must not bring its entry back (it would stay, set empty by every
+// later relist, with no worker to Delete it again).
+func (c *Cache) deletedSinceLocked(uid types.UID, at time.Time) bool {
+	t, ok := c.forgotten[uid]
+	return ok && at.Before(t)
 }
 
 func (c *Cache) staleLocked(uid types.UID, e *entry) bool {

@@ -290,3 +290,28 @@ func TestEventDuringRefreshMakesItStale(t *testing.T) {
 		t.Fatalf("reads by ID = %d, want 2: the entry the refresh stored must be stale", rt.byID["a"])
 	}
 }
+
+// A read that began before a pod's Delete (a relist, a refresh) does not
+// bring its entry back: nothing would Delete it again, and every later
+// relist would keep it as an empty pod.
+func TestReadOlderThanDeleteLeavesNoEntry(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c, rt, clk := listed(t0, "a-1")
+	// A refresh whose pod is Deleted while it reads.
+	rt.during = func() { clk.SetTime(t0.Add(2 * time.Second)); c.Delete("a") }
+	if _, err := c.Refresh(context.Background(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	rt.during = nil
+	if n := c.Len(); n != 0 {
+		t.Fatalf("the refresh brought back %d entries", n)
+	}
+	// A relist that began before the Delete, still listing a-1.
+	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0.Add(time.Second))
+	for i := range 3 {
+		c.SetAll(nil, t0.Add(time.Duration(3+i)*time.Second))
+	}
+	if n := c.Len(); n != 0 {
+		t.Fatalf("%d entries after the pod's Delete, want 0", n)
+	}
+}
