@@ -206,6 +206,13 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 			delete(c.eventAt, uid)
 		}
 	}
+	for uid := range c.known {
+		if _, evented := c.eventAt[uid]; c.pods[uid] == nil && !evented {
+			// Named by events of a pod with no worker (one deleted, an
+			// orphan), all older than this list: it saw those containers.
+			delete(c.known, uid)
+		}
+	}
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true

@@ -315,3 +315,19 @@ func TestReadOlderThanDeleteLeavesNoEntry(t *testing.T) {
 		t.Fatalf("%d entries after the pod's Delete, want 0", n)
 	}
 }
+
+// Events of a pod with no worker (deleted, or an orphan) leave nothing
+// behind once a newer complete list covers them.
+func TestEventsOfPodWithoutWorkerAreNotKept(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	c, _, _ := listed(t0, "a-1")
+	c.Delete("a")
+	c.Invalidate("a", "a-1", t0.Add(time.Second))
+	c.Invalidate("orphan", "o-1", t0.Add(time.Second))
+	c.SetAll(nil, t0.Add(2*time.Second))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.known) != 0 || len(c.eventAt) != 0 || len(c.pods) != 0 {
+		t.Fatalf("kept: known %v, eventAt %v, pods %d", c.known, c.eventAt, len(c.pods))
+	}
+}
