@@ -74,8 +74,12 @@ func (r *Runtime) CollectGarbage(ctx context.Context) error {
 		if !r.orphanLease(l, time.Now()) {
 			continue
 		}
-		r.log().Info("deleting orphaned lease", "lease", l.ID, "owner", l.Labels[podstate.LabelLeaseOwner], "created", l.CreatedAt)
-		if err := ls.Delete(ctx, l, leases.SynchronousDelete); err != nil && !errdefs.IsNotFound(err) {
+		// NotFound: a create that was in flight during the list finished
+		// and deleted its own lease since.
+		switch err := ls.Delete(ctx, l, leases.SynchronousDelete); {
+		case err == nil:
+			r.log().Info("deleted orphaned lease", "lease", l.ID, "owner", l.Labels[podstate.LabelLeaseOwner], "created", l.CreatedAt)
+		case !errdefs.IsNotFound(err):
 			errs = append(errs, fmt.Errorf("delete lease %s: %w", l.ID, err))
 		}
 	}
