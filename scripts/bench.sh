@@ -6,7 +6,8 @@
 # and remove→gone of one pod vs the floor, podhost and containerd RSS; at N=30
 # the per-pod helper PSS (shim / log driver, and the old re-executed podhost
 # as log driver), podhost's idle CPU over BENCH_IDLE (60s) twice: right after
-# the cold start and in the window after it (settled). Prints the table
+# the cold start and in the window after it (settled); the CPU each cold
+# start used (machine, containerd, podhost or the bench). Prints the table
 # and writes _output/bench/footprint.{json,txt}.
 #
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit
