@@ -57,8 +57,9 @@ type Cache struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]*entry
-	// known: container IDs of a pod the entry may lack (Track, Invalidate),
-	// read by the pod's next refresh.
+	// known: container IDs of a pod the entry may lack, read by the pod's
+	// next refresh: true when the worker Tracked it, false when only a
+	// task event named it.
 	known map[types.UID]map[string]bool
 	// complete: when the newest complete list of the runtime started.
 	complete time.Time
@@ -164,14 +165,14 @@ func (c *Cache) idsLocked(uid types.UID) []string {
 func (c *Cache) Track(uid types.UID, id string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.trackLocked(uid, id)
+	c.trackLocked(uid, id, true)
 }
 
-func (c *Cache) trackLocked(uid types.UID, id string) {
+func (c *Cache) trackLocked(uid types.UID, id string, byWorker bool) {
 	if c.known[uid] == nil {
 		c.known[uid] = map[string]bool{}
 	}
-	c.known[uid][id] = true
+	c.known[uid][id] = c.known[uid][id] || byWorker
 }
 
 // ListPods lists every pod in the runtime and records the list (SetAll):
@@ -206,18 +207,18 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 			delete(c.eventAt, uid)
 		}
 	}
-	for uid := range c.known {
-		if _, evented := c.eventAt[uid]; c.pods[uid] == nil && !evented {
-			// Named by events of a pod with no worker (one deleted, an
-			// orphan), all older than this list: it saw those containers.
+	for uid, ids := range c.known {
+		if _, evented := c.eventAt[uid]; c.pods[uid] == nil && !evented && !slices.Contains(slices.Collect(maps.Values(ids)), true) {
+			// Named only by events of a pod with no worker (one deleted,
+			// an orphan), all older than this list: it saw them.
 			delete(c.known, uid)
 		}
 	}
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
-		if c.deletedSinceLocked(p.UID, at) {
-			continue // its worker is gone: no entry to keep
+		if _, ok := c.forgotten[p.UID]; ok {
+			continue // Deleted at or after at (older ones went above): no worker
 		}
 		c.setLocked(p.UID, p, at)
 	}
@@ -246,7 +247,7 @@ func (c *Cache) Invalidate(uid types.UID, id string, at time.Time) {
 	// A container the entry lacks is read by the next refresh, unless the
 	// entry was listed after the event (it would be in it).
 	if e := c.pods[uid]; id != "" && (e == nil || (!e.observed.After(at) && !e.pod.Has(id))) {
-		c.trackLocked(uid, id)
+		c.trackLocked(uid, id, false)
 	}
 }
 

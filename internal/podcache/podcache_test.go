@@ -306,8 +306,11 @@ func TestReadOlderThanDeleteLeavesNoEntry(t *testing.T) {
 	if n := c.Len(); n != 0 {
 		t.Fatalf("the refresh brought back %d entries", n)
 	}
-	// A relist that began before the Delete, still listing a-1.
-	c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, t0.Add(time.Second))
+	// Relists that began before the Delete, or at its very time, still
+	// listing a-1.
+	for _, at := range []time.Time{t0.Add(time.Second), t0.Add(2 * time.Second)} {
+		c.SetAll([]*podstate.Pod{{UID: "a", Containers: []*podstate.Container{{ID: "a-1"}}}}, at)
+	}
 	for i := range 3 {
 		c.SetAll(nil, t0.Add(time.Duration(3+i)*time.Second))
 	}
@@ -329,5 +332,22 @@ func TestEventsOfPodWithoutWorkerAreNotKept(t *testing.T) {
 	defer c.mu.Unlock()
 	if len(c.known) != 0 || len(c.eventAt) != 0 || len(c.pods) != 0 {
 		t.Fatalf("kept: known %v, eventAt %v, pods %d", c.known, c.eventAt, len(c.pods))
+	}
+}
+
+// A container the worker Tracked is read even when its pod has no entry
+// and a relist that began before the create goes by: only IDs that events
+// alone named are dropped with the pod.
+func TestTrackedIDOutlivesRelistWithoutEntry(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	rt := newFake(map[types.UID][]string{})
+	clk := clocktesting.NewFakePassiveClock(t0.Add(2 * time.Second))
+	c := New(rt, clk)
+	c.Track("b", "b-1")
+	c.SetAll(nil, t0.Add(time.Second))
+	rt.pods["b"] = []string{"b-1"}
+	got, err := c.GetNewerThan(context.Background(), "b", t0)
+	if err != nil || !reflect.DeepEqual(ids(got), []string{"b-1"}) {
+		t.Fatalf("%v %v, want b-1", ids(got), err)
 	}
 }
