@@ -35,7 +35,6 @@ type podView struct {
 	src      *corev1.Pod // the manager's object (a new one when the spec changes)
 	rev      uint64      // the status revision
 	warnings string
-	computed bool // built from the manager's computed status: never reused
 	out      *corev1.Pod
 }
 
@@ -50,6 +49,13 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 	next := make(map[types.UID]podView, len(entries))
 	out := make([]*corev1.Pod, 0, len(entries))
 	for _, e := range entries {
+		if e.Status != nil {
+			// A waiting pod's computed status is not kept: the same pod
+			// object is admitted when it is released, possibly still
+			// without a status of its own (revision 0).
+			out = append(out, v.decorate(e.Pod, *e.Status, strings.Join(e.Warnings, "; ")))
+			continue
+		}
 		view := v.view(e)
 		next[e.Pod.UID] = view
 		out = append(out, view.out)
@@ -59,15 +65,10 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 }
 
 // view returns e's kept view if nothing it was built from changed, else a
-// new one. A view built from a waiting pod's computed status is never
-// reused: the same pod object is admitted when it is released, possibly
-// still without a status of its own (revision 0).
+// new one.
 func (v *podViews) view(e manager.PodEntry) podView {
 	warnings := strings.Join(e.Warnings, "; ")
-	if e.Status != nil {
-		return podView{src: e.Pod, warnings: warnings, computed: true, out: v.decorate(e.Pod, *e.Status, warnings)}
-	}
-	if old, ok := v.views[e.Pod.UID]; ok && !old.computed && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
+	if old, ok := v.views[e.Pod.UID]; ok && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
 		return old
 	}
 	st, rev, ok := v.st.StatusRevision(e.Pod.UID)

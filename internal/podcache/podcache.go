@@ -197,23 +197,7 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 	if at.After(c.complete) {
 		c.complete = at
 	}
-	for uid, t := range c.forgotten {
-		if at.After(t) {
-			delete(c.forgotten, uid)
-		}
-	}
-	for uid, t := range c.eventAt {
-		if t.Before(at) { // the list saw what the event changed
-			delete(c.eventAt, uid)
-		}
-	}
-	for uid, ids := range c.known {
-		if _, evented := c.eventAt[uid]; c.pods[uid] == nil && !evented && !slices.Contains(slices.Collect(maps.Values(ids)), true) {
-			// Named only by events of a pod with no worker (one deleted,
-			// an orphan), all older than this list: it saw them.
-			delete(c.known, uid)
-		}
-	}
+	c.pruneLocked(at)
 	seen := make(map[types.UID]bool, len(pods))
 	for _, p := range pods {
 		seen[p.UID] = true
@@ -230,6 +214,28 @@ func (c *Cache) SetAll(pods []*podstate.Pod, at time.Time) {
 			// reading every container: each pod of a cold start that a
 			// relist overtook paid one.
 			c.pods[uid] = &entry{pod: &podstate.Pod{UID: uid}, observed: at}
+		}
+	}
+}
+
+// pruneLocked drops what a complete list started at at makes moot:
+// deletions and events older than it, and the container IDs that only
+// events named for a pod with no entry (one deleted, an orphan).
+func (c *Cache) pruneLocked(at time.Time) {
+	for uid, t := range c.forgotten {
+		if at.After(t) {
+			delete(c.forgotten, uid)
+		}
+	}
+	for uid, t := range c.eventAt {
+		if t.Before(at) { // the list saw what the event changed
+			delete(c.eventAt, uid)
+		}
+	}
+	for uid, ids := range c.known {
+		_, evented := c.eventAt[uid]
+		if c.pods[uid] == nil && !evented && !slices.Contains(slices.Collect(maps.Values(ids)), true) {
+			delete(c.known, uid)
 		}
 	}
 }
