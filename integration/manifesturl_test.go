@@ -20,18 +20,27 @@ import (
 
 // manifestHTTP serves manifests on 127.0.0.1 with an ETag; it counts full
 // (200) responses. fail makes it answer 500; stop/restart close and reopen
-// its listener on the same address.
+// its listener on the same address; delay holds every answer that long.
 type manifestHTTP struct {
 	mu      sync.Mutex
 	body    string
 	version int
 	status  int
 	full    int
+	delay   time.Duration
 	addr    string
 	srv     *http.Server
 }
 
 func (m *manifestHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	m.mu.Lock()
+	delay := m.delay
+	m.mu.Unlock()
+	select {
+	case <-time.After(delay):
+	case <-r.Context().Done():
+		return
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.status != 0 {
@@ -53,6 +62,12 @@ func (m *manifestHTTP) set(body string, status int) {
 	defer m.mu.Unlock()
 	m.body, m.status = body, status
 	m.version++
+}
+
+func (m *manifestHTTP) setDelay(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.delay = d
 }
 
 func (m *manifestHTTP) fullResponses() int {
@@ -88,14 +103,7 @@ func TestManifestURL(t *testing.T) {
 	t.Cleanup(srv.stop)
 	url := "http://" + srv.addr + "/pods.yaml"
 	d := newPodhostd(t)
-	cfg, err := os.ReadFile(d.configPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg = append(cfg, fmt.Sprintf("manifestURL: %s\nmanifestURLPeriod: 300ms\n", url)...)
-	if err := os.WriteFile(d.configPath, cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	useManifestURL(t, d, url)
 	// Every test pod is gone before the daemon's teardown checks.
 	t.Cleanup(func() { srv.set("", 0) })
 
@@ -150,5 +158,61 @@ func TestManifestURL(t *testing.T) {
 	srv.set(sleeper("api", 1, ""), 0)
 	if err := waitFor(10*time.Second, func() (bool, error) { return d.pod("web") == nil, nil }); err != nil {
 		t.Fatalf("web not removed from the URL's set: %v\n%s", err, d.logs())
+	}
+}
+
+// useManifestURL adds url (polled every 300 ms) to d's config.
+func useManifestURL(t *testing.T, d *podhostd, url string) {
+	t.Helper()
+	cfg, err := os.ReadFile(d.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg = append(cfg, fmt.Sprintf("manifestURL: %s\nmanifestURLPeriod: 300ms\n", url)...)
+	if err := os.WriteFile(d.configPath, cfg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestManifestURLSlowAtStart: a podhost restarted while its manifest URL
+// takes longer to answer than a housekeeping period (2 s) adopts the pods
+// of the manifest dir and of the URL without restarting any. Until the
+// first snapshot no pod is desired, and housekeeping took every running
+// pod for an orphan: it tore them down and made them anew (new sandbox,
+// new IP, new container).
+func TestManifestURLSlowAtStart(t *testing.T) {
+	srv := &manifestHTTP{}
+	srv.listen(t)
+	t.Cleanup(srv.stop)
+	d := newPodhostd(t)
+	useManifestURL(t, d, "http://"+srv.addr+"/pods.yaml")
+	t.Cleanup(func() { srv.setDelay(0); srv.set("", 0) })
+	srv.set(sleeper("from-url", 1, ""), 0)
+	d.writeManifest("from-dir.yaml", sleeper("from-dir", 1, ""))
+	d.start()
+	before := map[string]*corev1.Pod{}
+	pids := map[string]int{}
+	for _, n := range []string{"from-url", "from-dir"} {
+		before[n] = d.waitRunning(n)
+		pids[n] = containerPID(t, before[n], "main")
+	}
+	d.kill(syscall.SIGTERM)
+	const delay = 5 * time.Second
+	srv.setDelay(delay)
+	start := time.Now()
+	d.start() // ready once every pod of the first snapshot synced
+	if took := time.Since(start); took < delay-time.Second {
+		t.Fatalf("ready after %v: the manifest URL's first answer was not waited for", took)
+	}
+	for n, old := range before {
+		p := d.waitPod(n, time.Second, "adopted", allRunning)
+		cs, was := p.Status.ContainerStatuses[0], old.Status.ContainerStatuses[0]
+		if p.UID != old.UID || cs.ContainerID != was.ContainerID || cs.RestartCount != 0 || p.Status.PodIP != old.Status.PodIP {
+			t.Fatalf("%s not adopted: %s, was %s\n%s", n, statusSummary(p), statusSummary(old), d.logs())
+		}
+		assertTaskPID(t, p, "main", pids[n])
+	}
+	if strings.Contains(d.logs(), "orphaned runtime pod") {
+		t.Fatalf("a pod was taken for an orphan:\n%s", d.logs())
 	}
 }

@@ -15,7 +15,19 @@ import (
 // when a full pass is due (pace.go), also terminate runtime pods nobody
 // wants (our labels, no desired pod, no worker), and tear down sandbox
 // records and other leaks nobody owns.
+//
+// Like the kubelet's (HandlePodCleanups is skipped until sourcesReady), it
+// does nothing before the first snapshot is applied: until then no pod is
+// desired, and every running pod would look orphaned (a manifest URL that
+// answers slowly at start delays the first snapshot by up to its timeout).
 func (m *Manager) housekeeping(ctx context.Context) {
+	m.mu.RLock()
+	ready := m.started
+	m.mu.RUnlock()
+	if !ready {
+		m.log.Debug("housekeeping skipped: manifest sources not ready yet")
+		return
+	}
 	desired := m.admittedPods()
 	known := m.workers.SyncKnownPods(append(m.deferredKills(), desired...))
 	now := time.Now()
@@ -72,6 +84,7 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 	if err := m.cleaner.CleanupLeaks(ctx, active); err != nil {
 		m.log.Warn("housekeeping: leaks", "err", err)
 	}
+	m.purgeGoneRecords(active)
 	m.collectLogs(ctx, active)
 	if err := m.rt.CollectGarbage(ctx); err != nil {
 		m.log.Warn("housekeeping: containerd leases and snapshots", "err", err)
@@ -88,6 +101,36 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 		// pass because of the record: the next pass is a full one too.
 		m.pace.fullAt(time.Now())
 	}
+}
+
+// purgeGoneRecords drops what state.db keeps of pods that are gone: no
+// manifest (desired, rejected or waiting), no worker, nothing in the
+// runtime, no sandbox record. A pod's worker purges them when it finishes;
+// this catches pods that had none to finish, e.g. a pod removed while
+// podhost was down with nothing left running, whose status, events and
+// allocation would otherwise stay in the file for good.
+func (m *Manager) purgeGoneRecords(active func(types.UID) bool) {
+	uids, err := m.store.RecordedPods()
+	if err != nil {
+		m.log.Warn("housekeeping: list recorded pods", "err", err)
+		return
+	}
+	for uid := range uids {
+		if active(uid) || m.listed(uid) {
+			continue
+		}
+		m.log.Info("purging the records of a gone pod", "podUID", string(uid))
+		if err := m.store.PurgePod(uid); err != nil {
+			m.log.Warn("purge records of a gone pod", "podUID", string(uid), "err", err)
+		}
+	}
+}
+
+// listed: uid is a pod of the manifests, admitted or not.
+func (m *Manager) listed(uid types.UID) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.desired[uid] != nil || m.rejected[uid] != nil || m.waiting[uid] != nil
 }
 
 // logGCPeriod spaces log GC passes: a scan of the log dir every

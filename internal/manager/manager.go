@@ -46,6 +46,8 @@ type Store interface {
 	ListAllocations() ([]state.Allocation, error)
 	DeleteAllocation(uid types.UID) error
 	ListSandboxes() ([]state.SandboxRecord, error)
+	// RecordedPods: the UIDs PurgePod would find a record of.
+	RecordedPods() (map[types.UID]bool, error)
 	PurgePod(uid types.UID) error
 }
 

@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +72,7 @@ type fakeStore struct {
 	allocs     map[types.UID]state.Allocation
 	sandboxes  []state.SandboxRecord
 	identities map[string]state.IdentityRecord
+	purged     []types.UID
 }
 
 func newFakeStore() *fakeStore {
@@ -129,7 +131,26 @@ func (f *fakeStore) DeleteAllocation(uid types.UID) error {
 	return nil
 }
 func (f *fakeStore) ListSandboxes() ([]state.SandboxRecord, error) { return f.sandboxes, nil }
-func (f *fakeStore) PurgePod(types.UID) error                      { return nil }
+func (f *fakeStore) PurgePod(uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.statuses, uid)
+	delete(f.allocs, uid)
+	f.purged = append(f.purged, uid)
+	return nil
+}
+func (f *fakeStore) RecordedPods() (map[types.UID]bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[types.UID]bool{}
+	for uid := range f.statuses {
+		out[uid] = true
+	}
+	for uid := range f.allocs {
+		out[uid] = true
+	}
+	return out, nil
+}
 
 type fakeCleaner struct{ cleaned []string }
 
@@ -152,6 +173,14 @@ func newTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, *fakeCl
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2"), corev1.ResourceMemory: resource.MustParse("1Gi"), corev1.ResourcePods: resource.MustParse("110")}
 	m := New(Deps{Workers: w, Runtime: rt, Store: st, Statuses: status.NewManager(st, status.ManagerOptions{}), Cleaner: cl, Identities: st},
 		Options{Allocatable: alloc})
+	return m, w, st, rt, cl
+}
+
+// newStartedTestManager is newTestManager as after its first snapshot
+// (housekeeping waits for it).
+func newStartedTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, *fakeCleaner) {
+	m, w, st, rt, cl := newTestManager()
+	m.started = true
 	return m, w, st, rt, cl
 }
 
@@ -231,7 +260,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 }
 
 func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
-	m, w, st, rt, cl := newTestManager()
+	m, w, st, rt, cl := newStartedTestManager()
 	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}}, nil)
 	rt.pods = []*podstate.Pod{{UID: "u1"}, {UID: "orphan"}, {UID: "terminating"}}
 	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
@@ -254,6 +283,55 @@ func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
 	}
 	if len(cl.cleaned) != 2 || !got["old-of-u1"] || !got["leaked"] {
 		t.Fatalf("cleaned %v, want old-of-u1 and leaked", cl.cleaned)
+	}
+}
+
+// A full pass purges the state records of a pod that is gone (no manifest,
+// no worker, nothing running, no sandbox record: removed while podhost was
+// down with nothing left to terminate), and of no other.
+func TestHousekeepingPurgesRecordsOfGonePods(t *testing.T) {
+	m, w, st, rt, _ := newStartedTestManager()
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "desired", 8080)}}, nil)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "rejected", 8080)}}, nil)
+	w.known["desired"] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
+	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
+	rt.pods = []*podstate.Pod{{UID: "desired"}, {UID: "running"}}
+	st.sandboxes = []state.SandboxRecord{{ID: "sb", PodUID: "sandboxed", CreatedAt: time.Now()}}
+	m.statuses.(*status.Manager).Flush()
+	for _, uid := range []types.UID{"terminating", "running", "sandboxed", "gone"} {
+		st.statuses[uid] = corev1.PodStatus{Phase: corev1.PodSucceeded}
+	}
+	st.allocs["gone-too"] = state.Allocation{UID: "gone-too"}
+	m.housekeeping(context.Background())
+	slices.Sort(st.purged)
+	if !slices.Equal(st.purged, []types.UID{"gone", "gone-too"}) {
+		t.Fatalf("purged %v, want the gone pods only", st.purged)
+	}
+	if _, ok := st.statuses["rejected"]; !ok {
+		t.Fatal("the rejected pod's status (its only record) was purged")
+	}
+}
+
+// Before the first snapshot no pod is desired yet: housekeeping must not
+// take the running pods for orphans (a manifest URL slow to answer at start
+// delays that snapshot), nor list anything; the kubelet skips it likewise
+// until its sources are ready.
+func TestHousekeepingWaitsForTheFirstSnapshot(t *testing.T) {
+	m, w, st, rt, cl := newTestManager()
+	rt.pods = []*podstate.Pod{{UID: "u1", Name: "web", Namespace: "default"}}
+	st.sandboxes = []state.SandboxRecord{{ID: "sb-u1", PodUID: "u1", CreatedAt: time.Now()}}
+	for i := 0; i < 3; i++ {
+		m.housekeeping(context.Background())
+	}
+	if len(w.updates) != 0 || len(cl.cleaned) != 0 || rt.lists != 0 {
+		t.Fatalf("before the first snapshot: updates %+v, cleaned %v, %d runtime lists", w.updates, cl.cleaned, rt.lists)
+	}
+	m.applySnapshot(context.Background(), source.Snapshot{Pods: []*corev1.Pod{hostPortPod("web", "u1", 0)}}, nil)
+	w.known["u1"] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
+	w.updates = nil
+	m.housekeeping(context.Background())
+	if len(w.updates) != 0 || len(cl.cleaned) != 0 || rt.lists != 2 {
+		t.Fatalf("after the first snapshot: updates %+v, cleaned %v, %d runtime lists (want the snapshot's and one full pass)", w.updates, cl.cleaned, rt.lists)
 	}
 }
 

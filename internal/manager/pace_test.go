@@ -86,7 +86,7 @@ func TestSameWorkers(t *testing.T) {
 // than fullPassPeriod ago) lists nothing; a worker changing state makes
 // the next pass a full one, and only that one.
 func TestHousekeepingIdleListsNothing(t *testing.T) {
-	m, w, _, rt, _ := newTestManager()
+	m, w, _, rt, _ := newStartedTestManager()
 	for _, uid := range []string{"u1", "u2", "u3"} {
 		m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod(uid, uid, 0)}}, nil)
 		w.known[types.UID(uid)] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
@@ -109,7 +109,7 @@ func TestHousekeepingIdleListsNothing(t *testing.T) {
 // cgroups, volumes and logs counted as active in the first because of the
 // record), then idle passes again.
 func TestHousekeepingAfterLeakedSandboxIsFull(t *testing.T) {
-	m, _, st, rt, cl := newTestManager()
+	m, _, st, rt, cl := newStartedTestManager()
 	st.sandboxes = []state.SandboxRecord{{ID: "sb-gone", PodUID: "gone", FullName: "default/gone"}}
 	ctx := context.Background()
 	m.housekeeping(ctx)
@@ -124,7 +124,7 @@ func TestHousekeepingAfterLeakedSandboxIsFull(t *testing.T) {
 // TestHousekeepingRetriesAFailedList: a full pass whose runtime list failed
 // (containerd restarting) is retried at the next pass, not in a minute.
 func TestHousekeepingRetriesAFailedList(t *testing.T) {
-	m, _, _, rt, _ := newTestManager()
+	m, _, _, rt, _ := newStartedTestManager()
 	rt.listErr = errors.New("containerd: connection refused")
 	ctx := context.Background()
 	m.housekeeping(ctx)

@@ -108,6 +108,12 @@ func (db *DB) PurgePod(uid types.UID) error {
 	return db.batch(func(tx *Tx) error { return tx.PurgePod(uid) })
 }
 
+// RecordedPods returns the UIDs of every pod with a worker record, an
+// allocation, a status or events.
+func (db *DB) RecordedPods() (map[types.UID]bool, error) {
+	return view(db, func(tx *Tx) (map[types.UID]bool, error) { return tx.RecordedPods() })
+}
+
 // view runs fn in a read-only transaction and returns its result.
 func view[T any](db *DB, fn func(*Tx) (T, error)) (T, error) {
 	var out T

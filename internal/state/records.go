@@ -227,6 +227,22 @@ func (t *Tx) PurgePod(uid types.UID) error {
 	return nil
 }
 
+// RecordedPods returns every pod UID PurgePod would find something of: a
+// worker record, an allocation, a status or events.
+func (t *Tx) RecordedPods() (map[types.UID]bool, error) {
+	out := map[types.UID]bool{}
+	for _, b := range [][]byte{bucketWorkers, bucketAllocations, bucketStatuses, bucketEvents} {
+		err := t.tx.Bucket(b).ForEach(func(k, _ []byte) error {
+			out[types.UID(k)] = true
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", b, err)
+		}
+	}
+	return out, nil
+}
+
 // updateKeyed stores each record of put under its key and deletes the keys
 // in del, in one commit shared with concurrent callers (batch).
 func updateKeyed[T any](db *DB, bucket []byte, kind string, key func(T) string, put []T, del []string) error {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -300,6 +301,40 @@ func TestPurgePod(t *testing.T) {
 	sbs, _ := db.ListSandboxes()
 	if len(ws) != 1 || ws[0].UID != "u2" || len(as) != 1 || len(ss) != 1 || len(ev1) != 0 || len(ev2) != 1 || len(sbs) != 2 {
 		t.Fatalf("after purge: workers=%v allocs=%v statuses=%v ev1=%v ev2=%v sandboxes=%v", ws, as, ss, ev1, ev2, sbs)
+	}
+}
+
+// RecordedPods names every UID with any record PurgePod deletes (not
+// sandbox records), and none once purged.
+func TestRecordedPods(t *testing.T) {
+	db := openTest(t)
+	err := db.Update(func(tx *Tx) error {
+		return errors.Join(
+			tx.PutWorker(WorkerRecord{UID: "w", Phase: PhaseTerminated}),
+			tx.PutAllocation(Allocation{UID: "a"}),
+			tx.PutStatus("s", corev1.PodStatus{Phase: corev1.PodSucceeded}),
+			tx.AddEvent("e", Event{Reason: "Killing"}),
+			tx.PutSandbox(SandboxRecord{ID: "sb", PodUID: "sandbox-only"}),
+		)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RecordedPods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[types.UID]bool{"w": true, "a": true, "s": true, "e": true}
+	if !maps.Equal(got, want) {
+		t.Fatalf("RecordedPods() = %v, want %v", got, want)
+	}
+	for uid := range want {
+		if err := db.PurgePod(uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := db.RecordedPods(); len(got) != 0 {
+		t.Fatalf("after purging each: %v", got)
 	}
 }
 
