@@ -276,7 +276,7 @@ func (d *daemon) close() {
 }
 
 func (d *daemon) imageGC() *imagegc.Manager {
-	return imagegc.New(d.rt, imagegc.Options{FSPath: d.cfg.ImageFSPath, Referenced: d.mgr.ReferencedImages, Logger: d.log,
+	return imagegc.New(d.rt, imagegc.Options{FSPath: d.cfg.ImageFSPath, Referenced: d.mgr.ReferencedImages, Ready: d.mgr.SourcesReady, Logger: d.log,
 		Thresholds: imagegc.Thresholds{High: d.cfg.ImageGCHighThresholdPercent, Low: d.cfg.ImageGCLowThresholdPercent}})
 }
 

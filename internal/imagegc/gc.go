@@ -30,7 +30,11 @@ type Options struct {
 	// Referenced returns the images the manifests reference (every pod
 	// in the directory, admitted or not, running or not).
 	Referenced func() []string
-	Logger     *slog.Logger
+	// Ready is false until the manifests were read (Referenced is empty
+	// then, not because no pod wants an image): a pass is skipped. nil =
+	// always ready.
+	Ready  func() bool
+	Logger *slog.Logger
 	// Statfs measures FSPath (tests); nil = statfs(2).
 	Statfs func(path string) (Usage, error)
 }
@@ -51,6 +55,9 @@ func New(rt Runtime, opts Options) *Manager {
 	}
 	if opts.Referenced == nil {
 		opts.Referenced = func() []string { return nil }
+	}
+	if opts.Ready == nil {
+		opts.Ready = func() bool { return true }
 	}
 	return &Manager{rt: rt, opts: opts}
 }
@@ -81,6 +88,10 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 	}
 	want := ToFree(u, m.opts.Thresholds)
 	if want <= 0 {
+		return nil
+	}
+	if !m.opts.Ready() {
+		m.opts.Logger.Info("image filesystem above threshold; image GC waits until the manifests are read", "path", m.opts.FSPath, "usage", u.Percent())
 		return nil
 	}
 	inUse, err := m.InUse(ctx)

@@ -21,10 +21,7 @@ import (
 // desired, and every running pod would look orphaned (a manifest URL that
 // answers slowly at start delays the first snapshot by up to its timeout).
 func (m *Manager) housekeeping(ctx context.Context) {
-	m.mu.RLock()
-	ready := m.started
-	m.mu.RUnlock()
-	if !ready {
+	if !m.SourcesReady() {
 		m.log.Debug("housekeeping skipped: manifest sources not ready yet")
 		return
 	}

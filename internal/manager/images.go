@@ -15,3 +15,11 @@ func (m *Manager) ReferencedImages() []string {
 	}
 	return out
 }
+
+// SourcesReady: the first manifest snapshot was applied (before it no pod
+// is desired, whatever the manifests say).
+func (m *Manager) SourcesReady() bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.started
+}
