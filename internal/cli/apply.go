@@ -157,14 +157,14 @@ func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
 	var items []item
 	first := map[string]string{} // object key → display name of its input
 	for _, in := range inputs {
-		got, err := decodeInput(in)
+		got, x, err := decodeInput(in)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for i, it := range got {
 			if other, dup := first[it.obj.key]; dup {
-				errs = append(errs, dupError(in, i, len(got), it.obj, other))
+				errs = append(errs, x.Locate(dupError(in, i, len(got), it.obj, other)))
 				continue
 			}
 			first[it.obj.key] = displayName(in.name)
@@ -180,23 +180,29 @@ func decodeInputs(files []string, stdin io.Reader) ([]item, error) {
 	return items, nil
 }
 
-func decodeInput(in input) ([]item, error) {
-	if _, err := manifest.DecodeObjects(in.name, in.data); err != nil {
-		return nil, err
+// decodeInput validates one input and splits it into its objects, one
+// document each; a List (what `get -o yaml|json` prints) counts as its
+// items, as with kubectl. x locates errors about the objects in the input.
+func decodeInput(in input) (items []item, x manifest.Expanded, err error) {
+	if x, err = manifest.ExpandLists(in.name, in.data); err != nil {
+		return nil, x, err
 	}
-	docs, err := manifest.Docs(in.data)
+	if _, err := manifest.DecodeObjects(in.name, x.Data); err != nil {
+		return nil, x, x.Locate(err)
+	}
+	docs, err := manifest.Docs(x.Data)
 	if err != nil {
-		return nil, fileErr(in.name, "%v", err)
+		return nil, x, fileErr(in.name, "%v", err)
 	}
-	items := make([]item, 0, len(docs))
+	items = make([]item, 0, len(docs))
 	for _, d := range docs {
 		objs, err := docObjects(in.name, d)
 		if err != nil {
-			return nil, err
+			return nil, x, x.Locate(err)
 		}
 		items = append(items, item{obj: objs[0], doc: d, from: in.name})
 	}
-	return items, nil
+	return items, x, nil
 }
 
 func dupError(in input, i, n int, obj object, other string) error {
@@ -233,7 +239,7 @@ func planApply(dir string, items []item, idx map[string]locatedObject, taken map
 		loc, ok := idx[fn]
 		res := ApplyResult{Pod: it.obj.pod, Kind: it.obj.kind, Name: it.obj.name}
 		switch {
-		case ok && loc.obj.hash == it.obj.hash:
+		case ok && (loc.obj.hash == it.obj.hash || it.obj.same != "" && loc.obj.same == it.obj.same):
 			res.Action, res.File = Unchanged, loc.file
 			results = append(results, res)
 		case ok:

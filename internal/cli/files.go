@@ -37,7 +37,7 @@ func indexObjects(snap source.Snapshot) map[string]locatedObject {
 	idx := map[string]locatedObject{}
 	for _, p := range snap.Pods {
 		idx[manifest.FullName(p)] = locatedObject{file: p.Annotations[podstate.AnnotationConfigSource],
-			obj: object{kind: "pod", key: manifest.FullName(p), hash: manifest.Hash(p), pod: p}}
+			obj: object{kind: "pod", key: manifest.FullName(p), hash: manifest.Hash(p), same: podAsRun(p), pod: p}}
 	}
 	for _, cm := range snap.ConfigMaps {
 		k := "configmap:" + cm.Namespace + "/" + cm.Name
@@ -124,6 +124,7 @@ type object struct {
 	kind, namespace, name string
 	key                   string // pods: "ns/name" (manifest.FullName); others "kind:ns/name"
 	hash                  string // content, for unchanged detection
+	same                  string // pods: what podhost runs (podAsRun); equal = unchanged too
 	pod                   *corev1.Pod
 	immutable             bool
 }
@@ -137,7 +138,7 @@ func docObjects(name string, doc []byte) ([]object, error) {
 	}
 	var out []object
 	for _, p := range objs.Pods {
-		out = append(out, object{kind: "pod", namespace: p.Namespace, name: p.Name, key: manifest.FullName(p), hash: manifest.Hash(p), pod: p})
+		out = append(out, object{kind: "pod", namespace: p.Namespace, name: p.Name, key: manifest.FullName(p), hash: manifest.Hash(p), same: podAsRun(p), pod: p})
 	}
 	for _, cm := range objs.ConfigMaps {
 		out = append(out, object{kind: "configmap", namespace: cm.Namespace, name: cm.Name, key: "configmap:" + cm.Namespace + "/" + cm.Name,
@@ -151,6 +152,24 @@ func docObjects(name string, doc []byte) ([]object, error) {
 		return nil, fmt.Errorf("%s: internal error: a document holds %d objects", filepath.Base(name), len(out))
 	}
 	return out, nil
+}
+
+// podAsRun is the pod as podhost runs it, defaulted, without what
+// `get -o yaml` adds to a manifest (status, podhost's annotations, the
+// node name): applying that output again changes nothing, as with
+// kubectl, instead of rewriting every file (which restarts the pods).
+func podAsRun(p *corev1.Pod) string {
+	c := p.DeepCopy()
+	c.Status = corev1.PodStatus{}
+	c.Spec.NodeName = ""
+	for _, a := range []string{podstate.AnnotationConfigHash, podstate.AnnotationIdentityHash, podstate.AnnotationConfigSource} {
+		delete(c.Annotations, a)
+	}
+	if len(c.Annotations) == 0 {
+		c.Annotations = nil
+	}
+	b, _ := json.Marshal(c)
+	return string(b)
 }
 
 // metaHash covers the labels and annotations of a ConfigMap or Secret
