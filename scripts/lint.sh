@@ -58,7 +58,7 @@ fi
 
 gcl=$(tool golangci-lint "$GOLANGCI_VERSION" github.com/golangci/golangci-lint/v2/cmd/golangci-lint)
 if [[ -n $gcl ]]; then
-	"$gcl" run --config scripts/golangci.yml ./... || failed+=(golangci-lint)
+	"$gcl" run --allow-serial-runners --config scripts/golangci.yml ./... || failed+=(golangci-lint)
 fi
 
 if ((${#failed[@]})); then

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/podhost/podhost/internal/cli"
@@ -11,7 +13,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get pods|configmaps|secrets [NAME]",
 		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
-		Example: "  podhost get pods\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
+		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -24,6 +26,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				opts.Name = args[1]
 			}
 			if r := cli.DataResource(args[0]); r != "" {
+				if opts.Selector != "" {
+					return fmt.Errorf("-l: podhost selects pods by label, not %s", r)
+				}
 				return cli.GetData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
 					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output}, g.streams)
 			}
@@ -36,6 +41,10 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC")
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
+	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods only")
+	var all bool
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n)")
+	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
 }
 

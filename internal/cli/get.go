@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
 	"github.com/podhost/podhost/internal/api"
@@ -23,6 +24,18 @@ type GetOptions struct {
 	Name      string
 	Output    string // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
 	Watch     bool   // -w: the table, then a line per change
+	Selector  string // -l: a label selector, as kubectl's (get)
+}
+
+// matcher is the pods o selects: namespace, name and label selector.
+func (o GetOptions) matcher() (func(*corev1.Pod) bool, error) {
+	sel, err := labels.Parse(o.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("unable to parse the label selector %q: %w", o.Selector, err)
+	}
+	return func(p *corev1.Pod) bool {
+		return (o.Namespace == "" || p.Namespace == o.Namespace) && (o.Name == "" || p.Name == o.Name) && sel.Matches(labels.Set(p.Labels))
+	}, nil
 }
 
 // CheckResource accepts the resource names kubectl users type for pods.
@@ -50,17 +63,21 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err := validateNames(o.Namespace, o.Name); err != nil {
 		return err
 	}
+	match, err := o.matcher()
+	if err != nil {
+		return err
+	}
 	c := newClient(o.Socket, s)
 	list, err := c.ListPods(ctx)
 	if err != nil {
 		return err
 	}
-	pods := filterPods(list.Items, o.Namespace, o.Name)
+	pods := filterPods(list.Items, match)
 	if o.Name != "" && len(pods) == 0 {
 		return fmt.Errorf("pods %q not found", o.Name)
 	}
 	if o.Watch {
-		return watchPods(ctx, c, o, pods, s)
+		return watchPods(ctx, c, o, match, pods, s)
 	}
 	switch tmplFormat {
 	case formatJSONPath:
@@ -95,11 +112,11 @@ func listOrPod(pods []corev1.Pod, one bool) any {
 	return &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}
 }
 
-func filterPods(in []corev1.Pod, ns, name string) []corev1.Pod {
+func filterPods(in []corev1.Pod, match func(*corev1.Pod) bool) []corev1.Pod {
 	out := []corev1.Pod{}
-	for _, p := range in {
-		if (ns == "" || p.Namespace == ns) && (name == "" || p.Name == name) {
-			out = append(out, p)
+	for i := range in {
+		if match(&in[i]) {
+			out = append(out, in[i])
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -143,7 +144,12 @@ func TestPodWatcherPrintsRowChanges(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start.Add(10 * time.Second)
 	var out bytes.Buffer
-	w := newPodWatcher(&lineWriter{w: &out}, GetOptions{Namespace: "default"}, func() time.Time { return now })
+	o := GetOptions{Namespace: "default"}
+	match, err := o.matcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := newPodWatcher(&lineWriter{w: &out}, o, match, func() time.Time { return now })
 	w.initial([]corev1.Pod{phasePod("u1", "job", corev1.PodPending, start)})
 	w.event(api.WatchEvent{Type: api.WatchAdded, Object: phasePod("u1", "job", corev1.PodPending, start)})
 	now = now.Add(time.Minute)
@@ -166,6 +172,43 @@ func TestPodWatcherPrintsRowChanges(t *testing.T) {
 		"job    0/1     Completed   0          70s\n"
 	if out.String() != want {
 		t.Errorf("watch output:\n%s\nwant\n%s", out.String(), want)
+	}
+}
+
+// -l selects pods by label, in the list and in the watch: a pod whose
+// labels stop matching prints its last row once, then nothing.
+func TestGetLabelSelector(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web, db := phasePod("u1", "web", corev1.PodRunning, start), phasePod("u2", "db", corev1.PodRunning, start)
+	web.Labels, db.Labels = map[string]string{"app": "web", "tier": "front"}, map[string]string{"app": "db"}
+	for sel, want := range map[string][]string{"app=web": {"web"}, "app in (web,db)": {"web", "db"}, "tier": {"web"}, "!tier": {"db"}, "app!=web,app!=db": nil, "": {"web", "db"}} {
+		match, err := GetOptions{Selector: sel}.matcher()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range filterPods([]corev1.Pod{web, db}, match) {
+			got = append(got, p.Name)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("-l %q: %v, want %v", sel, got, want)
+		}
+	}
+	if _, err := (GetOptions{Selector: "app in ("}).matcher(); err == nil || !strings.Contains(err.Error(), "label selector") {
+		t.Errorf("bad selector: %v", err)
+	}
+	o := GetOptions{Selector: "app=web"}
+	match, _ := o.matcher()
+	var out bytes.Buffer
+	w := newPodWatcher(&lineWriter{w: &out}, o, match, func() time.Time { return start.Add(10 * time.Second) })
+	w.initial(filterPods([]corev1.Pod{web, db}, match))
+	w.event(api.WatchEvent{Type: api.WatchModified, Object: db})
+	relabelled := *web.DeepCopy()
+	relabelled.Labels = map[string]string{"app": "old"}
+	w.event(api.WatchEvent{Type: api.WatchModified, Object: relabelled})
+	w.event(api.WatchEvent{Type: api.WatchModified, Object: relabelled})
+	if lines := strings.Count(out.String(), "\n"); lines != 3 || strings.Contains(out.String(), "db") {
+		t.Errorf("watch output:\n%s\nwant the header, web, and web once more when relabelled", out.String())
 	}
 }
 

@@ -17,14 +17,13 @@ import (
 type podWatcher struct {
 	out   *lineWriter
 	wide  bool
-	ns    string
-	name  string
+	match func(*corev1.Pod) bool
 	now   func() time.Time
 	shown map[types.UID]string // the row last printed, without AGE
 }
 
-func newPodWatcher(lw *lineWriter, o GetOptions, now func() time.Time) *podWatcher {
-	return &podWatcher{out: lw, wide: o.Output == "wide", ns: o.Namespace, name: o.Name, now: now, shown: map[types.UID]string{}}
+func newPodWatcher(lw *lineWriter, o GetOptions, match func(*corev1.Pod) bool, now func() time.Time) *podWatcher {
+	return &podWatcher{out: lw, wide: o.Output == "wide", match: match, now: now, shown: map[types.UID]string{}}
 }
 
 func (w *podWatcher) header() []string {
@@ -54,7 +53,13 @@ func (w *podWatcher) initial(pods []corev1.Pod) {
 // deleted pod prints its last row once more (as kubectl does).
 func (w *podWatcher) event(e api.WatchEvent) {
 	p := &e.Object
-	if (w.ns != "" && p.Namespace != w.ns) || (w.name != "" && p.Name != w.name) {
+	if !w.match(p) {
+		if _, shown := w.shown[p.UID]; shown && e.Type != api.WatchDeleted {
+			// No longer selected (a label changed): its last row once more,
+			// as a deleted one, then nothing.
+			delete(w.shown, p.UID)
+			w.out.print(podview.Row(p, w.wide, w.now()))
+		}
 		return
 	}
 	row := podview.Row(p, w.wide, w.now())
@@ -78,8 +83,8 @@ func rowKey(row []string) string {
 }
 
 // watchPods prints the table, then the changes until ctx is done.
-func watchPods(ctx context.Context, c *api.Client, o GetOptions, pods []corev1.Pod, s IOStreams) error {
-	w := newPodWatcher(&lineWriter{w: s.Out}, o, time.Now)
+func watchPods(ctx context.Context, c *api.Client, o GetOptions, match func(*corev1.Pod) bool, pods []corev1.Pod, s IOStreams) error {
+	w := newPodWatcher(&lineWriter{w: s.Out}, o, match, time.Now)
 	w.initial(pods)
 	return c.WatchPods(ctx, func(e api.WatchEvent) error {
 		w.event(e)
