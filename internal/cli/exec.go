@@ -31,8 +31,12 @@ func Exec(ctx context.Context, o ExecOptions, s IOStreams) (int, error) {
 	if err := validateNames(o.Namespace, o.Name); err != nil {
 		return -1, err
 	}
+	c := api.NewClient(o.Socket)
 	req := api.ExecRequest{Namespace: o.Namespace, Name: o.Name, Container: o.Container,
 		Command: o.Command, Stdin: o.Stdin, TTY: o.TTY}
+	if req.Container == "" {
+		req.Container = defaultContainer(ctx, c, o.Namespace, o.Name, s)
+	}
 	var stdin io.Reader
 	if o.Stdin {
 		stdin = s.In
@@ -44,7 +48,7 @@ func Exec(ctx context.Context, o ExecOptions, s IOStreams) (int, error) {
 			defer restore()
 		}
 	}
-	return api.NewClient(o.Socket).Exec(ctx, req, stdin, s.Out, s.ErrOut)
+	return c.Exec(ctx, req, stdin, s.Out, s.ErrOut)
 }
 
 // rawTerminal puts in in raw mode if it is a terminal and returns the

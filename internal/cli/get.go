@@ -187,7 +187,26 @@ func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
 		return err
 	}
 	req.Since = since
-	return api.NewClient(o.Socket).Logs(ctx, req, s.Out)
+	c := api.NewClient(o.Socket)
+	if req.Container == "" {
+		req.Container = defaultContainer(ctx, c, o.Namespace, o.Name, s)
+	}
+	return c.Logs(ctx, req, s.Out)
+}
+
+// defaultContainer is the container kubectl would pick in the pod, after
+// printing its "Defaulted container" note on stderr; "" when the pod cannot
+// be read (the daemon then answers the request with the reason).
+func defaultContainer(ctx context.Context, c *api.Client, namespace, name string, s IOStreams) string {
+	p, err := c.GetPod(ctx, namespace, name)
+	if err != nil {
+		return ""
+	}
+	container, note := podview.DefaultContainer(p)
+	if note != "" {
+		fmt.Fprintln(s.ErrOut, note)
+	}
+	return container
 }
 
 // logsSince resolves --since / --since-time to a moment (zero: none).

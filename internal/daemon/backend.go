@@ -13,6 +13,7 @@ import (
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/podview"
 	"github.com/podhost/podhost/internal/rthealth"
 	"github.com/podhost/podhost/internal/status"
 )
@@ -161,19 +162,12 @@ func stateSummary(s corev1.ContainerState) string {
 	return "waiting"
 }
 
-// pickContainer resolves the container name (the only one when the pod has
-// one and none was given) and its restart count.
+// pickContainer resolves the container name (kubectl's default when none
+// was given: podview.DefaultContainer) and its restart count.
 func pickContainer(p *corev1.Pod, name string) (string, int, error) {
 	all := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
 	if name == "" {
-		if len(p.Spec.Containers) != 1 {
-			var names []string
-			for _, c := range p.Spec.Containers {
-				names = append(names, c.Name)
-			}
-			return "", 0, fmt.Errorf("a container name must be specified for pod %s, choose one of: [%s]", p.Name, strings.Join(names, " "))
-		}
-		name = p.Spec.Containers[0].Name
+		name, _ = podview.DefaultContainer(p)
 	}
 	found := false
 	for _, c := range all {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/podview"
 )
 
 func TestRunningContainerID(t *testing.T) {
@@ -26,7 +27,7 @@ func TestRunningContainerID(t *testing.T) {
 		sentinel           error
 	}{
 		{container: "main", id: "m1"},
-		{container: "", err: "a container name must be specified for pod web, choose one of: [main side new]"},
+		{container: "", id: "m1"}, // kubectl's default: the first app container
 		{container: "nope", err: "container nope is not valid for pod web", sentinel: api.ErrNotFound},
 		{container: "side", err: "container side is not running (state: waiting: CrashLoopBackOff)", sentinel: api.ErrConflict},
 		{container: "init", err: "container init is not running (state: terminated: Completed, exit code 0)", sentinel: api.ErrConflict},
@@ -45,5 +46,9 @@ func TestRunningContainerID(t *testing.T) {
 	pod.Spec.Containers = pod.Spec.Containers[:1]
 	if id, err := runningContainerID(pod, ""); err != nil || id != "m1" {
 		t.Errorf("the only container: %q, %v", id, err)
+	}
+	pod.Annotations = map[string]string{podview.DefaultContainerAnnotation: "init"}
+	if _, err := runningContainerID(pod, ""); err == nil || !strings.HasPrefix(err.Error(), "container init is not running") {
+		t.Errorf("the annotation's container: %v", err)
 	}
 }
