@@ -44,7 +44,7 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
-	f.StringVarP(&opts.Container, "container", "c", "", "container name (required when the pod has several)")
+	f.StringVarP(&opts.Container, "container", "c", "", "container name (default: the kubectl.kubernetes.io/default-container annotation's, else the first)")
 	f.BoolVarP(&opts.Stdin, "stdin", "i", false, "pass stdin to the command")
 	f.BoolVarP(&opts.TTY, "tty", "t", false, "allocate a TTY for the command (with -i on a terminal: raw mode)")
 	return cmd

@@ -92,7 +92,7 @@ func newLogsCmd(g *globalOptions) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
-	f.StringVarP(&opts.Container, "container", "c", "", "container name (required when the pod has several)")
+	f.StringVarP(&opts.Container, "container", "c", "", "container name (default: the kubectl.kubernetes.io/default-container annotation's, else the first)")
 	f.BoolVarP(&opts.Follow, "follow", "f", false, "keep streaming new output")
 	f.BoolVarP(&opts.Previous, "previous", "p", false, "the previous (terminated) instance of the container")
 	f.IntVar(&opts.Tail, "tail", -1, "lines from the end to show (-1: all)")
