@@ -21,6 +21,13 @@ type observation struct {
 	// Started: the startup probe results of running containers (the
 	// prober's); a sidecar with a startupProbe and no entry has not started.
 	Started map[string]bool
+	// Killed: the container instances (ID by container name) this sync has
+	// just stopped for a failed liveness or startup probe. Unless the
+	// policy is Never they restart now whatever their exit code (an app
+	// that traps SIGTERM exits 0): the kubelet's computePodActions puts a
+	// probe-killed container in ContainersToStart in the killing sync
+	// (restart := shouldRestartOnFailure(pod)).
+	Killed map[string]string
 }
 
 // probeFailure is one failed liveness or startup probe of a container
@@ -30,8 +37,8 @@ type probeFailure struct {
 	Probe       string // "liveness" or "startup"
 }
 
-// unhealthyKill is a running container to stop because a probe failed; the
-// restart policy then applies to it as to any exited container.
+// unhealthyKill is a running container to stop because a probe failed; it
+// then restarts unless the policy is Never (observation.Killed).
 type unhealthyKill struct {
 	Container *podstate.Container
 	Probe     string
@@ -56,7 +63,8 @@ type podActions struct {
 	// the pod's (allocated) resources, without a restart.
 	Resize []containerResize
 	// Unhealthy lists running containers whose liveness or startup probe
-	// failed: stop them first, then plan again (they restart per policy).
+	// failed: stop them first, then plan again (they restart unless the
+	// policy is Never).
 	Unhealthy []unhealthyKill
 	// Terminal is set when the pod has reached Succeeded or Failed.
 	Terminal bool
@@ -106,7 +114,7 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			}
 		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
 			a.Start = append(a.Start, spec)
-		case shouldRestart(policy, c):
+		case shouldRestart(policy, c), policy != corev1.RestartPolicyNever && killedForProbe(obs, c):
 			a.Start = append(a.Start, spec)
 		}
 	}
@@ -306,6 +314,12 @@ func shouldRestart(policy corev1.RestartPolicy, c *podstate.Container) bool {
 	default:
 		return true
 	}
+}
+
+// killedForProbe: c is the instance this sync stopped for a failed probe.
+func killedForProbe(obs observation, c *podstate.Container) bool {
+	id, ok := obs.Killed[c.Name]
+	return ok && id == c.ID
 }
 
 func anyAppRan(pod *corev1.Pod, running *podstate.Pod) bool {

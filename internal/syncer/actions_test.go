@@ -51,6 +51,7 @@ func TestComputePodActions(t *testing.T) {
 		wantStart  []string
 		wantInit   string
 		wantKill   int
+		killed     map[string]string // observation.Killed
 	}{
 		{name: "new pod creates sandbox and starts all", pod: testPod(always, nil, "a", "b"),
 			want: podActions{CreateSandbox: true}, wantStart: []string{"a", "b"}},
@@ -78,6 +79,15 @@ func TestComputePodActions(t *testing.T) {
 			containers: []*podstate.Container{ctr("a", exit, 0)}, wantStart: []string{"a"}},
 		{name: "OnFailure restarts failure", pod: testPod(onFail, nil, "a"), ready: true,
 			containers: []*podstate.Container{ctr("a", exit, 3)}, wantStart: []string{"a"}},
+		{name: "OnFailure: probe-killed instance restarts despite exit 0", pod: testPod(onFail, nil, "a"), ready: true,
+			containers: []*podstate.Container{{ID: "c1", Name: "a", State: exit, SandboxID: "sb1", Hash: "h1"}},
+			killed:     map[string]string{"a": "c1"}, wantStart: []string{"a"}},
+		{name: "OnFailure: an older probe kill does not restart a clean exit", pod: testPod(onFail, nil, "a"), ready: true,
+			containers: []*podstate.Container{{ID: "c2", Name: "a", State: exit, SandboxID: "sb1", Hash: "h1"}},
+			killed:     map[string]string{"a": "c1"}, want: podActions{Terminal: true, Phase: corev1.PodSucceeded}},
+		{name: "Never: probe-killed instance does not restart", pod: testPod(never, nil, "a"), ready: true,
+			containers: []*podstate.Container{{ID: "c1", Name: "a", State: exit, SandboxID: "sb1", Hash: "h1"}},
+			killed:     map[string]string{"a": "c1"}, want: podActions{Terminal: true, Phase: corev1.PodSucceeded}},
 		{name: "OnFailure success is terminal", pod: testPod(onFail, nil, "a"), ready: true,
 			containers: []*podstate.Container{ctr("a", exit, 0)},
 			want:       podActions{Terminal: true, Phase: corev1.PodSucceeded}},
@@ -108,7 +118,7 @@ func TestComputePodActions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			obs := observation{SandboxID: "sb1", SandboxReady: tt.ready,
+			obs := observation{SandboxID: "sb1", SandboxReady: tt.ready, Killed: tt.killed,
 				Running: &podstate.Pod{UID: tt.pod.UID, Containers: tt.containers}}
 			checkActions(t, computePodActions(tt.pod, obs), tt.want, tt.wantStart, tt.wantInit, tt.wantKill)
 		})

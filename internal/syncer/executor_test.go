@@ -21,6 +21,17 @@ func syncOnce(t *testing.T, w *world, pod *corev1.Pod) (podworkers.SyncResult, e
 	return w.s.SyncPod(context.Background(), podworkers.SyncPodSync, pod, running)
 }
 
+// syncedWorld: a world whose pod of containers names has had its first sync.
+func syncedWorld(t *testing.T, policy corev1.RestartPolicy, names ...string) (*world, *corev1.Pod) {
+	t.Helper()
+	w := newWorld()
+	pod := worldPod(policy, names...)
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	return w, pod
+}
+
 func TestSyncPodStartsANewPod(t *testing.T) {
 	w := newWorld()
 	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
@@ -183,12 +194,30 @@ func TestSyncPodKillsAndRestartsUnhealthyContainer(t *testing.T) {
 	}
 }
 
-func TestSyncPodUnhealthyWithRestartPolicyNeverEndsThePod(t *testing.T) {
-	w := newWorld()
-	pod := worldPod(corev1.RestartPolicyNever, "a")
-	if _, err := syncOnce(t, w, pod); err != nil {
-		t.Fatal(err)
+// Under OnFailure a container killed for a failed liveness probe restarts
+// in the same sync even when it exits 0 on SIGTERM (kubelet
+// computePodActions: restart := shouldRestartOnFailure(pod)); the pod does
+// not end Succeeded.
+func TestSyncPodUnhealthyOnFailureRestartsAfterCleanExit(t *testing.T) {
+	w, pod := syncedWorld(t, corev1.RestartPolicyOnFailure, "a")
+	old := w.rt.pods[pod.UID].Containers[0].ID
+	w.rt.stopExit = new(int32) // traps SIGTERM, exits 0
+	w.prb.set("a", prober.Unhealthy{ContainerID: old, Reason: prober.ReasonLiveness})
+	res, err := syncOnce(t, w, pod)
+	if err != nil || res.Terminal {
+		t.Fatalf("SyncPod = %+v, %v", res, err)
 	}
+	cs := w.rt.pods[pod.UID].Containers
+	if w.rt.stopCount(old) != 1 || len(cs) != 2 || cs[1].RestartCount != 1 || cs[1].State != podstate.StateRunning {
+		t.Fatalf("containers after the kill: %+v", cs)
+	}
+	if st := w.obs.last(); st.Phase != corev1.PodRunning {
+		t.Fatalf("phase %s, want Running", st.Phase)
+	}
+}
+
+func TestSyncPodUnhealthyWithRestartPolicyNeverEndsThePod(t *testing.T) {
+	w, pod := syncedWorld(t, corev1.RestartPolicyNever, "a")
 	id := w.rt.pods[pod.UID].Containers[0].ID
 	w.prb.set("a", prober.Unhealthy{ContainerID: id, Reason: prober.ReasonLiveness})
 	res, err := syncOnce(t, w, pod)

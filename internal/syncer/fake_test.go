@@ -38,6 +38,9 @@ type fakeRuntime struct {
 	pullSize int64
 	// stopGate, if set, is waited on by StopContainer (a grace period).
 	stopGate chan struct{}
+	// stopExit, if set, is the exit code of a stopped container (else 137:
+	// killed; 0: an app that traps SIGTERM and exits cleanly).
+	stopExit *int32
 	// onStop runs at the first StopContainer; onStart once every container
 	// of a pod runs (tests' signals).
 	onStop, onStart func()
@@ -135,7 +138,10 @@ func (r *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.D
 	if c := r.find(id); c != nil {
 		r.stopOrder = append(r.stopOrder, c.Name)
 	}
-	gate := r.stopGate
+	gate, code := r.stopGate, int32(137)
+	if r.stopExit != nil {
+		code = *r.stopExit
+	}
 	if r.onStop != nil {
 		r.onStop()
 		r.onStop = nil
@@ -148,7 +154,7 @@ func (r *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.D
 			return ctx.Err()
 		}
 	}
-	r.exit(id, 137)
+	r.exit(id, code)
 	return nil
 }
 

@@ -59,8 +59,9 @@ func unhealthyOf(r prober.PodResults) map[string]probeFailure {
 
 // killUnhealthy stops containers whose liveness or startup probe failed, as
 // the kubelet: a Killing event, the probe's terminationGracePeriodSeconds
-// or else the pod's; the caller then plans again, and the restart policy
-// applies to them as to any exited container.
+// or else the pod's; the caller then plans again with them as killed
+// (observation.Killed): unless the policy is Never they restart in the same
+// sync, whatever their exit code.
 func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unhealthyKill) error {
 	for _, k := range kills {
 		msg := fmt.Sprintf("Container %s failed %s probe", k.Container.Name, k.Probe)
@@ -73,6 +74,15 @@ func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unh
 		}
 	}
 	return nil
+}
+
+// killedIDs: the killed container instances, ID by container name.
+func killedIDs(kills []unhealthyKill) map[string]string {
+	out := make(map[string]string, len(kills))
+	for _, k := range kills {
+		out[k.Container.Name] = k.Container.ID
+	}
+	return out
 }
 
 // probeGracePeriod is the failed probe's terminationGracePeriodSeconds if

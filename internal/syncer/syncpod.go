@@ -38,7 +38,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		s.updateStatus(pod, running, sb)
 		return podworkers.SyncResult{Terminal: true}, nil
 	}
-	actions := s.plan(pod, running, sb, ready)
+	actions := s.plan(pod, running, sb, ready, nil)
 	if len(actions.Unhealthy) > 0 {
 		if err := s.killUnhealthy(ctx, pod, actions.Unhealthy); err != nil {
 			return podworkers.SyncResult{}, err
@@ -46,7 +46,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		if running, err = s.runtimePod(ctx, pod.UID); err != nil {
 			return podworkers.SyncResult{}, err
 		}
-		actions = s.plan(pod, running, sb, ready) // the killed ones restart per policy
+		// The killed ones restart now unless the policy is Never, whatever
+		// their exit code (kubelet computePodActions).
+		actions = s.plan(pod, running, sb, ready, killedIDs(actions.Unhealthy))
 	}
 	var rq requeue
 	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
@@ -78,10 +80,12 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d, Settled: len(errs) == 0}, errors.Join(errs...)
 }
 
-func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool) podActions {
+// plan observes the prober's results and computes the pod's actions;
+// killed: the instances this sync stopped for a failed probe.
+func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, ready bool, killed map[string]string) podActions {
 	r := s.prober.Results(pod.UID)
 	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
-		Unhealthy: unhealthyOf(r), Started: r.Started})
+		Unhealthy: unhealthyOf(r), Started: r.Started, Killed: killed})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
 		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "terminal", actions.Terminal)
 	return actions
