@@ -178,22 +178,28 @@ func (a *podActions) planResize(spec *corev1.Container, c *podstate.Container) {
 	}
 }
 
-// planNewSandbox handles a pod with no usable sandbox. Like the kubelet, a
-// restartPolicy=Never pod whose containers already ran is not started again.
+// planNewSandbox handles a pod with no usable sandbox (first start, or the
+// sandbox is gone: a reboot, a lost namespace), as the kubelet's
+// computePodActions does when createPodSandbox: a Never pod of which any
+// container, init or app, ran gets no new sandbox (it has finished; Failed
+// unless every app container exited 0). Otherwise a new sandbox reruns the
+// init containers, then starts every app container but those that already
+// succeeded under OnFailure; with none left to start the pod has finished
+// (Succeeded).
 func planNewSandbox(pod *corev1.Pod, running *podstate.Pod) podActions {
-	var a podActions
-	a.KillPod = len(running.Running()) > 0
-	if done, phase := terminalPhase(pod, running); done {
-		// Finished for good (e.g. Succeeded before a podhost restart): no
-		// new sandbox, nothing restarts.
-		a.Terminal, a.Phase = true, phase
-		return a
-	}
-	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && anyAppRan(pod, running) {
+	a := podActions{KillPod: len(running.Running()) > 0}
+	if pod.Spec.RestartPolicy == corev1.RestartPolicyNever && len(running.Containers) > 0 {
 		a.Terminal, a.Phase = terminalPhase(pod, running)
 		if !a.Terminal { // a container never ran to completion: it failed
 			a.Terminal, a.Phase = true, corev1.PodFailed
 		}
+		return a
+	}
+	start := appsToStart(pod, running)
+	if len(start) == 0 {
+		// Every app container succeeded under OnFailure (e.g. before a
+		// reboot or a podhost restart): no new sandbox, nothing restarts.
+		a.Terminal, a.Phase = true, corev1.PodSucceeded
 		return a
 	}
 	a.CreateSandbox = true
@@ -201,10 +207,26 @@ func planNewSandbox(pod *corev1.Pod, running *podstate.Pod) podActions {
 		a.StartInit = &pod.Spec.InitContainers[0]
 		return a
 	}
-	for i := range pod.Spec.Containers {
-		a.Start = append(a.Start, &pod.Spec.Containers[i])
-	}
+	a.Start = start
 	return a
+}
+
+// appsToStart: the app containers a new sandbox starts, all but those that
+// succeeded under OnFailure (the kubelet's containerSucceeded, except that
+// a created, never started container, which CRI reports with exit code 0,
+// has not succeeded here).
+func appsToStart(pod *corev1.Pod, running *podstate.Pod) []*corev1.Container {
+	var out []*corev1.Container
+	for i := range pod.Spec.Containers {
+		spec := &pod.Spec.Containers[i]
+		c := running.Find(spec.Name)
+		if pod.Spec.RestartPolicy == corev1.RestartPolicyOnFailure && c != nil &&
+			c.State == podstate.StateExited && c.ExitCode == 0 {
+			continue
+		}
+		out = append(out, spec)
+	}
+	return out
 }
 
 // nextInit walks init containers in order, considering only those run in the
@@ -320,15 +342,6 @@ func shouldRestart(policy corev1.RestartPolicy, c *podstate.Container) bool {
 func killedForProbe(obs observation, c *podstate.Container) bool {
 	id, ok := obs.Killed[c.Name]
 	return ok && id == c.ID
-}
-
-func anyAppRan(pod *corev1.Pod, running *podstate.Pod) bool {
-	for _, c := range pod.Spec.Containers {
-		if running.Find(c.Name) != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // terminalPhase reports whether every app container has exited for good and,

@@ -216,6 +216,28 @@ func TestSyncPodUnhealthyOnFailureRestartsAfterCleanExit(t *testing.T) {
 	}
 }
 
+// After a hard reboot (the sandbox is of another boot; the runtime reports
+// the container that ran as exited 255 "Unknown") an OnFailure pod gets a
+// new sandbox and its failed container restarts (kubelet computePodActions,
+// createPodSandbox): the pod is not finished.
+func TestSyncPodOnFailureAfterRebootRestarts(t *testing.T) {
+	w, pod := syncedWorld(t, corev1.RestartPolicyOnFailure, "a")
+	for id, r := range w.host.sandboxes {
+		r.BootID = "boot0"
+		w.host.sandboxes[id] = r
+	}
+	old := w.rt.pods[pod.UID].Containers[0].ID
+	w.rt.exit(old, 255)
+	res, err := syncOnce(t, w, pod)
+	if err != nil || res.Terminal {
+		t.Fatalf("SyncPod = %+v, %v", res, err)
+	}
+	c := w.rt.pods[pod.UID].Find("a")
+	if c.ID == old || c.State != podstate.StateRunning || c.RestartCount != 1 {
+		t.Fatalf("container after the reboot: %+v", c)
+	}
+}
+
 func TestSyncPodUnhealthyWithRestartPolicyNeverEndsThePod(t *testing.T) {
 	w, pod := syncedWorld(t, corev1.RestartPolicyNever, "a")
 	id := w.rt.pods[pod.UID].Containers[0].ID
