@@ -273,6 +273,40 @@ func TestTerminationCleansUp(t *testing.T) {
 	}
 }
 
+// A finished pod's last status is that of a stopped sandbox, as the
+// kubelet's SyncTerminatingPod regenerates it after killPod:
+// PodReadyToStartContainers False, the pod IP kept; SyncTerminatedPod of a
+// still desired pod does not turn it True again.
+func TestFinishedPodIsNotReadyToStartContainers(t *testing.T) {
+	w, pod := syncedWorld(t, corev1.RestartPolicyNever, "a")
+	w.rt.exit(w.rt.pods[pod.UID].Containers[0].ID, 0)
+	if res, err := syncOnce(t, w, pod); err != nil || !res.Terminal {
+		t.Fatalf("SyncPod = %+v, %v", res, err)
+	}
+	ctx := context.Background()
+	running, _ := w.rt.ListPod(ctx, pod.UID)
+	if err := w.s.SyncTerminatingPod(ctx, pod, running, 5); err != nil {
+		t.Fatal(err)
+	}
+	checkStopped := func(step string) {
+		t.Helper()
+		st := w.obs.last()
+		for _, c := range st.Conditions {
+			if c.Type == corev1.PodReadyToStartContainers && c.Status != corev1.ConditionFalse {
+				t.Fatalf("%s: PodReadyToStartContainers %s, want False", step, c.Status)
+			}
+		}
+		if st.PodIP != "10.89.0.2" || st.Phase != corev1.PodSucceeded {
+			t.Fatalf("%s: pod IP %q phase %s", step, st.PodIP, st.Phase)
+		}
+	}
+	checkStopped("terminating")
+	if err := w.s.SyncTerminatedPod(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	checkStopped("terminated")
+}
+
 // lifecycle.stopSignal is recorded for the runtime's stop, over the image's.
 func TestSyncPodRecordsLifecycleStopSignal(t *testing.T) {
 	w := newWorld()

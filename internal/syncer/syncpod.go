@@ -192,6 +192,20 @@ func (s *Syncer) currentSandbox(uid types.UID) (state.SandboxRecord, bool) {
 // updateStatus computes the API status from what was observed and hands it
 // to the observer.
 func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord) {
+	s.setStatus(pod, running, sb, sb.State == state.SandboxReady)
+}
+
+// updateStoppedStatus is updateStatus once every container of the pod has
+// stopped for good (terminating, terminated). The kubelet's
+// SyncTerminatingPod stops the sandbox with the containers (killPod), then
+// reads the pod again and regenerates its status: PodReadyToStartContainers
+// turns False, only the pod IPs carry over (preserveDataFromBeforeStopping).
+func (s *Syncer) updateStoppedStatus(pod *corev1.Pod, running *podstate.Pod) {
+	sb, _ := s.currentSandbox(pod.UID)
+	s.setStatus(pod, running, sb, false)
+}
+
+func (s *Syncer) setStatus(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, sandboxReady bool) {
 	s.mu.Lock()
 	waiting := make(map[string]status.Reason, len(s.waiting[pod.UID]))
 	for k, v := range s.waiting[pod.UID] {
@@ -204,7 +218,7 @@ func (s *Syncer) updateStatus(pod *corev1.Pod, running *podstate.Pod, sb state.S
 	}
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
-		SandboxReady: sb.State == state.SandboxReady, Ready: ready, Started: started,
+		SandboxReady: sandboxReady, Ready: ready, Started: started,
 		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now(),
 		ResizeError: s.takeResizeError(pod.UID)}
 	s.obs.SetStatus(pod, status.Compute(pod, in))

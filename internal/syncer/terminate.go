@@ -18,7 +18,8 @@ import (
 // SyncTerminatingPod stops every container of the pod in parallel, each with
 // the grace period (which the pod workers only ever shrink). running is the
 // pod cache's view after the worker's previous sync; a stop already in
-// flight (a liveness kill) is joined, not repeated.
+// flight (a liveness kill) is joined, not repeated. The last status is that
+// of a stopped pod (updateStoppedStatus), as the kubelet's.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, grace int64) error {
 	s.prober.StopLivenessAndStartup(pod.UID)
 	var err error
@@ -36,8 +37,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *corev1.Pod, runnin
 	if n := len(running.Running()); n > 0 {
 		return fmt.Errorf("pod %s/%s: %d containers still running after their stop", pod.Namespace, pod.Name, n)
 	}
-	sb, _ := s.currentSandbox(pod.UID)
-	s.updateStatus(pod, running, sb)
+	s.updateStoppedStatus(pod, running)
 	s.prober.Forget(pod.UID)
 	return nil
 }
@@ -80,8 +80,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	}
 	desired := s.obs.IsDesired(pod.UID)
 	if desired {
-		sb, _ := s.currentSandbox(pod.UID)
-		s.updateStatus(pod, running, sb)
+		s.updateStoppedStatus(pod, running)
 	}
 	return s.cleanupPod(ctx, pod.UID, !desired)
 }
