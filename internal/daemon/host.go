@@ -23,24 +23,15 @@ func bootID() (string, error) {
 }
 
 // hostLimits reads what this host lets podhost grant containers: without
-// CAP_SYS_RESOURCE an oom_score_adj below our own, or an rlimit above the
-// current hard limit, makes runc fail ("can't get final child's PID from
-// pipe"); containerd calls the first restrict_oom_score_adj.
+// CAP_SYS_RESOURCE an oom_score_adj below our own makes runc fail ("can't
+// get final child's PID from pipe"); containerd calls this
+// restrict_oom_score_adj. (Specs carry no rlimits: containers inherit the
+// shim's, as under CRI.)
 func hostLimits() spec.HostLimits {
-	l := spec.HostLimits{MinOOMScoreAdj: -1000, RlimitHard: map[string]uint64{}}
+	l := spec.HostLimits{MinOOMScoreAdj: -1000}
 	if b, err := os.ReadFile("/proc/self/oom_score_adj"); err == nil {
 		if v, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && !hasCapSysResource() {
 			l.MinOOMScoreAdj = v
-		}
-	}
-	for name, res := range map[string]int{
-		"RLIMIT_NOFILE": unix.RLIMIT_NOFILE, "RLIMIT_NPROC": unix.RLIMIT_NPROC,
-		"RLIMIT_CORE": unix.RLIMIT_CORE, "RLIMIT_MEMLOCK": unix.RLIMIT_MEMLOCK,
-		"RLIMIT_STACK": unix.RLIMIT_STACK,
-	} {
-		var r unix.Rlimit
-		if unix.Getrlimit(res, &r) == nil {
-			l.RlimitHard[name] = r.Max
 		}
 	}
 	return l

@@ -13,7 +13,7 @@ import (
 
 // resourceOpts: cgroup limits from the container's resources (the kubelet's
 // calculateLinuxResources), the explicit cgroups path, the OOM score
-// adjustment and the rlimit caps.
+// adjustment, and no rlimits.
 func resourceOpts(p Pod, c Container) []oci.SpecOpts {
 	res := linuxResources(c.Container.Resources, p.Host)
 	adj := max(qos.OOMScoreAdj(p.Pod, c.Container, c.MemoryCapacity), p.Host.MinOOMScoreAdj)
@@ -21,7 +21,7 @@ func resourceOpts(p Pod, c Container) []oci.SpecOpts {
 		withResources(res),
 		oci.WithCgroup(c.CgroupsPath),
 		withOOMScoreAdj(adj),
-		withRlimitCaps(p.Host.RlimitHard),
+		withoutRlimits,
 	}
 	if c.PidsLimit > 0 {
 		opts = append(opts, oci.WithPidsLimit(c.PidsLimit))
@@ -109,22 +109,13 @@ func withOOMScoreAdj(adj int) oci.SpecOpts {
 	}
 }
 
-// withRlimitCaps lowers every rlimit of the spec to the host's hard cap for
-// its type: runc cannot raise a hard limit without CAP_SYS_RESOURCE.
-func withRlimitCaps(caps map[string]uint64) oci.SpecOpts {
-	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
-		if s.Process == nil {
-			return nil
-		}
-		for i := range s.Process.Rlimits {
-			rl := &s.Process.Rlimits[i]
-			limit, ok := caps[rl.Type]
-			if !ok {
-				continue
-			}
-			rl.Hard = min(rl.Hard, limit)
-			rl.Soft = min(rl.Soft, rl.Hard)
-		}
-		return nil
+// withoutRlimits drops containerd's default rlimits (RLIMIT_NOFILE
+// 1024:1024), as CRI's WithoutDefaultSecuritySettings: the container
+// inherits the shim's limits. podhost sets none of its own, so runc never
+// raises a limit (which would need CAP_SYS_RESOURCE).
+func withoutRlimits(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+	if s.Process != nil {
+		s.Process.Rlimits = nil
 	}
+	return nil
 }

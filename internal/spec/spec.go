@@ -40,9 +40,6 @@ type HostLimits struct {
 	// daemon passes its own value (containerd's restrict_oom_score_adj);
 	// -1000 when unrestricted. The zero value allows no negative scores.
 	MinOOMScoreAdj int
-	// RlimitHard caps every rlimit of the spec, soft and hard, by type name
-	// ("RLIMIT_NOFILE"): the host's hard limits. Types not listed are kept.
-	RlimitHard map[string]uint64
 	// Capabilities is the set granted to privileged containers and for
 	// capabilities.add: ["ALL"] (names with the CAP_ prefix). nil: podhost's
 	// current effective set, read when the spec is generated.

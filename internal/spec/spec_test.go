@@ -43,7 +43,6 @@ func testPod() Pod {
 		Hostname: "/run/podhost/sb1/hostname", Shm: "/run/podhost/sb1/shm",
 		Host: HostLimits{
 			MinOOMScoreAdj: -1000,
-			RlimitHard:     map[string]uint64{"RLIMIT_NOFILE": 512},
 			Capabilities:   hostCaps,
 			Hostname:       "node1",
 		},
@@ -128,7 +127,7 @@ func TestBuildDefaults(t *testing.T) {
 	eq(t, "cgroupsPath", s.Linux.CgroupsPath, "/podhost/besteffort/poduid-1/c1")
 	eq(t, "group annotation", s.Annotations[GroupAnnotation], "sb1")
 	eq(t, "oom", *s.Process.OOMScoreAdj, 1000)
-	eq(t, "rlimits", s.Process.Rlimits, []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: 512, Soft: 512}})
+	eq(t, "no rlimits (inherited from the shim, as CRI)", len(s.Process.Rlimits), 0)
 	eq(t, "no_new_privs", s.Process.NoNewPrivileges, false)
 	eq(t, "seccomp", s.Linux.Seccomp == nil, true)
 	eq(t, "shares", *s.Linux.Resources.CPU.Shares, uint64(2))
