@@ -126,8 +126,8 @@ func securityOpts(p Pod, c Container, sc securityContext) ([]oci.SpecOpts, error
 }
 
 // userOpts sets uid, gid and supplementary groups like containerd's CRI
-// plugin: runAsUser[:runAsGroup] over the image's USER (names and a lone
-// uid are resolved in the rootfs' /etc/passwd), then the user's groups from
+// plugin: runAsUser[:runAsGroup] over the image's USER user (names and a
+// lone uid are resolved in the rootfs' /etc/passwd), then the user's groups from
 // /etc/group (unless supplementalGroupsPolicy is Strict), then
 // supplementalGroups and fsGroup.
 func userOpts(pod *corev1.Pod, c Container, sc securityContext) ([]oci.SpecOpts, error) {
@@ -136,14 +136,9 @@ func userOpts(pod *corev1.Pod, c Container, sc securityContext) ([]oci.SpecOpts,
 	}
 	var opts []oci.SpecOpts
 	userstr := userString(sc, c.Image.User)
-	if userstr != "" {
-		opts = append(opts, oci.WithUser(userstr))
-	}
+	opts = append(opts, oci.WithUser(userstr))
 	if !sc.strictGroups {
 		name, _, _ := strings.Cut(userstr, ":")
-		if name == "" {
-			name = "0"
-		}
 		opts = append(opts, withUserGroups(name))
 	}
 	if len(sc.groups) > 0 {
@@ -152,25 +147,21 @@ func userOpts(pod *corev1.Pod, c Container, sc securityContext) ([]oci.SpecOpts,
 	return opts, nil
 }
 
-// userString is the OCI user string to resolve. runAsGroup without
-// runAsUser keeps the image's user with that group (containerd alone would
-// refuse it).
+// userString is the OCI user string to resolve, as the kubelet and CRI
+// build it: runAsUser, else the image USER's part before ':' (the kubelet's
+// getImageUser; an image's group is never used: the gid comes from the
+// rootfs' /etc/passwd, 0 for an unlisted uid), else root; then
+// ":runAsGroup" when set (containerd's GenerateUserString).
 func userString(sc securityContext, imageUser string) string {
-	user := ""
+	user, _, _ := strings.Cut(imageUser, ":")
 	if sc.runAsUser != nil {
 		user = strconv.FormatInt(*sc.runAsUser, 10)
 	}
-	if sc.runAsGroup == nil {
-		if user == "" {
-			return imageUser
-		}
-		return user
-	}
 	if user == "" {
-		user, _, _ = strings.Cut(imageUser, ":")
-		if user == "" {
-			user = "0"
-		}
+		user = "0"
+	}
+	if sc.runAsGroup == nil {
+		return user
 	}
 	return user + ":" + strconv.FormatInt(*sc.runAsGroup, 10)
 }

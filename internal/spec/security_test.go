@@ -23,7 +23,17 @@ func TestBuildUser(t *testing.T) {
 		{name: "image user name", imageUser: "app", uid: 1001, gid: 1002, gids: []uint32{1002, 1500}},
 		{name: "image numeric uid resolves gid", imageUser: "1001", uid: 1001, gid: 1002, gids: []uint32{1002, 1500}},
 		{name: "unknown numeric uid", imageUser: "4242", uid: 4242, gid: 0, gids: []uint32{0}},
-		{name: "uid:gid numeric", imageUser: "7:8", uid: 7, gid: 8, gids: []uint32{8}},
+		// The image's group is never used (the kubelet's getImageUser keeps the
+		// part before ':'): the gid is the passwd entry's, else 0.
+		{name: "uid:gid, uid unlisted", imageUser: "7:8", uid: 7, gid: 0, gids: []uint32{0}},
+		{name: "uid:gid, uid listed", imageUser: "1001:10", uid: 1001, gid: 1002, gids: []uint32{1002, 1500}},
+		{name: "name:group", imageUser: "app:wheel", uid: 1001, gid: 1002, gids: []uint32{1002, 1500}},
+		{
+			name:      "runAsGroup wins over the image's group",
+			imageUser: "1001:10",
+			podSC:     &corev1.PodSecurityContext{RunAsGroup: i64(5)},
+			uid:       1001, gid: 5, gids: []uint32{5, 1500},
+		},
 		{
 			name:  "runAsUser/Group, supplemental and fsGroup",
 			podSC: &corev1.PodSecurityContext{RunAsUser: i64(1000), SupplementalGroups: []int64{3000}, FSGroup: i64(4000)},
