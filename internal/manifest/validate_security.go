@@ -60,8 +60,32 @@ func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path) field.Er
 		}
 	}
 	all = append(all, refuseLinuxExtras(sc.SELinuxOptions, sc.WindowsOptions, p)...)
+	all = append(all, validateCapabilities(sc.Capabilities, p.Child("capabilities"))...)
 	all = append(all, validateSeccomp(sc.SeccompProfile, p.Child("seccompProfile"))...)
 	all = append(all, validateAppArmor(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
+	return all
+}
+
+// validateCapabilities refuses names with the CAP_ prefix (any case):
+// containerd's CRI plugin prepends CAP_ to every name (WithCapabilities),
+// and runc ignores the unknown CAP_CAP_X, so under the kubelet such an add
+// or drop silently does nothing.
+func validateCapabilities(caps *corev1.Capabilities, p *field.Path) field.ErrorList {
+	if caps == nil {
+		return nil
+	}
+	var all field.ErrorList
+	for _, list := range []struct {
+		name  string
+		names []corev1.Capability
+	}{{"add", caps.Add}, {"drop", caps.Drop}} {
+		for i, c := range list.names {
+			if strings.HasPrefix(strings.ToUpper(string(c)), "CAP_") {
+				all = append(all, field.Invalid(p.Child(list.name).Index(i), string(c),
+					"capability names have no CAP_ prefix (the kubelet would ignore it)"))
+			}
+		}
+	}
 	return all
 }
 

@@ -335,6 +335,12 @@ func TestValidateRules(t *testing.T) {
 		{"privileged no escalation", func(p *corev1.Pod) {
 			c0(p).SecurityContext = &corev1.SecurityContext{Privileged: ptrTo(true), AllowPrivilegeEscalation: ptrTo(false)}
 		}, "spec.containers[0].securityContext: Invalid value: \"\": cannot set `allowPrivilegeEscalation` to false and `privileged` to true"},
+		{"capability add with CAP_ prefix", func(p *corev1.Pod) {
+			c0(p).SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"CAP_NET_ADMIN"}}}
+		}, `spec.containers[0].securityContext.capabilities.add[0]: Invalid value: "CAP_NET_ADMIN": capability names have no CAP_ prefix (the kubelet would ignore it)`},
+		{"capability drop with cap_ prefix", func(p *corev1.Pod) {
+			c0(p).SecurityContext = &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL", "cap_kill"}}}
+		}, `spec.containers[0].securityContext.capabilities.drop[1]: Invalid value: "cap_kill": capability names have no CAP_ prefix`},
 		{"runAsUser negative", func(p *corev1.Pod) {
 			c0(p).SecurityContext = &corev1.SecurityContext{RunAsUser: ptrTo(int64(-1))}
 		}, "spec.containers[0].securityContext.runAsUser: Invalid value: -1"},

@@ -231,9 +231,10 @@ func mergeGids(a, b []uint32) []uint32 {
 	return slices.Compact(out)
 }
 
-// capabilityOpt applies capabilities.add/drop to containerd's default set.
-// "ALL" adds the host's full set or drops everything; names may carry the
-// CAP_ prefix or not, in any case.
+// capabilityOpt applies capabilities.add/drop to containerd's default set
+// as CRI's WithCapabilities: "ALL" adds the host's full set or drops
+// everything; other names, in any case, get the CAP_ prefix (manifest
+// validation refuses names that carry it already).
 func capabilityOpt(caps *corev1.Capabilities, all []string) oci.SpecOpts {
 	if caps == nil {
 		return oci.Compose()
@@ -257,10 +258,7 @@ func capNames(in []corev1.Capability) (names []string, all bool) {
 			all = true
 			continue
 		}
-		if !strings.HasPrefix(n, "CAP_") {
-			n = "CAP_" + n
-		}
-		names = append(names, n)
+		names = append(names, "CAP_"+n)
 	}
 	return names, all
 }

@@ -121,7 +121,7 @@ func TestBuildSecurity(t *testing.T) {
 		{
 			name: "add and drop caps",
 			sc: &corev1.SecurityContext{Capabilities: &corev1.Capabilities{
-				Add: []corev1.Capability{"NET_ADMIN", "cap_sys_time"}, Drop: []corev1.Capability{"CHOWN", "CAP_KILL"},
+				Add: []corev1.Capability{"NET_ADMIN", "sys_time"}, Drop: []corev1.Capability{"CHOWN", "kill"},
 			}},
 			check: func(t *testing.T, s *oci.Spec) {
 				b := s.Process.Capabilities.Bounding
