@@ -8,6 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
+// SystemNodeCritical is the priority class of node-critical pods
+// (scheduling.SystemNodeCritical).
+const SystemNodeCritical = "system-node-critical"
+
 // OOM score adjustments, as the kubelet's policy.
 const (
 	GuaranteedOOMScoreAdj = -997
@@ -99,9 +103,14 @@ func allContainers(pod *corev1.Pod) []corev1.Container {
 // Burstable 1000 - 1000*memoryRequest/memoryCapacity clamped to [3, 999]
 // (pod-level memory requests not given to containers are shared equally;
 // sidecars never score above the regular container with the smallest request).
-// Node-critical pods get no special treatment. A memoryCapacity <= 0 gives
-// Burstable containers 999.
+// Node-critical pods get -997 whatever their class: the kubelet's
+// IsNodeCriticalPod is a critical pod (every static pod is, and podhost's
+// pods are static-like) with priorityClassName system-node-critical. A
+// memoryCapacity <= 0 gives Burstable containers 999.
 func OOMScoreAdj(pod *corev1.Pod, c *corev1.Container, memoryCapacity int64) int {
+	if pod.Spec.PriorityClassName == SystemNodeCritical {
+		return GuaranteedOOMScoreAdj
+	}
 	switch PodQOS(pod) {
 	case corev1.PodQOSGuaranteed:
 		return GuaranteedOOMScoreAdj

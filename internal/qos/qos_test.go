@@ -81,6 +81,9 @@ func TestOOMScoreAdj(t *testing.T) {
 	}{
 		{"guaranteed", pod([]corev1.Container{ctr("a", full, full)}), "a", capacity, -997},
 		{"best effort", pod([]corev1.Container{ctr("a", nil, nil)}), "a", capacity, 1000},
+		{"best effort node-critical", critical(pod([]corev1.Container{ctr("a", nil, nil)}), SystemNodeCritical), "a", capacity, -997},
+		{"burstable node-critical", critical(burst("1Gi"), SystemNodeCritical), "a", capacity, -997},
+		{"burstable cluster-critical is not node-critical", critical(burst("1Gi"), "system-cluster-critical"), "a", capacity, 900},
 		{"burstable 10%", burst("1Gi"), "a", capacity, 900},
 		{"burstable rounds", burst("1"), "a", capacity, 999},
 		{"burstable huge request clamps to 3", burst("20Gi"), "a", capacity, 3},
@@ -106,6 +109,11 @@ func TestOOMScoreAdj(t *testing.T) {
 			}
 		})
 	}
+}
+
+func critical(p *corev1.Pod, class string) *corev1.Pod {
+	p.Spec.PriorityClassName = class
+	return p
 }
 
 func find(p *corev1.Pod, name string) *corev1.Container {

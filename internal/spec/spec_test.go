@@ -206,6 +206,7 @@ func TestBuildResources(t *testing.T) {
 		name     string
 		res      corev1.ResourceRequirements
 		host     func(*HostLimits)
+		class    string // priorityClassName
 		shares   uint64
 		quota    int64
 		memory   int64
@@ -223,6 +224,17 @@ func TestBuildResources(t *testing.T) {
 			res:    requirements("500m", "256Mi", "500m", "256Mi"),
 			host:   func(h *HostLimits) { h.MinOOMScoreAdj = -500 },
 			shares: 512, quota: 50000, memory: 256 << 20, oom: -500,
+		},
+		{
+			name:   "node-critical best effort",
+			class:  "system-node-critical",
+			shares: 2, oom: -997,
+		},
+		{
+			name:   "node-critical restricted oom",
+			class:  "system-node-critical",
+			host:   func(h *HostLimits) { h.MinOOMScoreAdj = -500 },
+			shares: 2, oom: -500,
 		},
 		{
 			name:   "burstable limit only cpu",
@@ -244,6 +256,7 @@ func TestBuildResources(t *testing.T) {
 				tt.host(&p.Host)
 			}
 			p.Pod.Spec.Containers[0].Resources = tt.res
+			p.Pod.Spec.PriorityClassName = tt.class
 			s, err := generate(t, p, testContainer(p))
 			if err != nil {
 				t.Fatal(err)
