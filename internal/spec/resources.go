@@ -35,14 +35,16 @@ func LinuxResources(r corev1.ResourceRequirements, host HostLimits) *specs.Linux
 	return linuxResources(r, host)
 }
 
-// linuxResources: cpu shares from the request (or the limit when only a
-// limit is set, minimum 2), CFS quota from the limit over a 100ms period,
-// the memory limit; on cgroup v2 memory.oom.group=1; with a swap
-// controller, no swap.
+// linuxResources: cpu shares from the request (from the limit when the
+// request is absent, not when it is an explicit 0: the kubelet's
+// generateLinuxContainerResources; minimum 2), CFS quota from the limit over
+// a 100ms period, the memory limit; on cgroup v2 memory.oom.group=1; with a
+// swap controller, no swap. (Manifest defaulting already gives a request
+// to every limit that has none, as the API server does.)
 func linuxResources(r corev1.ResourceRequirements, host HostLimits) *specs.LinuxResources {
 	cpuReq, cpuLim := r.Requests.Cpu(), r.Limits.Cpu()
 	sharesFrom := cpuReq.MilliValue()
-	if cpuReq.IsZero() && !cpuLim.IsZero() {
+	if _, ok := r.Requests[corev1.ResourceCPU]; !ok {
 		sharesFrom = cpuLim.MilliValue()
 	}
 	shares := qos.MilliCPUToShares(sharesFrom)

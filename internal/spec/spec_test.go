@@ -242,6 +242,11 @@ func TestBuildResources(t *testing.T) {
 			shares: 2048, quota: 200000, oom: 900,
 		},
 		{
+			name:   "explicit zero cpu request keeps minimal shares",
+			res:    requirements("0", "", "2", ""),
+			shares: 2, quota: 200000, oom: 999,
+		},
+		{
 			name:   "cgroup v2 with swap controller",
 			res:    requirements("100m", "", "", "64Mi"),
 			host:   func(h *HostLimits) { h.CgroupV2, h.SwapController = true, true },
