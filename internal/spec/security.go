@@ -332,27 +332,24 @@ func checkSeccomp(sc securityContext) error {
 	return fmt.Errorf("seccompProfile: unknown type %q", sc.seccomp.Type)
 }
 
-// apparmorOpt follows containerd's CRI plugin: where AppArmor is enabled,
-// containers without a profile or with RuntimeDefault get the default
-// profile; Localhost names a profile already loaded on the host.
+// apparmorOpt follows containerd's CRI plugin (GenerateApparmorSpecOpts):
+// where AppArmor is enabled, containers without a profile or with
+// RuntimeDefault get the default profile, except privileged ones;
+// Localhost names a profile already loaded on the host, privileged
+// containers included (it is applied after privilegedOpt).
 func apparmorOpt(sc securityContext, enabled bool) (oci.SpecOpts, error) {
-	if sc.privileged {
-		return nil, nil
+	typ := corev1.AppArmorProfileTypeRuntimeDefault
+	if sc.apparmor != nil {
+		typ = sc.apparmor.Type
 	}
-	if sc.apparmor == nil {
-		if enabled {
-			return apparmor.WithDefaultProfile(AppArmorDefaultProfile), nil
-		}
-		return nil, nil
-	}
-	switch sc.apparmor.Type {
+	switch typ {
 	case corev1.AppArmorProfileTypeUnconfined:
 		return nil, nil
 	case corev1.AppArmorProfileTypeRuntimeDefault:
-		if enabled {
-			return apparmor.WithDefaultProfile(AppArmorDefaultProfile), nil
+		if !enabled || sc.privileged {
+			return nil, nil
 		}
-		return nil, nil
+		return apparmor.WithDefaultProfile(AppArmorDefaultProfile), nil
 	case corev1.AppArmorProfileTypeLocalhost:
 		if !enabled {
 			return nil, fmt.Errorf("appArmorProfile: AppArmor is not enabled on this host")

@@ -215,3 +215,38 @@ func checkPrivileged(t *testing.T, s *oci.Spec) {
 	eq(t, "sysfs rw", slices.Contains(mountAt(s, "/sys").Options, "rw"), true)
 	eq(t, "cgroupfs rw", slices.Contains(mountAt(s, "/sys/fs/cgroup").Options, "rw"), true)
 }
+
+// AppArmor as containerd's GenerateApparmorSpecOpts: privileged containers
+// skip only the default profile; a Localhost profile still applies to them.
+func TestBuildAppArmor(t *testing.T) {
+	yes := true
+	local := &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr("my-profile")}
+	tests := []struct {
+		name       string
+		profile    *corev1.AppArmorProfile
+		privileged bool
+		want       string
+	}{
+		{name: "localhost", profile: local, want: "my-profile"},
+		{name: "privileged localhost", profile: local, privileged: true, want: "my-profile"},
+		{name: "privileged default", privileged: true, want: ""},
+		{name: "privileged runtime default", profile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault},
+			privileged: true, want: ""},
+		{name: "unconfined", profile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}, want: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod()
+			p.Host.AppArmor = true
+			p.Pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AppArmorProfile: tt.profile}
+			if tt.privileged {
+				p.Pod.Spec.Containers[0].SecurityContext.Privileged = &yes
+			}
+			s, err := generate(t, p, testContainer(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			eq(t, "apparmor profile", s.Process.ApparmorProfile, tt.want)
+		})
+	}
+}
