@@ -122,3 +122,58 @@ func TestRolledBackShown(t *testing.T) {
 		t.Fatalf("describe lacks %q:\n%s", want, buf.String())
 	}
 }
+
+func started(cs corev1.ContainerStatus, s bool) corev1.ContainerStatus {
+	cs.Started = &s
+	return cs
+}
+
+func withConditions(p corev1.Pod, conds ...corev1.PodConditionType) corev1.Pod {
+	for _, c := range []corev1.PodConditionType{corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		st := corev1.ConditionFalse
+		for _, t := range conds {
+			if t == c {
+				st = corev1.ConditionTrue
+			}
+		}
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: c, Status: st})
+	}
+	return p
+}
+
+// sidecarPod: init container proxy (restartPolicy Always) before app
+// container app, with the given statuses.
+func sidecarPod(phase corev1.PodPhase, proxy, app corev1.ContainerStatus, conds ...corev1.PodConditionType) corev1.Pod {
+	p := pod("x", phase, 0, app)
+	always := corev1.ContainerRestartPolicyAlways
+	p.Spec.InitContainers = []corev1.Container{{Name: "proxy", RestartPolicy: &always}}
+	p.Status.InitContainerStatuses = []corev1.ContainerStatus{proxy}
+	return withConditions(p, conds...)
+}
+
+// TestRowAsKubectl: READY, STATUS and RESTARTS as kubectl's printPod prints
+// them for the pod object the kubelet would report.
+func TestRowAsKubectl(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	sidecarKilled := terminated("proxy", "Error", 137)
+	tests := []struct {
+		name                    string
+		pod                     corev1.Pod
+		ready, status, restarts string
+	}{
+		{"sidecar running", sidecarPod(corev1.PodRunning, started(running("proxy", true), true), started(running("app", true), true),
+			corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady), "2/2", "Running", "0"},
+		{"sidecar not started yet", sidecarPod(corev1.PodPending, started(running("proxy", false), false), waiting("app", "PodInitializing", 0)),
+			"0/2", "Init:0/1", "0"},
+		{"sidecar stopped after the pod succeeded", sidecarPod(corev1.PodSucceeded, started(sidecarKilled, false), started(terminated("app", "Completed", 0), false),
+			corev1.PodInitialized), "0/2", "Completed", "0"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := Row(&tt.pod, false, now)
+			if got := [3]string{row[1], row[2], row[3]}; got != [3]string{tt.ready, tt.status, tt.restarts} {
+				t.Fatalf("READY STATUS RESTARTS = %q, want %q", got, [3]string{tt.ready, tt.status, tt.restarts})
+			}
+		})
+	}
+}

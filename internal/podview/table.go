@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/qos"
 )
 
 // Table writes NAME READY STATUS RESTARTS AGE (and IP NODE SOURCE with
@@ -34,7 +35,10 @@ func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
 
 // Row is one pod's cells of the table.
 func Row(p *corev1.Pod, wide bool, now time.Time) []string {
-	row := []string{p.Name, Ready(p), Status(p), Restarts(p, now), Age(p, now)}
+	// READY as kubectl: the ready app containers and started, ready
+	// sidecars over the app containers plus the sidecars.
+	s := summarize(p)
+	row := []string{p.Name, fmt.Sprintf("%d/%d", s.ready, s.total), s.reason, Restarts(p, now), Age(p, now)}
 	if wide {
 		ip := p.Status.PodIP
 		if ip == "" {
@@ -54,17 +58,6 @@ func Row(p *corev1.Pod, wide bool, now time.Time) []string {
 		row = append(row, ip, node, src)
 	}
 	return row
-}
-
-// Ready is "ready/total" over app containers.
-func Ready(p *corev1.Pod) string {
-	ready := 0
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Ready {
-			ready++
-		}
-	}
-	return fmt.Sprintf("%d/%d", ready, len(p.Spec.Containers))
 }
 
 // Restarts sums app container restarts, with the age of the last one.
@@ -100,58 +93,110 @@ func Age(p *corev1.Pod, now time.Time) string {
 // telling container state (a waiting reason such as CrashLoopBackOff, or a
 // terminated reason such as Completed or OOMKilled).
 func Status(p *corev1.Pod) string {
-	reason := string(p.Status.Phase)
-	if p.Status.Reason != "" {
-		reason = p.Status.Reason
-	}
-	if r, ok := initStatus(p); ok {
-		return r
-	}
-	hasRunning := false
-	for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
-		cs := p.Status.ContainerStatuses[i]
-		switch {
-		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
-			reason = cs.State.Waiting.Reason
-		case cs.State.Terminated != nil && cs.State.Terminated.Reason != "":
-			reason = cs.State.Terminated.Reason
-		case cs.State.Terminated != nil:
-			if cs.State.Terminated.Signal != 0 {
-				reason = fmt.Sprintf("Signal:%d", cs.State.Terminated.Signal)
-			} else {
-				reason = fmt.Sprintf("ExitCode:%d", cs.State.Terminated.ExitCode)
-			}
-		case cs.Ready && cs.State.Running != nil:
-			hasRunning = true
-		}
-	}
-	if reason == "Completed" && hasRunning {
-		reason = "Running"
-	}
-	if p.DeletionTimestamp != nil {
-		reason = "Terminating"
-	}
-	return reason
+	return summarize(p).reason
 }
 
-func initStatus(p *corev1.Pod) (string, bool) {
-	total := len(p.Spec.InitContainers)
-	for i, cs := range p.Status.InitContainerStatuses {
-		switch {
-		case cs.State.Terminated != nil && cs.State.Terminated.ExitCode == 0:
-			continue
-		case cs.State.Terminated != nil:
-			if cs.State.Terminated.Reason != "" {
-				return "Init:" + cs.State.Terminated.Reason, true
-			}
-			return fmt.Sprintf("Init:ExitCode:%d", cs.State.Terminated.ExitCode), true
-		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "" && cs.State.Waiting.Reason != "PodInitializing":
-			return "Init:" + cs.State.Waiting.Reason, true
-		default:
-			return fmt.Sprintf("Init:%d/%d", i, total), true
+// summary is what kubectl's printPod (pkg/printers/internalversion) derives
+// from a pod for its READY and STATUS columns.
+type summary struct {
+	ready, total int
+	reason       string
+}
+
+// summarize follows printPod: the init container statuses first; the app
+// containers decide when initialization is over or the pod's Initialized
+// condition is True (a sidecar stopped after the app containers finished
+// leaves an init status that looks unfinished).
+func summarize(p *corev1.Pod) summary {
+	s := summary{total: len(p.Spec.Containers), reason: string(p.Status.Phase)}
+	if p.Status.Reason != "" {
+		s.reason = p.Status.Reason
+	}
+	sidecars := map[string]bool{}
+	for i := range p.Spec.InitContainers {
+		if qos.IsRestartable(&p.Spec.InitContainers[i]) {
+			sidecars[p.Spec.InitContainers[i].Name] = true
+			s.total++
 		}
 	}
-	return "", false
+	initializing := s.initContainers(p, sidecars)
+	if !initializing || conditionTrue(p, corev1.PodInitialized) {
+		s.appContainers(p)
+	}
+	if p.DeletionTimestamp != nil {
+		s.reason = "Terminating"
+	}
+	return s
+}
+
+// initContainers walks the init container statuses up to the first one
+// that has not finished (a started sidecar has, and counts as ready if it
+// is): that one sets the reason ("Init:<reason>" or "Init:<i>/<n>").
+// It reports whether there was one.
+func (s *summary) initContainers(p *corev1.Pod, sidecars map[string]bool) bool {
+	for i := range p.Status.InitContainerStatuses {
+		cs := &p.Status.InitContainerStatuses[i]
+		t, w := cs.State.Terminated, cs.State.Waiting
+		switch {
+		case t != nil && t.ExitCode == 0:
+			continue
+		case sidecars[cs.Name] && cs.Started != nil && *cs.Started:
+			if cs.Ready {
+				s.ready++
+			}
+			continue
+		case t != nil:
+			s.reason = "Init:" + terminatedReason(t)
+		case w != nil && w.Reason != "" && w.Reason != "PodInitializing":
+			s.reason = "Init:" + w.Reason
+		default:
+			s.reason = fmt.Sprintf("Init:%d/%d", i, len(p.Spec.InitContainers))
+		}
+		return true
+	}
+	return false
+}
+
+// appContainers lets the app containers, last first, set the reason (a
+// waiting or terminated one) and counts the ready, running ones.
+func (s *summary) appContainers(p *corev1.Pod) {
+	hasRunning := false
+	for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
+		cs := &p.Status.ContainerStatuses[i]
+		switch {
+		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
+			s.reason = cs.State.Waiting.Reason
+		case cs.State.Terminated != nil:
+			s.reason = terminatedReason(cs.State.Terminated)
+		case cs.Ready && cs.State.Running != nil:
+			hasRunning = true
+			s.ready++
+		}
+	}
+	if s.reason == "Completed" && hasRunning {
+		s.reason = "Running"
+	}
+}
+
+// terminatedReason is a terminated container's reason, else its signal or
+// exit code.
+func terminatedReason(t *corev1.ContainerStateTerminated) string {
+	switch {
+	case t.Reason != "":
+		return t.Reason
+	case t.Signal != 0:
+		return fmt.Sprintf("Signal:%d", t.Signal)
+	}
+	return fmt.Sprintf("ExitCode:%d", t.ExitCode)
+}
+
+func conditionTrue(p *corev1.Pod, t corev1.PodConditionType) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 // Names writes pod/NAME lines (-o name).
