@@ -123,6 +123,13 @@ func TestRolledBackShown(t *testing.T) {
 	}
 }
 
+// restarted: cs restarted n times, the last one finished at.
+func restarted(cs corev1.ContainerStatus, n int32, at time.Time) corev1.ContainerStatus {
+	cs.RestartCount = n
+	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error", FinishedAt: metav1.Time{Time: at}}
+	return cs
+}
+
 func started(cs corev1.ContainerStatus, s bool) corev1.ContainerStatus {
 	cs.Started = &s
 	return cs
@@ -156,6 +163,12 @@ func sidecarPod(phase corev1.PodPhase, proxy, app corev1.ContainerStatus, conds 
 func TestRowAsKubectl(t *testing.T) {
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	sidecarKilled := terminated("proxy", "Error", 137)
+	initCrash := pod("x", corev1.PodPending, 1, waiting("a", "PodInitializing", 0))
+	initCrash.Status.InitContainerStatuses = []corev1.ContainerStatus{restarted(waiting("init", "CrashLoopBackOff", 0), 3, now.Add(-30*time.Second))}
+	initCrash = withConditions(initCrash)
+	initDone := pod("x", corev1.PodRunning, 1, started(running("a", true), true))
+	initDone.Status.InitContainerStatuses = []corev1.ContainerStatus{restarted(terminated("init", "Completed", 0), 2, now.Add(-time.Hour))}
+	initDone = withConditions(initDone, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady)
 	tests := []struct {
 		name                    string
 		pod                     corev1.Pod
@@ -167,6 +180,11 @@ func TestRowAsKubectl(t *testing.T) {
 			"0/2", "Init:0/1", "0"},
 		{"sidecar stopped after the pod succeeded", sidecarPod(corev1.PodSucceeded, started(sidecarKilled, false), started(terminated("app", "Completed", 0), false),
 			corev1.PodInitialized), "0/2", "Completed", "0"},
+		{"init container crash looping", initCrash, "0/1", "Init:CrashLoopBackOff", "3 (30s ago)"},
+		{"init container restarts not counted once initialized", initDone, "1/1", "Running", "0"},
+		{"sidecar and app restarts", sidecarPod(corev1.PodRunning, restarted(started(running("proxy", true), true), 2, now.Add(-time.Minute)),
+			restarted(started(running("app", true), true), 1, now.Add(-2*time.Minute)), corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady),
+			"2/2", "Running", "3 (60s ago)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

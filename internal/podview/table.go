@@ -38,7 +38,7 @@ func Row(p *corev1.Pod, wide bool, now time.Time) []string {
 	// READY as kubectl: the ready app containers and started, ready
 	// sidecars over the app containers plus the sidecars.
 	s := summarize(p)
-	row := []string{p.Name, fmt.Sprintf("%d/%d", s.ready, s.total), s.reason, Restarts(p, now), Age(p, now)}
+	row := []string{p.Name, fmt.Sprintf("%d/%d", s.ready, s.total), s.reason, s.restarts(now), Age(p, now)}
 	if wide {
 		ip := p.Status.PodIP
 		if ip == "" {
@@ -60,20 +60,13 @@ func Row(p *corev1.Pod, wide bool, now time.Time) []string {
 	return row
 }
 
-// Restarts sums app container restarts, with the age of the last one.
-func Restarts(p *corev1.Pod, now time.Time) string {
-	n := int32(0)
-	var last time.Time
-	for _, cs := range p.Status.ContainerStatuses {
-		n += cs.RestartCount
-		if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(last) {
-			last = t.FinishedAt.Time
-		}
+// restarts is kubectl's RESTARTS: the count, with the age of the last
+// restart among the containers counted.
+func (s summary) restarts(now time.Time) string {
+	if s.restartCount != 0 && !s.lastRestart.IsZero() {
+		return fmt.Sprintf("%d (%s ago)", s.restartCount, duration.HumanDuration(now.Sub(s.lastRestart)))
 	}
-	if n > 0 && !last.IsZero() {
-		return fmt.Sprintf("%d (%s ago)", n, duration.HumanDuration(now.Sub(last)))
-	}
-	return fmt.Sprint(n)
+	return fmt.Sprint(s.restartCount)
 }
 
 // Age is the time since the pod started (or was created).
@@ -97,16 +90,33 @@ func Status(p *corev1.Pod) string {
 }
 
 // summary is what kubectl's printPod (pkg/printers/internalversion) derives
-// from a pod for its READY and STATUS columns.
+// from a pod for its READY, STATUS and RESTARTS columns.
 type summary struct {
 	ready, total int
 	reason       string
+	restartCount int32
+	lastRestart  time.Time
+}
+
+// restartTally sums restart counts and keeps the latest last termination.
+type restartTally struct {
+	n    int32
+	last time.Time
+}
+
+func (r *restartTally) add(cs *corev1.ContainerStatus) {
+	r.n += cs.RestartCount
+	if t := cs.LastTerminationState.Terminated; t != nil && t.FinishedAt.After(r.last) {
+		r.last = t.FinishedAt.Time
+	}
 }
 
 // summarize follows printPod: the init container statuses first; the app
 // containers decide when initialization is over or the pod's Initialized
 // condition is True (a sidecar stopped after the app containers finished
-// leaves an init status that looks unfinished).
+// leaves an init status that looks unfinished). RESTARTS counts the init
+// containers walked while the pod initializes, else the sidecars walked
+// plus the app containers.
 func summarize(p *corev1.Pod) summary {
 	s := summary{total: len(p.Spec.Containers), reason: string(p.Status.Phase)}
 	if p.Status.Reason != "" {
@@ -119,9 +129,11 @@ func summarize(p *corev1.Pod) summary {
 			s.total++
 		}
 	}
-	initializing := s.initContainers(p, sidecars)
+	var all, sidecarRestarts restartTally
+	initializing := s.initContainers(p, sidecars, &all, &sidecarRestarts)
+	s.restartCount, s.lastRestart = all.n, all.last
 	if !initializing || conditionTrue(p, corev1.PodInitialized) {
-		s.appContainers(p)
+		s.appContainers(p, sidecarRestarts)
 	}
 	if p.DeletionTimestamp != nil {
 		s.reason = "Terminating"
@@ -132,10 +144,15 @@ func summarize(p *corev1.Pod) summary {
 // initContainers walks the init container statuses up to the first one
 // that has not finished (a started sidecar has, and counts as ready if it
 // is): that one sets the reason ("Init:<reason>" or "Init:<i>/<n>").
-// It reports whether there was one.
-func (s *summary) initContainers(p *corev1.Pod, sidecars map[string]bool) bool {
+// It reports whether there was one, and tallies the restarts of the
+// statuses walked (all, and those of sidecars).
+func (s *summary) initContainers(p *corev1.Pod, sidecars map[string]bool, all, sidecarRestarts *restartTally) bool {
 	for i := range p.Status.InitContainerStatuses {
 		cs := &p.Status.InitContainerStatuses[i]
+		all.add(cs)
+		if sidecars[cs.Name] {
+			sidecarRestarts.add(cs)
+		}
 		t, w := cs.State.Terminated, cs.State.Waiting
 		switch {
 		case t != nil && t.ExitCode == 0:
@@ -158,11 +175,13 @@ func (s *summary) initContainers(p *corev1.Pod, sidecars map[string]bool) bool {
 }
 
 // appContainers lets the app containers, last first, set the reason (a
-// waiting or terminated one) and counts the ready, running ones.
-func (s *summary) appContainers(p *corev1.Pod) {
+// waiting or terminated one), counts the ready, running ones and sets the
+// restarts: theirs plus the sidecars'.
+func (s *summary) appContainers(p *corev1.Pod, restarts restartTally) {
 	hasRunning := false
 	for i := len(p.Status.ContainerStatuses) - 1; i >= 0; i-- {
 		cs := &p.Status.ContainerStatuses[i]
+		restarts.add(cs)
 		switch {
 		case cs.State.Waiting != nil && cs.State.Waiting.Reason != "":
 			s.reason = cs.State.Waiting.Reason
@@ -176,6 +195,7 @@ func (s *summary) appContainers(p *corev1.Pod) {
 	if s.reason == "Completed" && hasRunning {
 		s.reason = "Running"
 	}
+	s.restartCount, s.lastRestart = restarts.n, restarts.last
 }
 
 // terminatedReason is a terminated container's reason, else its signal or
