@@ -192,8 +192,13 @@ func (s *summary) appContainers(p *corev1.Pod, restarts restartTally) {
 			s.ready++
 		}
 	}
+	// a container still running turns Completed back into Running, or
+	// NotReady while the pod's Ready condition is not True
 	if s.reason == "Completed" && hasRunning {
-		s.reason = "Running"
+		s.reason = "NotReady"
+		if conditionTrue(p, corev1.PodReady) {
+			s.reason = "Running"
+		}
 	}
 	s.restartCount, s.lastRestart = restarts.n, restarts.last
 }
