@@ -212,6 +212,18 @@ func TestGetLabelSelector(t *testing.T) {
 	}
 }
 
+// With -o wide the watch's header names every cell of its rows.
+func TestPodWatcherWideHeader(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	w := newPodWatcher(&lineWriter{w: &out}, GetOptions{Namespace: "default", Output: "wide"}, func(*corev1.Pod) bool { return true }, func() time.Time { return start })
+	w.initial([]corev1.Pod{phasePod("u1", "job", corev1.PodPending, start)})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || len(strings.Fields(lines[0])) != len(strings.Fields(lines[1])) || !strings.HasSuffix(lines[0], "SOURCE") {
+		t.Fatalf("wide watch output:\n%s", out.String())
+	}
+}
+
 func TestEventsTable(t *testing.T) {
 	now := time.Now()
 	d := observeDaemon{fakeDaemon: &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}, events: []api.ObjectEvent{

@@ -26,17 +26,9 @@ func newPodWatcher(lw *lineWriter, o GetOptions, match func(*corev1.Pod) bool, n
 	return &podWatcher{out: lw, wide: o.Output == "wide", match: match, now: now, shown: map[types.UID]string{}}
 }
 
-func (w *podWatcher) header() []string {
-	h := []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}
-	if w.wide {
-		h = append(h, "IP", "NODE")
-	}
-	return h
-}
-
 // initial prints the table of the pods listed before the watch.
 func (w *podWatcher) initial(pods []corev1.Pod) {
-	rows := [][]string{w.header()}
+	rows := [][]string{podview.Header(w.wide)}
 	for i := range pods {
 		rows = append(rows, podview.Row(&pods[i], w.wide, w.now()))
 	}

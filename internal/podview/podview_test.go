@@ -38,11 +38,19 @@ func terminated(name, reason string, code int32) corev1.ContainerStatus {
 	return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: reason, ExitCode: code}}}
 }
 
+func deleted(p corev1.Pod) corev1.Pod {
+	p.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	return p
+}
+
 func TestStatus(t *testing.T) {
 	initRunning := pod("x", corev1.PodPending, 2, waiting("a", "PodInitializing", 0))
 	initRunning.Status.InitContainerStatuses = []corev1.ContainerStatus{terminated("i1", "Completed", 0), running("i2", false)}
 	initCrash := pod("x", corev1.PodPending, 1, waiting("a", "PodInitializing", 0))
 	initCrash.Status.InitContainerStatuses = []corev1.ContainerStatus{waiting("i1", "CrashLoopBackOff", 3)}
+	initSignal := pod("x", corev1.PodPending, 1, waiting("a", "PodInitializing", 0))
+	initSignal.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "i1",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 137, Signal: 9}}}}
 	rejected := pod("x", corev1.PodFailed, 0)
 	rejected.Status.Reason = "HostPortConflict"
 	tests := []struct {
@@ -61,6 +69,10 @@ func TestStatus(t *testing.T) {
 		{"init progress", initRunning, "Init:1/2"},
 		{"init crash", initCrash, "Init:CrashLoopBackOff"},
 		{"rejected", rejected, "HostPortConflict"},
+		{"init killed by a signal", initSignal, "Init:Signal:9"},
+		{"deleted while running", deleted(pod("x", corev1.PodRunning, 0, running("a", true))), "Terminating"},
+		{"deleted after it succeeded", deleted(pod("x", corev1.PodSucceeded, 0, terminated("a", "Completed", 0))), "Completed"},
+		{"deleted after it failed", deleted(pod("x", corev1.PodFailed, 0, terminated("a", "Error", 1))), "Error"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

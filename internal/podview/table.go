@@ -22,15 +22,20 @@ import (
 // podhost rolled the pod back to it from a newer version).
 func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	header := "NAME\tREADY\tSTATUS\tRESTARTS\tAGE"
-	if wide {
-		header += "\tIP\tNODE\tSOURCE"
-	}
-	fmt.Fprintln(tw, header)
+	fmt.Fprintln(tw, strings.Join(Header(wide), "\t"))
 	for i := range pods {
 		fmt.Fprintln(tw, strings.Join(Row(&pods[i], wide, now), "\t"))
 	}
 	return tw.Flush()
+}
+
+// Header is the table's column names, one per cell of Row.
+func Header(wide bool) []string {
+	h := []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}
+	if wide {
+		h = append(h, "IP", "NODE", "SOURCE")
+	}
+	return h
 }
 
 // Row is one pod's cells of the table.
@@ -135,7 +140,7 @@ func summarize(p *corev1.Pod) summary {
 	if !initializing || conditionTrue(p, corev1.PodInitialized) {
 		s.appContainers(p, sidecarRestarts)
 	}
-	if p.DeletionTimestamp != nil {
+	if p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 		s.reason = "Terminating"
 	}
 	return s
