@@ -15,8 +15,11 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 )
 
-// minStopGrace is what the stop signal gets at least after a preStop hook
-// used up the grace period (the kubelet's minimumGracePeriodInSeconds).
+// minStopGrace is what the stop signal always gets at least, whatever the
+// grace period and whatever a preStop hook used of it: the kubelet's
+// killContainer gives every container this "minimal shutdown window"
+// (minimumGracePeriodInSeconds) before StopContainer, so a grace period of
+// 0 still sends the stop signal and SIGKILLs only 2 s later.
 const minStopGrace = 2 * time.Second
 
 // maxLabelValue bounds the preStop label: containerd refuses a label
@@ -77,14 +80,15 @@ func preStopOf(pod *corev1.Pod, c *podstate.Container) (*corev1.LifecycleHandler
 	return nil, nil
 }
 
-// runPreStop runs container c's preStop hook, if any, inside grace: the
-// hook is cut off when grace runs out, and the stop signal gets what is
-// left, at least minStopGrace (the kubelet's killContainer). It returns
-// the grace period for the stop signal.
+// runPreStop runs container c's preStop hook, if any and grace is above 0,
+// inside grace: the hook is cut off when grace runs out. It returns the
+// grace period for the stop signal: what is left, at least minStopGrace,
+// on every stop (the kubelet's killContainer: with or without a hook, a
+// grace of 0 included).
 func (s *Syncer) runPreStop(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration) time.Duration {
 	h, spec := preStopOf(pod, c)
 	if h == nil || grace <= 0 {
-		return grace
+		return max(grace, minStopGrace)
 	}
 	uid := types.UID(c.Labels[podstate.LabelPodUID])
 	t := lifecycle.Target{ContainerID: c.ID, Container: spec, Host: s.hookHost(c),
@@ -110,11 +114,7 @@ func (s *Syncer) runPreStop(ctx context.Context, pod *corev1.Pod, c *podstate.Co
 		log.Info("preStop hook not completed in grace period", "gracePeriod", grace)
 	case <-ctx.Done():
 	}
-	left := grace - s.clock.Since(start)
-	if left < minStopGrace {
-		left = minStopGrace
-	}
-	return left
+	return max(grace-s.clock.Since(start), minStopGrace)
 }
 
 // hookHost is where an httpGet hook of container c goes: its sandbox's
