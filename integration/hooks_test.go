@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -207,7 +208,8 @@ func TestHookPreStopHangsCutOffAtGrace(t *testing.T) {
 
 // TestHookPostStartFailureRestarts: a failing postStart hook kills the
 // container, which restarts per restartPolicy; FailedPostStartHook shows
-// in describe.
+// in describe, its message without the hook's output (the kubelet's
+// "PostStartHook failed": the output may hold secrets).
 func TestHookPostStartFailureRestarts(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
@@ -223,10 +225,19 @@ func TestHookPostStartFailureRestarts(t *testing.T) {
         exec: {command: ["sh", "-c", %q]}
 %s`, env.ImageRef, termLogger(true), "echo poststart "+stamp+" >> /ctl/log; echo hook-said-no; exit 3", ctlVolume(ctl))))
 	d.waitPod("post", 60*time.Second, "restarted after its postStart failed", restarts("main", 1))
-	d.waitEvent("post", "FailedPostStartHook", "hook-said-no", 5*time.Second)
+	d.waitEvent("post", "FailedPostStartHook", "PostStartHook failed", 5*time.Second)
 	waitHookLog(t, d, ctl, 5*time.Second, "poststart", "TERM", "poststart")
 	desc := d.mustCLI("describe", "pod", "post")
 	if !strings.Contains(desc, "FailedPostStartHook") {
 		t.Fatalf("describe lacks FailedPostStartHook:\n%s", desc)
+	}
+	evs, err := d.client.Events(context.Background(), "default", "post")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		if strings.Contains(e.Message, "hook-said-no") {
+			t.Fatalf("the hook's output is in event %s: %q", e.Reason, e.Message)
+		}
 	}
 }

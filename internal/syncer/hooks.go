@@ -102,9 +102,11 @@ func (s *Syncer) runPreStop(ctx context.Context, pod *corev1.Pod, c *podstate.Co
 	go func() {
 		defer close(done)
 		if msg, err := s.hooks.Run(hctx, t, h); err != nil && hctx.Err() == nil {
-			log.Warn("preStop hook failed", "err", err)
+			log.Warn("preStop hook failed", "err", err, "message", msg)
 			if uid != "" {
-				s.obs.Event(uid, corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed: "+msg)
+				// Without the handler's output, as the kubelet's
+				// executePreStopHook: it may hold secrets.
+				s.obs.Event(uid, corev1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
 			}
 		}
 	}()
@@ -138,7 +140,8 @@ const reasonPostStartHookError = "PostStartHookError"
 
 // runPostStart runs container c's postStart hook right after its start; the
 // caller starts nothing else of the pod until it returns. A failing hook
-// gets a FailedPostStartHook event and the container is killed (its
+// gets a FailedPostStartHook event, its message the container's waiting
+// message (reason PostStartHookError), and the container is killed (its
 // preStop runs, as the kubelet's killContainer), then restarts per the
 // restart policy. A hook cut short by the end of the sync (a kill
 // request) is left to the termination.
@@ -158,7 +161,10 @@ func (s *Syncer) runPostStart(ctx context.Context, in startInput, c *corev1.Cont
 		return fmt.Errorf("container %s: postStart hook: %w", c.Name, ctx.Err())
 	}
 	s.podLog(pod).Warn("postStart hook failed", "container", c.Name, "id", id, "err", err)
-	s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed: "+msg)
+	// The event without the handler's output (it may hold secrets), which
+	// goes to the waiting state's message only, as the kubelet's
+	// startContainer.
+	s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
 	if kerr := s.stopContainer(ctx, pod, rc, gracePeriod(pod, nil), "FailedPostStartHook"); kerr != nil {
 		s.podLog(pod).Warn("kill container after its postStart hook failed", "container", c.Name, "err", kerr)
 	}
