@@ -58,16 +58,13 @@ func unhealthyOf(r prober.PodResults) map[string]probeFailure {
 }
 
 // killUnhealthy stops containers whose liveness or startup probe failed, as
-// the kubelet: a Killing event, the probe's terminationGracePeriodSeconds
-// or else the pod's; the caller then plans again with them as killed
-// (observation.Killed): unless the policy is Never they restart in the same
-// sync, whatever their exit code.
+// the kubelet: a Killing event (killMessage), the probe's
+// terminationGracePeriodSeconds or else the pod's; the caller then plans
+// again with them as killed (observation.Killed): unless the policy is
+// Never they restart in the same sync, whatever their exit code.
 func (s *Syncer) killUnhealthy(ctx context.Context, pod *corev1.Pod, kills []unhealthyKill) error {
 	for _, k := range kills {
-		msg := fmt.Sprintf("Container %s failed %s probe", k.Container.Name, k.Probe)
-		if pod.Spec.RestartPolicy != corev1.RestartPolicyNever || isSidecar(pod, k.Container.Name) {
-			msg += ", will be restarted"
-		}
+		msg := killMessage(pod, k.Container.Name, k.Probe)
 		s.podLog(pod).Info("killing container", "container", k.Container.Name, "id", k.Container.ID, "reason", msg)
 		if err := s.stopContainer(ctx, pod, k.Container, probeGracePeriod(pod, k.Container.Name, k.Probe), msg); err != nil {
 			return fmt.Errorf("kill unhealthy container %s: %w", k.Container.Name, err)
@@ -83,6 +80,22 @@ func killedIDs(kills []unhealthyKill) map[string]string {
 		out[k.Container.Name] = k.Container.ID
 	}
 	return out
+}
+
+// killMessage is the kubelet's Killing message for a failed probe: a
+// sidecar's is computeInitContainerActions' "Init container <name> failed
+// <probe> probe"; an app container's is computePodActions' "Container
+// <name> failed <probe> probe", with ", will be restarted" unless the
+// pod's restartPolicy is Never.
+func killMessage(pod *corev1.Pod, name, probe string) string {
+	if isSidecar(pod, name) {
+		return fmt.Sprintf("Init container %s failed %s probe", name, probe)
+	}
+	msg := fmt.Sprintf("Container %s failed %s probe", name, probe)
+	if pod.Spec.RestartPolicy != corev1.RestartPolicyNever {
+		msg += ", will be restarted"
+	}
+	return msg
 }
 
 // probeGracePeriod is the failed probe's terminationGracePeriodSeconds if
