@@ -83,8 +83,10 @@ func SameHostRedirects(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// NewTransport is the kubelet's probe and hook transport: certificates are
-// not verified, no keep-alives, no proxy.
+// NewTransport is the lifecycle hooks' transport: certificates are not
+// verified, no keep-alives, no proxy, HTTP/1.1 only — the kubelet's
+// insecureContainerLifecycleHTTPClient is a bare http.Transport with its
+// own TLS config, which Go never upgrades to HTTP/2.
 func NewTransport() *http.Transport {
 	return &http.Transport{
 		TLSClientConfig:     &tls.Config{InsecureSkipVerify: true},
@@ -94,6 +96,16 @@ func NewTransport() *http.Transport {
 		DialContext:         Dialer().DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 	}
+}
+
+// NewProbeTransport is the probes' transport: NewTransport that also
+// offers HTTP/2 over TLS (ALPN), as the kubelet's prober (pkg/probe/http
+// NewWithTLSConfig wraps its transport with utilnet.SetTransportDefaults,
+// which configures HTTP/2 on it).
+func NewProbeTransport() *http.Transport {
+	t := NewTransport()
+	t.ForceAttemptHTTP2 = true
+	return t
 }
 
 // Dialer sets SO_LINGER to 1 s, as the kubelet's probe dialer, so frequent

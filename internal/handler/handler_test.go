@@ -2,6 +2,9 @@ package handler
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,5 +39,33 @@ func TestNewHTTPGetRequest(t *testing.T) {
 	if req.URL.String() != "https://10.0.0.1:8080/x?y=1" || req.Host != "h.test" ||
 		req.Header.Get("User-Agent") != "kube-lifecycle/1.37" || req.Header.Get("X-A") != "b" || req.Header.Get("Accept") != "*/*" {
 		t.Fatalf("request %s host %q headers %v", req.URL, req.Host, req.Header)
+	}
+}
+
+// The probes' transport speaks HTTP/2 to a TLS server that offers it (the
+// kubelet's prober); the hooks' stays on HTTP/1.1 (the kubelet's
+// lifecycle client). Neither checks the certificate.
+func TestTransportProtocols(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.Proto) }))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
+	defer srv.Close()
+	for _, tc := range []struct {
+		name string
+		tr   *http.Transport
+		want string
+	}{
+		{"probe", NewProbeTransport(), "HTTP/2.0"},
+		{"hook", NewTransport(), "HTTP/1.1"},
+	} {
+		res, err := (&http.Client{Transport: tc.tr}).Get(srv.URL)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		if string(b) != tc.want {
+			t.Errorf("%s transport: %s, want %s", tc.name, b, tc.want)
+		}
 	}
 }

@@ -109,7 +109,7 @@ func TestHTTPProbe(t *testing.T) {
 	mux.HandleFunc("/away", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)+"/ok", http.StatusFound)
 	})
-	h := &handlers{transport: handler.NewTransport()}
+	h := &handlers{transport: handler.NewProbeTransport()}
 	ctx := context.Background()
 
 	out, body, err := h.run(ctx, httpReq(t, srv.URL, "/ok?x=1", corev1.URISchemeHTTP,
@@ -136,18 +136,31 @@ func TestHTTPProbe(t *testing.T) {
 	}
 }
 
-func TestHTTPSProbeSkipsVerify(t *testing.T) {
-	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { fmt.Fprint(w, "tls") }))
+// An HTTPS probe skips certificate checks and speaks HTTP/2 when the
+// server offers it (the kubelet's prober transport has HTTP/2 configured).
+func TestHTTPSProbeSkipsVerifyAndUsesHTTP2(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, r.Proto) }))
+	srv.EnableHTTP2 = true
+	srv.StartTLS()
 	defer srv.Close()
-	h := &handlers{transport: handler.NewTransport()}
-	if out, body, err := h.run(context.Background(), httpReq(t, srv.URL, "/", corev1.URISchemeHTTPS)); out != outcomeSuccess || body != "tls" {
-		t.Fatalf("https: %v %q %v", out, body, err)
+	h := &handlers{transport: handler.NewProbeTransport()}
+	if out, body, err := h.run(context.Background(), httpReq(t, srv.URL, "/", corev1.URISchemeHTTPS)); out != outcomeSuccess || body != "HTTP/2.0" {
+		t.Fatalf("https: %v %q %v; want success over HTTP/2.0", out, body, err)
+	}
+}
+
+// The Manager probes with the probes' transport (HTTP/2 offered).
+func TestManagerUsesProbeTransport(t *testing.T) {
+	m := New(Options{})
+	defer m.Close()
+	if h, ok := m.runner.(*handlers); !ok || !h.transport.ForceAttemptHTTP2 {
+		t.Fatalf("runner %T: not the probe transport", m.runner)
 	}
 }
 
 func TestHTTPProbeConnectionRefused(t *testing.T) {
 	addr := closedPort(t)
-	h := &handlers{transport: handler.NewTransport()}
+	h := &handlers{transport: handler.NewProbeTransport()}
 	out, msg, err := h.run(context.Background(), httpReq(t, "http://"+addr, "/", ""))
 	if err != nil || out != outcomeFailure || !strings.Contains(msg, "connection refused") {
 		t.Fatalf("got %v %q %v", out, msg, err)

@@ -166,7 +166,7 @@ func New(opts Options) *Manager {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Manager{
 		opts: opts, clock: opts.Clock, log: opts.Logger.With("component", "prober"),
-		runner: &handlers{exec: opts.Exec, transport: handler.NewTransport()},
+		runner: &handlers{exec: opts.Exec, transport: handler.NewProbeTransport()},
 		ctx:    ctx, cancel: cancel, pods: map[types.UID]*podProbes{},
 		updates: make(chan types.UID, updatesBuffer),
 	}
