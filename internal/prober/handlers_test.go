@@ -232,17 +232,22 @@ func TestGRPCProbe(t *testing.T) {
 	hs.SetServingStatus("db", healthpb.HealthCheckResponse_NOT_SERVING)
 	h := &handlers{}
 	ctx := context.Background()
-	if out, msg, err := h.run(ctx, grpcReq(addr, "")); out != outcomeSuccess || err != nil {
+	if out, msg, err := h.run(ctx, grpcReq(addr, "")); out != outcomeSuccess || msg != "service healthy" || err != nil {
 		t.Fatalf("overall health: %v %q %v", out, msg, err)
 	}
 	if out, msg, _ := h.run(ctx, grpcReq(addr, "db")); out != outcomeFailure || msg != `service unhealthy (responded with "NOT_SERVING")` {
 		t.Fatalf("db: %v %q", out, msg)
 	}
 	plain, _ := serveGRPC(t, false)
-	if out, msg, _ := h.run(ctx, grpcReq(plain, "")); out != outcomeFailure || !strings.HasPrefix(msg, "this server does not implement the grpc health protocol") {
+	if out, msg, _ := h.run(ctx, grpcReq(plain, "")); out != outcomeFailure ||
+		!strings.HasPrefix(msg, "error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ") {
 		t.Fatalf("no health service: %v %q", out, msg)
 	}
-	if out, msg, _ := h.run(ctx, grpcReq(closedPort(t), "")); out != outcomeFailure || !strings.Contains(msg, "failed to connect") {
+	// Nothing listens: the kubelet (grpc.WithBlock) keeps connecting until
+	// the probe's timeout (1 s here).
+	closed := closedPort(t)
+	if out, msg, _ := h.run(ctx, grpcReq(closed, "")); out != outcomeFailure ||
+		msg != fmt.Sprintf("timeout: failed to connect service %q within 1s: context deadline exceeded", closed) {
 		t.Fatalf("closed port: %v %q", out, msg)
 	}
 }
