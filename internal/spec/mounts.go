@@ -104,7 +104,7 @@ func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged b
 	if vm.SubPathExpr != "" {
 		sub = Expand(vm.SubPathExpr, lookupIn(envMap(env)))
 	}
-	src, err := joinSubPath(vol.HostPath, sub)
+	src, err := subPathSource(p, vol.HostPath, sub)
 	if err != nil {
 		return specs.Mount{}, err
 	}
@@ -118,10 +118,10 @@ func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged b
 	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly || vol.ReadOnly), nil
 }
 
-// joinSubPath joins a relative subPath below base, refusing absolute paths
-// and ".." components (what Kubernetes validation allows). Symlinks inside
-// the volume are not resolved here: the volume owner must not plant them.
-func joinSubPath(base, sub string) (string, error) {
+// subPathSource is the host source of a volumeMount: the volume's directory
+// or, with a subPath, what Pod.SubPath prepares below it. Like the kubelet,
+// an absolute subPath or one with ".." components is refused first.
+func subPathSource(p Pod, base, sub string) (string, error) {
 	if sub == "" {
 		return base, nil
 	}
@@ -133,7 +133,14 @@ func joinSubPath(base, sub string) (string, error) {
 			return "", fmt.Errorf("subPath %q must not contain '..'", sub)
 		}
 	}
-	return filepath.Join(base, sub), nil
+	if p.SubPath == nil {
+		return filepath.Join(base, sub), nil
+	}
+	src, err := p.SubPath(base, sub)
+	if err != nil {
+		return "", fmt.Errorf("failed to prepare subPath: %w", err)
+	}
+	return src, nil
 }
 
 func propagation(mode *corev1.MountPropagationMode, privileged bool) (string, error) {

@@ -7,9 +7,10 @@
 // and group options read /etc/passwd and /etc/group from the rootfs snapshot
 // while the spec is generated.
 //
-// Build itself is pure. A few options do read the host or the rootfs when
-// applied, exactly like their containerd counterparts: user and group
-// lookups (oci.WithUser, oci.WithAdditionalGIDs), host devices for
+// Build itself is pure, but for Pod.SubPath, which it calls to prepare the
+// subPaths of volumeMounts on the host. A few options do read the host or
+// the rootfs when applied, exactly like their containerd counterparts: user
+// and group lookups (oci.WithUser, oci.WithAdditionalGIDs), host devices for
 // privileged containers, the current capability set when
 // HostLimits.Capabilities is nil, and loading the AppArmor default profile.
 package spec
@@ -84,6 +85,12 @@ type Pod struct {
 	// Volumes maps a pod volume name to its host directory (hostPath,
 	// prepared emptyDir). Every volumeMount must name one.
 	Volumes map[string]Volume
+	// SubPath returns the host path of a volumeMount's subPath below the
+	// volume's host directory, creating it if missing and refusing one that
+	// resolves outside the volume (volumes.SubPath; the kubelet's
+	// makeMounts). Build calls it, so Build reads and writes the host
+	// when a container has a subPath. nil: a plain join (tests only).
+	SubPath func(volumePath, subPath string) (string, error)
 	Host    HostLimits
 	// Data finds the ConfigMaps and Secrets that env and envFrom reference
 	// (*configdata.Store); nil: none exist.

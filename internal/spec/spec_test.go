@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -367,6 +368,29 @@ func TestBuildVolumes(t *testing.T) {
 		}
 	}
 	eq(t, "bind order", order, []string{"/cache", "/expr", "/data/deep", "/etc/hosts", "/etc/resolv.conf", "/etc/hostname", "/dev/shm"})
+}
+
+func TestBuildSubPathHook(t *testing.T) {
+	p := testPod()
+	c := testContainer(p)
+	volume(&p, &c, corev1.VolumeMount{SubPath: "a/b"})
+	var gotBase, gotSub string
+	p.SubPath = func(base, sub string) (string, error) {
+		gotBase, gotSub = base, sub
+		return "/resolved", nil
+	}
+	s, err := generate(t, p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "hook args", []string{gotBase, gotSub}, []string{"/v", "a/b"})
+	eq(t, "source", mountAt(s, "/mnt").Source, "/resolved")
+
+	p.SubPath = func(string, string) (string, error) { return "", errors.New("resolves outside its volume") }
+	_, err = Build(p, c)
+	if err == nil || !strings.Contains(err.Error(), "volumeMounts[0] (v): failed to prepare subPath: resolves outside") {
+		t.Fatalf("err = %v, want a subPath error naming the volume mount", err)
+	}
 }
 
 func TestBuildErrors(t *testing.T) {

@@ -1,0 +1,164 @@
+package volumes
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// SubPath returns the host path to bind-mount for subPath sub of the volume
+// whose host directory is base, as the kubelet's makeMounts does:
+//
+//   - a missing subPath is created as directories with the mode of the
+//     volume's root (subpath.SafeMakeDir): each one with mkdirat below a
+//     directory opened without following symlinks, so a symlink planted in
+//     the volume never makes podhost create anything outside it;
+//   - a subPath that resolves (through symlinks) outside the volume is
+//     refused (subpath.PrepareSafeSubpath);
+//   - the path returned has every symlink resolved, and was just walked from
+//     the volume's root one component at a time with O_NOFOLLOW: none of its
+//     components is a symlink.
+//
+// The kubelet then bind-mounts an fd of the opened path under the pod
+// directory and hands that to the runtime; podhost hands the resolved path.
+// Until runc mounts it, a container that can write to the volume can still
+// swap a component for a symlink (docs/robustness.md, Known limits).
+//
+// sub must be relative and free of ".." components (spec checks it).
+func SubPath(base, sub string) (string, error) {
+	realBase, err := filepath.EvalSymlinks(base)
+	if err != nil {
+		return "", fmt.Errorf("resolve volume path: %w", err)
+	}
+	full := filepath.Join(realBase, sub)
+	if _, err := os.Stat(full); errors.Is(err, os.ErrNotExist) {
+		if err := safeMakeDir(realBase, sub); err != nil {
+			return "", fmt.Errorf("create subPath %q: %w", sub, err)
+		}
+	} else if err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	resolved, err := filepath.EvalSymlinks(full)
+	if err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	if !within(realBase, resolved) {
+		return "", fmt.Errorf("subPath %q resolves outside its volume", sub)
+	}
+	fd, err := openNoSymlinks(realBase, resolved)
+	if err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sub, err)
+	}
+	_ = unix.Close(fd)
+	return resolved, nil
+}
+
+// within reports whether p is base or below it (both clean and absolute).
+func within(base, p string) bool {
+	return p == base || strings.HasPrefix(p, base+string(filepath.Separator))
+}
+
+// safeMakeDir creates the missing directories of sub below base (resolved),
+// like the kubelet's doSafeMakeDir: the existing prefix is resolved and must
+// stay inside base; each new directory is made with mkdirat in its parent's
+// fd and opened with O_NOFOLLOW, then given base's mode (no umask).
+func safeMakeDir(base, sub string) error {
+	fi, err := os.Stat(base)
+	if err != nil {
+		return err
+	}
+	perm := unixPerm(fi.Mode())
+	parts := strings.Split(filepath.Clean(sub), string(filepath.Separator))
+	n := 0
+	for ; n < len(parts); n++ {
+		if _, err := os.Stat(filepath.Join(base, filepath.Join(parts[:n+1]...))); err != nil {
+			break
+		}
+	}
+	existing, err := filepath.EvalSymlinks(filepath.Join(base, filepath.Join(parts[:n]...)))
+	if err != nil {
+		return err
+	}
+	if !within(base, existing) {
+		return fmt.Errorf("%s is outside the volume", filepath.Join(parts[:n]...))
+	}
+	fd, err := openNoSymlinks(base, existing)
+	if err != nil {
+		return err
+	}
+	for _, dir := range parts[n:] {
+		child, err := mkdirOpen(fd, dir, perm)
+		_ = unix.Close(fd)
+		if err != nil {
+			return err
+		}
+		fd = child
+	}
+	return unix.Close(fd)
+}
+
+// mkdirOpen makes directory name in parent, opens it without following a
+// symlink and sets its mode to perm.
+func mkdirOpen(parent int, name string, perm uint32) (int, error) {
+	if err := unix.Mkdirat(parent, name, perm); err != nil {
+		return -1, fmt.Errorf("mkdir %s: %w", name, err)
+	}
+	fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", name, err)
+	}
+	if err := unix.Fchmod(fd, perm); err != nil {
+		_ = unix.Close(fd)
+		return -1, fmt.Errorf("chmod %s: %w", name, err)
+	}
+	return fd, nil
+}
+
+// openNoSymlinks opens p (below base, both resolved) with O_PATH, walking
+// from base one component at a time with O_NOFOLLOW: it fails if any
+// component is a symlink (the kubelet's doSafeOpen).
+func openNoSymlinks(base, p string) (int, error) {
+	fd, err := unix.Open(base, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open %s: %w", base, err)
+	}
+	rel, err := filepath.Rel(base, p)
+	if err != nil || rel == "." {
+		return fd, err
+	}
+	cur := base
+	for _, seg := range strings.Split(rel, string(filepath.Separator)) {
+		cur = filepath.Join(cur, seg)
+		child, err := unix.Openat(fd, seg, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		_ = unix.Close(fd)
+		if err != nil {
+			return -1, fmt.Errorf("open %s: %w", cur, err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(child, &st); err != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			_ = unix.Close(child)
+			return -1, fmt.Errorf("%s is a symlink or unreadable (%v)", cur, err)
+		}
+		fd = child
+	}
+	return fd, nil
+}
+
+// unixPerm turns a FileMode into the mode bits of chmod(2).
+func unixPerm(m os.FileMode) uint32 {
+	perm := uint32(m.Perm())
+	if m&os.ModeSetuid != 0 {
+		perm |= unix.S_ISUID
+	}
+	if m&os.ModeSetgid != 0 {
+		perm |= unix.S_ISGID
+	}
+	if m&os.ModeSticky != 0 {
+		perm |= unix.S_ISVTX
+	}
+	return perm
+}
