@@ -3,7 +3,9 @@
 //
 //   - hostPath: checked against its declared type (DirectoryOrCreate creates a
 //     0755 directory, FileOrCreate an empty 0644 file; Directory, File, Socket,
-//     CharDevice and BlockDevice must already exist with that type).
+//     CharDevice and BlockDevice must already exist with that type). Without
+//     a type, a missing path is created as a 0755 directory, as containerd's
+//     CRI plugin does for any missing mount source (WithMounts).
 //   - configMap, secret: the keys of a ConfigMap or Secret of the manifest
 //     dir, written with the kubelet's atomic layout (WriteAtomic) into
 //     <root>/<pod uid>/volumes/configmap/<name> or .../secret/<name>; a
@@ -91,6 +93,13 @@ func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 	}
 	p := filepath.Clean(hp.Path)
 	switch t {
+	case corev1.HostPathUnset:
+		// containerd's CRI WithMounts creates any missing mount source.
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				return "", fmt.Errorf("hostPath %s: %w", p, err)
+			}
+		}
 	case corev1.HostPathDirectoryOrCreate:
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return "", fmt.Errorf("hostPath %s: %w", p, err)

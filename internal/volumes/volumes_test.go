@@ -26,7 +26,8 @@ func TestPrepareHostPath(t *testing.T) {
 		typ     corev1.HostPathType
 		wantErr string
 	}{
-		{"unset never checks", filepath.Join(dir, "missing"), corev1.HostPathUnset, ""},
+		{"unset creates a missing directory", filepath.Join(dir, "missing", "deep"), corev1.HostPathUnset, ""},
+		{"unset takes a file", file, corev1.HostPathUnset, ""},
 		{"directory ok", dir, corev1.HostPathDirectory, ""},
 		{"directory missing", filepath.Join(dir, "nope"), corev1.HostPathDirectory, "no such file"},
 		{"directory is file", file, corev1.HostPathDirectory, "is not of type Directory"},
@@ -46,6 +47,9 @@ func TestPrepareHostPath(t *testing.T) {
 				}
 				if got != tt.path {
 					t.Fatalf("path %q, want %q", got, tt.path)
+				}
+				if _, err := os.Stat(got); err != nil {
+					t.Fatalf("prepared path: %v", err)
 				}
 				return
 			}
