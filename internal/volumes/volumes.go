@@ -2,10 +2,11 @@
 // start, and removes them when the pod is gone.
 //
 //   - hostPath: checked against its declared type (DirectoryOrCreate creates a
-//     0755 directory, FileOrCreate an empty 0644 file; Directory, File, Socket,
-//     CharDevice and BlockDevice must already exist with that type). Without
-//     a type, a missing path is created as a 0755 directory, as containerd's
-//     CRI plugin does for any missing mount source (WithMounts).
+//     0755 directory, FileOrCreate an empty 0644 file but, as the kubelet,
+//     not its parent directory; Directory, File, Socket, CharDevice and
+//     BlockDevice must already exist with that type). Without a type, a
+//     missing path is created as a 0755 directory, as containerd's CRI
+//     plugin does for any missing mount source (WithMounts).
 //   - configMap, secret: the keys of a ConfigMap or Secret of the manifest
 //     dir, written with the kubelet's atomic layout (WriteAtomic) into
 //     <root>/<pod uid>/volumes/configmap/<name> or .../secret/<name>; a
@@ -105,10 +106,11 @@ func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 			return "", fmt.Errorf("hostPath %s: %w", p, err)
 		}
 	case corev1.HostPathFileOrCreate:
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return "", fmt.Errorf("hostPath %s: %w", p, err)
-		}
+		// The kubelet's makeFile: the file only, never its parent directory.
 		f, err := os.OpenFile(p, os.O_CREATE|os.O_RDONLY, 0o644)
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("hostPath %s (type FileOrCreate, which does not create the parent directory): %w", p, err)
+		}
 		if err != nil {
 			return "", fmt.Errorf("hostPath %s: %w", p, err)
 		}
