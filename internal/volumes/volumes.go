@@ -15,8 +15,9 @@
 //   - downwardAPI, projected (configMap, secret, downwardAPI sources): the
 //     same layout, on a tmpfs.
 //   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
-//     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there,
-//     limited to sizeLimit when set.
+//     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there
+//     (root 1777, no mount flags), sized as the kubelet does: the smallest of
+//     node allocatable memory, the pod's memory limit and sizeLimit.
 //
 // Everything a pod gets lives under <root>/<pod uid>, so Cleanup(uid) and
 // ListPods find it again after a crash or reboot.
@@ -35,6 +36,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/configdata"
 )
 
@@ -70,7 +72,7 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]stri
 		case v.HostPath != nil:
 			p, err = prepareHostPath(v.HostPath)
 		case v.EmptyDir != nil:
-			p, err = m.prepareEmptyDir(pod.UID, v.Name, v.EmptyDir)
+			p, err = m.prepareEmptyDir(pod, v.Name, v.EmptyDir)
 			if err == nil {
 				err = setOwnership(p, fsGroup(pod))
 			}
@@ -144,8 +146,8 @@ func checkType(p string, t corev1.HostPathType) error {
 	return nil
 }
 
-func (m *Manager) prepareEmptyDir(uid types.UID, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
-	dir := filepath.Join(m.PodDir(uid), "volumes", "empty-dir", name)
+func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
+	dir := filepath.Join(m.PodDir(pod.UID), "volumes", "empty-dir", name)
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return "", err
 	}
@@ -158,14 +160,38 @@ func (m *Manager) prepareEmptyDir(uid types.UID, name string, ed *corev1.EmptyDi
 	if mounted, err := isMountPoint(dir); err != nil || mounted {
 		return dir, err
 	}
-	opts := "mode=0777"
-	if ed.SizeLimit != nil && !ed.SizeLimit.IsZero() {
-		opts += ",size=" + strconv.FormatInt(ed.SizeLimit.Value(), 10)
+	// The kubelet's setupTmpfs: no flags, no mode (the root is 1777).
+	opts := ""
+	if size := memoryEmptyDirSize(pod, ed, m.Allocatable); size > 0 {
+		opts = "size=" + strconv.FormatInt(size, 10)
 	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, opts); err != nil {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
 		return "", fmt.Errorf("mount tmpfs on %s: %w", dir, err)
 	}
 	return dir, nil
+}
+
+// memoryEmptyDirSize is the size of a medium Memory emptyDir's tmpfs, the
+// kubelet's calculateEmptyDirMemorySize (SizeMemoryBackedVolumes): the
+// smallest of the node's allocatable memory, the pod's memory limit (set
+// only when every container has one, as for the pod cgroup:
+// cgroups.PodResources) and sizeLimit, counting only values above 0. 0
+// leaves the kernel's default, half the RAM.
+func memoryEmptyDirSize(pod *corev1.Pod, ed *corev1.EmptyDirVolumeSource, allocatable corev1.ResourceList) int64 {
+	size := allocatable.Memory().Value()
+	for _, v := range []int64{cgroups.PodResources(pod).MemoryLimit, sizeLimit(ed)} {
+		if v > 0 && (size <= 0 || v <= size) {
+			size = v
+		}
+	}
+	return size
+}
+
+func sizeLimit(ed *corev1.EmptyDirVolumeSource) int64 {
+	if ed.SizeLimit == nil {
+		return 0
+	}
+	return ed.SizeLimit.Value()
 }
 
 func fsGroup(pod *corev1.Pod) *int64 {
@@ -177,8 +203,9 @@ func fsGroup(pod *corev1.Pod) *int64 {
 
 // setOwnership gives an emptyDir to the pod's fsGroup as the kubelet's
 // SetVolumeOwnership does: group fsGroup, setgid so that new files inherit
-// it, group read-write. A new emptyDir holds nothing else, so
-// fsGroupChangePolicy (Always / OnRootMismatch) makes no difference.
+// it, group read-write, the other mode bits kept (a tmpfs root's sticky
+// bit). A new emptyDir holds nothing else, so fsGroupChangePolicy (Always /
+// OnRootMismatch) makes no difference.
 func setOwnership(dir string, gid *int64) error {
 	if gid == nil {
 		return nil
@@ -186,7 +213,11 @@ func setOwnership(dir string, gid *int64) error {
 	if err := os.Lchown(dir, -1, int(*gid)); err != nil {
 		return fmt.Errorf("fsGroup: %w", err)
 	}
-	if err := os.Chmod(dir, 0o777|os.ModeSetgid); err != nil {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("fsGroup: %w", err)
+	}
+	if err := os.Chmod(dir, fi.Mode()|0o770|os.ModeSetgid); err != nil {
 		return fmt.Errorf("fsGroup: %w", err)
 	}
 	return nil

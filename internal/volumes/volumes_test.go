@@ -109,7 +109,8 @@ func TestEmptyDirLifecycle(t *testing.T) {
 }
 
 // fsGroup: an emptyDir (disk or tmpfs) belongs to the group, setgid so new
-// files inherit it, as the kubelet's SetVolumeOwnership leaves it.
+// files inherit it, other mode bits kept, as the kubelet's
+// SetVolumeOwnership leaves it.
 func TestEmptyDirFSGroup(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (chown, tmpfs)")
@@ -133,8 +134,12 @@ func TestEmptyDirFSGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := fi.Sys().(*syscall.Stat_t)
-		if st.Gid != uint32(gid) || fi.Mode()&os.ModeSetgid == 0 || fi.Mode().Perm() != 0o777 {
-			t.Errorf("%s: gid %d mode %v, want gid %d, setgid, 0777", name, st.Gid, fi.Mode(), gid)
+		want := os.ModeDir | os.ModeSetgid | 0o777
+		if name == "mem" {
+			want |= os.ModeSticky // the tmpfs root's 1777 stays
+		}
+		if st.Gid != uint32(gid) || fi.Mode() != want {
+			t.Errorf("%s: gid %d mode %v, want gid %d, %v", name, st.Gid, fi.Mode(), gid, want)
 		}
 	}
 }

@@ -1,0 +1,91 @@
+package volumes
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// memoryPod has one container per memory limit ("" = none).
+func memoryPod(limits ...string) *corev1.Pod {
+	pod := &corev1.Pod{}
+	for _, l := range limits {
+		c := corev1.Container{Name: "c"}
+		if l != "" {
+			c.Resources.Limits = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(l)}
+		}
+		pod.Spec.Containers = append(pod.Spec.Containers, c)
+	}
+	return pod
+}
+
+func TestMemoryEmptyDirSize(t *testing.T) {
+	alloc := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
+	q := func(s string) *resource.Quantity { v := resource.MustParse(s); return &v }
+	tests := []struct {
+		name  string
+		pod   *corev1.Pod
+		limit *resource.Quantity
+		alloc corev1.ResourceList
+		want  int64
+	}{
+		{"node allocatable without limits", memoryPod(""), nil, alloc, 8 << 30},
+		{"pod limit", memoryPod("1Gi", "512Mi"), nil, alloc, 1536 << 20},
+		{"pod limit only when every container has one", memoryPod("1Gi", ""), nil, alloc, 8 << 30},
+		{"sizeLimit below the pod limit", memoryPod("1Gi"), q("64Mi"), alloc, 64 << 20},
+		{"sizeLimit above the pod limit", memoryPod("1Gi"), q("2Gi"), alloc, 1 << 30},
+		{"sizeLimit above allocatable", memoryPod(""), q("16Gi"), alloc, 8 << 30},
+		{"zero sizeLimit does not count", memoryPod(""), q("0"), alloc, 8 << 30},
+		{"no allocatable known", memoryPod(""), q("64Mi"), nil, 64 << 20},
+		{"nothing known: kernel default", memoryPod(""), nil, nil, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ed := &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: tt.limit}
+			if got := memoryEmptyDirSize(tt.pod, ed, tt.alloc); got != tt.want {
+				t.Fatalf("size %d, want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+// A memory emptyDir is a tmpfs as the kubelet mounts it: sized by the pod's
+// memory limit, no nosuid/nodev, root mode 1777.
+func TestMemoryEmptyDirMount(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (tmpfs)")
+	}
+	m := New(t.TempDir())
+	m.Allocatable = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
+	pod := memoryPod("4Mi")
+	pod.UID = "u-mem"
+	pod.Spec.Volumes = []corev1.Volume{{Name: "mem", VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
+	ctx := context.Background()
+	paths, err := m.Prepare(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Cleanup(ctx, pod.UID) })
+	var st unix.Statfs_t
+	if err := unix.Statfs(paths["mem"], &st); err != nil {
+		t.Fatal(err)
+	}
+	if size := int64(st.Blocks) * st.Bsize; size != 4<<20 {
+		t.Errorf("tmpfs size %d, want the pod's 4Mi limit", size)
+	}
+	if st.Flags&(unix.ST_NOSUID|unix.ST_NODEV) != 0 {
+		t.Errorf("tmpfs flags %#x: nosuid/nodev set", st.Flags)
+	}
+	fi, err := os.Stat(paths["mem"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := os.ModeDir | os.ModeSticky | 0o777; fi.Mode() != want {
+		t.Errorf("tmpfs root mode %v, want %v", fi.Mode(), want)
+	}
+}
