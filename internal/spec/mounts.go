@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/core/mount"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
@@ -164,8 +165,14 @@ func propagation(mode *corev1.MountPropagationMode, privileged bool) (string, er
 // withMounts adds the cgroup filesystem (read-only; privileged containers
 // get it read-write later) and the container's bind mounts, dropping the
 // default mounts they replace (everything under /dev when /dev itself is
-// mounted), and sets the rootfs propagation the mounts need.
-func withMounts(mounts []specs.Mount) oci.SpecOpts {
+// mounted), and sets the rootfs propagation the mounts need. Like CRI's
+// WithMounts, an rshared mount's source must be on a shared mount and an
+// rslave one's on a shared or slave mount (lookup finds it; nil:
+// mount.Lookup), else the container's creation fails.
+func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error)) oci.SpecOpts {
+	if lookup == nil {
+		lookup = mount.Lookup
+	}
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
 		s.Mounts = append(s.Mounts, specs.Mount{
 			Source: "cgroup", Destination: "/sys/fs/cgroup", Type: "cgroup",
@@ -187,16 +194,47 @@ func withMounts(mounts []specs.Mount) oci.SpecOpts {
 		if s.Linux == nil {
 			s.Linux = &specs.Linux{}
 		}
-		for _, m := range mounts {
-			switch {
-			case hasOption(m, "rshared"):
-				s.Linux.RootfsPropagation = "rshared"
-			case hasOption(m, "rslave") && s.Linux.RootfsPropagation != "rshared":
-				s.Linux.RootfsPropagation = "rslave"
+		return setPropagation(s.Linux, mounts, lookup)
+	}
+}
+
+// setPropagation checks the source of every rshared and rslave mount
+// (containerd CRI's ensureShared / ensureSharedOrSlave) and sets the rootfs
+// propagation they need.
+func setPropagation(l *specs.Linux, mounts []specs.Mount, lookup func(string) (mount.Info, error)) error {
+	for _, m := range mounts {
+		switch {
+		case hasOption(m, "rshared"):
+			if err := ensurePropagation(m.Source, lookup, "shared"); err != nil {
+				return err
+			}
+			l.RootfsPropagation = "rshared"
+		case hasOption(m, "rslave"):
+			if err := ensurePropagation(m.Source, lookup, "shared or slave"); err != nil {
+				return err
+			}
+			if l.RootfsPropagation != "rshared" {
+				l.RootfsPropagation = "rslave"
 			}
 		}
-		return nil
 	}
+	return nil
+}
+
+// ensurePropagation fails unless the mount containing src is shared (its
+// mountinfo optional fields have shared:N) or, with want "shared or slave",
+// a slave (master:N), with CRI's messages.
+func ensurePropagation(src string, lookup func(string) (mount.Info, error), want string) error {
+	info, err := lookup(src)
+	if err != nil {
+		return err
+	}
+	for _, opt := range strings.Fields(info.Optional) {
+		if strings.HasPrefix(opt, "shared:") || (want != "shared" && strings.HasPrefix(opt, "master:")) {
+			return nil
+		}
+	}
+	return fmt.Errorf("path %q is mounted on %q but it is not a %s mount", src, info.Mountpoint, want)
 }
 
 func hasOption(m specs.Mount, opt string) bool {

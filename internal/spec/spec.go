@@ -12,7 +12,9 @@
 // the rootfs when applied, exactly like their containerd counterparts: user
 // and group lookups (oci.WithUser, oci.WithAdditionalGIDs), host devices for
 // privileged containers, the current capability set when
-// HostLimits.Capabilities is nil, and loading the AppArmor default profile.
+// HostLimits.Capabilities is nil, loading the AppArmor default profile, and
+// the mount propagation of HostToContainer and Bidirectional volumeMount
+// sources (Pod.LookupMount).
 package spec
 
 import (
@@ -21,6 +23,7 @@ import (
 	"fmt"
 
 	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/core/mount"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -91,7 +94,12 @@ type Pod struct {
 	// makeMounts). Build calls it, so Build reads and writes the host
 	// when a container has a subPath. nil: a plain join (tests only).
 	SubPath func(volumePath, subPath string) (string, error)
-	Host    HostLimits
+	// LookupMount finds the host mount that contains a path (its
+	// mountinfo line), read when the spec is generated to check the source
+	// of a HostToContainer or Bidirectional volumeMount. nil: containerd's
+	// mount.Lookup (/proc/self/mountinfo).
+	LookupMount func(path string) (mount.Info, error)
+	Host        HostLimits
 	// Data finds the ConfigMaps and Secrets that env and envFrom reference
 	// (*configdata.Store); nil: none exist.
 	Data DataSource
@@ -182,7 +190,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithHostname(Hostname(p.Pod)))
 	}
 	opts = append(opts, nsOpts...)
-	opts = append(opts, withMounts(mounts))
+	opts = append(opts, withMounts(mounts, p.LookupMount))
 	opts = append(opts, secOpts...)
 	opts = append(opts, resourceOpts(p, c)...)
 	if p.ShimGroup != "" {

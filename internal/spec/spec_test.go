@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/containerd/containerd/v2/core/containers"
+	"github.com/containerd/containerd/v2/core/mount"
 	"github.com/containerd/containerd/v2/pkg/namespaces"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
@@ -342,6 +343,7 @@ func TestBuildVolumes(t *testing.T) {
 	hostToContainer := corev1.MountPropagationHostToContainer
 	p := testPod()
 	p.Volumes = map[string]Volume{"data": {HostPath: "/var/lib/data"}, "cache": {HostPath: "/pods/uid/cache"}}
+	p.LookupMount = mountWith("shared:1")
 	c := testContainer(p)
 	c.Container.Env = []corev1.EnvVar{{Name: "SUB", Value: "sub"}}
 	c.Container.VolumeMounts = []corev1.VolumeMount{
@@ -390,6 +392,45 @@ func TestBuildSubPathHook(t *testing.T) {
 	_, err = Build(p, c)
 	if err == nil || !strings.Contains(err.Error(), "volumeMounts[0] (v): failed to prepare subPath: resolves outside") {
 		t.Fatalf("err = %v, want a subPath error naming the volume mount", err)
+	}
+}
+
+// mountWith fakes Pod.LookupMount: every path is on / with these optional
+// mountinfo fields.
+func mountWith(optional string) func(string) (mount.Info, error) {
+	return func(string) (mount.Info, error) { return mount.Info{Mountpoint: "/", Optional: optional}, nil }
+}
+
+// HostToContainer needs a shared or slave source, Bidirectional a shared one,
+// or the container's creation fails with CRI's error (ensureSharedOrSlave,
+// ensureShared).
+func TestBuildMountPropagationSource(t *testing.T) {
+	yes := true
+	tests := []struct {
+		mode     corev1.MountPropagationMode
+		optional string
+		wantErr  string
+	}{
+		{corev1.MountPropagationHostToContainer, "shared:3", ""},
+		{corev1.MountPropagationHostToContainer, "master:7", ""},
+		{corev1.MountPropagationHostToContainer, "", `path "/v" is mounted on "/" but it is not a shared or slave mount`},
+		{corev1.MountPropagationBidirectional, "shared:3 master:7", ""},
+		{corev1.MountPropagationBidirectional, "master:7", `path "/v" is mounted on "/" but it is not a shared mount`},
+		{corev1.MountPropagationNone, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode)+"/"+tt.optional, func(t *testing.T) {
+			p := testPod()
+			c := testContainer(p)
+			mode := tt.mode
+			volume(&p, &c, corev1.VolumeMount{MountPropagation: &mode})
+			c.Container.SecurityContext = &corev1.SecurityContext{Privileged: &yes}
+			p.LookupMount = mountWith(tt.optional)
+			_, err := generate(t, p, c)
+			if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
 	}
 }
 
