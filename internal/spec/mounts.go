@@ -30,7 +30,7 @@ func containerMounts(p Pod, c *corev1.Container, env []corev1.EnvVar, sc securit
 	var mounts []specs.Mount
 	taken := map[string]bool{}
 	for i, vm := range c.VolumeMounts {
-		m, err := volumeMount(p, vm, env, sc.privileged)
+		m, err := volumeMount(p, SubPathMount{Volume: vm.Name, Container: c.Name, Index: i}, vm, env, sc.privileged)
 		if err != nil {
 			return nil, fmt.Errorf("volumeMounts[%d] (%s): %w", i, vm.Name, err)
 		}
@@ -92,8 +92,8 @@ func bindMount(src, dst, propagation string, ro bool) specs.Mount {
 }
 
 // volumeMount turns one volumeMount into a bind mount of its volume's host
-// directory (or a subPath below it).
-func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged bool) (specs.Mount, error) {
+// directory (or a subPath below it); sp names the volumeMount.
+func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.EnvVar, privileged bool) (specs.Mount, error) {
 	vol, ok := p.Volumes[vm.Name]
 	if !ok || vol.HostPath == "" {
 		return specs.Mount{}, fmt.Errorf("volume %q is not prepared", vm.Name)
@@ -105,7 +105,8 @@ func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged b
 	if vm.SubPathExpr != "" {
 		sub = Expand(vm.SubPathExpr, lookupIn(envMap(env)))
 	}
-	src, err := subPathSource(p, vol.HostPath, sub)
+	sp.VolumePath, sp.Path = vol.HostPath, sub
+	src, err := subPathSource(p, sp)
 	if err != nil {
 		return specs.Mount{}, err
 	}
@@ -120,11 +121,12 @@ func volumeMount(p Pod, vm corev1.VolumeMount, env []corev1.EnvVar, privileged b
 }
 
 // subPathSource is the host source of a volumeMount: the volume's directory
-// or, with a subPath, what Pod.SubPath prepares below it. Like the kubelet,
+// or, with a subPath, what Pod.PrepareSubPath makes of it. Like the kubelet,
 // an absolute subPath or one with ".." components is refused first.
-func subPathSource(p Pod, base, sub string) (string, error) {
+func subPathSource(p Pod, sp SubPathMount) (string, error) {
+	sub := sp.Path
 	if sub == "" {
-		return base, nil
+		return sp.VolumePath, nil
 	}
 	if filepath.IsAbs(sub) {
 		return "", fmt.Errorf("subPath %q must be relative", sub)
@@ -134,10 +136,10 @@ func subPathSource(p Pod, base, sub string) (string, error) {
 			return "", fmt.Errorf("subPath %q must not contain '..'", sub)
 		}
 	}
-	if p.SubPath == nil {
-		return filepath.Join(base, sub), nil
+	if p.PrepareSubPath == nil {
+		return filepath.Join(sp.VolumePath, sub), nil
 	}
-	src, err := p.SubPath(base, sub)
+	src, err := p.PrepareSubPath(sp)
 	if err != nil {
 		return "", fmt.Errorf("failed to prepare subPath: %w", err)
 	}

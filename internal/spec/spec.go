@@ -7,7 +7,7 @@
 // and group options read /etc/passwd and /etc/group from the rootfs snapshot
 // while the spec is generated.
 //
-// Build itself is pure, but for Pod.SubPath, which it calls to prepare the
+// Build itself is pure, but for Pod.PrepareSubPath, which it calls to prepare the
 // subPaths of volumeMounts on the host. A few options do read the host or
 // the rootfs when applied, exactly like their containerd counterparts: user
 // and group lookups (oci.WithUser, oci.WithAdditionalGIDs), host devices for
@@ -88,12 +88,13 @@ type Pod struct {
 	// Volumes maps a pod volume name to its host directory (hostPath,
 	// prepared emptyDir). Every volumeMount must name one.
 	Volumes map[string]Volume
-	// SubPath returns the host path of a volumeMount's subPath below the
-	// volume's host directory, creating it if missing and refusing one that
-	// resolves outside the volume (volumes.SubPath; the kubelet's
-	// makeMounts). Build calls it, so Build reads and writes the host
-	// when a container has a subPath. nil: a plain join (tests only).
-	SubPath func(volumePath, subPath string) (string, error)
+	// PrepareSubPath returns the host path to bind-mount for a
+	// volumeMount's subPath: created if missing, refused if it resolves
+	// outside the volume, bind-mounted from an fd opened without following
+	// symlinks (volumes.Manager.PrepareSubPath; the kubelet's makeMounts).
+	// Build calls it, so Build reads and writes the host when a container
+	// has a subPath. nil: a plain join (tests only).
+	PrepareSubPath func(SubPathMount) (string, error)
 	// LookupMount finds the host mount that contains a path (its
 	// mountinfo line), read when the spec is generated to check the source
 	// of a HostToContainer or Bidirectional volumeMount. nil: containerd's
@@ -112,6 +113,14 @@ type Pod struct {
 type DataSource interface {
 	ConfigMap(namespace, name string) (*corev1.ConfigMap, bool)
 	Secret(namespace, name string) (*corev1.Secret, bool)
+}
+
+// SubPathMount is one volumeMount with a subPath, as PrepareSubPath gets it.
+type SubPathMount struct {
+	Volume, Container string
+	Index             int    // the volumeMount's index in the container
+	VolumePath        string // the volume's host directory
+	Path              string // the subPath (expanded), relative, no ".."
 }
 
 // Volume is one prepared pod volume.

@@ -376,19 +376,19 @@ func TestBuildSubPathHook(t *testing.T) {
 	p := testPod()
 	c := testContainer(p)
 	volume(&p, &c, corev1.VolumeMount{SubPath: "a/b"})
-	var gotBase, gotSub string
-	p.SubPath = func(base, sub string) (string, error) {
-		gotBase, gotSub = base, sub
-		return "/resolved", nil
+	var got SubPathMount
+	p.PrepareSubPath = func(sp SubPathMount) (string, error) {
+		got = sp
+		return "/pods/uid/volume-subpaths/v/app/0", nil
 	}
 	s, err := generate(t, p, c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eq(t, "hook args", []string{gotBase, gotSub}, []string{"/v", "a/b"})
-	eq(t, "source", mountAt(s, "/mnt").Source, "/resolved")
+	eq(t, "hook args", got, SubPathMount{Volume: "v", Container: c.Container.Name, Index: 0, VolumePath: "/v", Path: "a/b"})
+	eq(t, "source", mountAt(s, "/mnt").Source, "/pods/uid/volume-subpaths/v/app/0")
 
-	p.SubPath = func(string, string) (string, error) { return "", errors.New("resolves outside its volume") }
+	p.PrepareSubPath = func(SubPathMount) (string, error) { return "", errors.New("resolves outside its volume") }
 	_, err = Build(p, c)
 	if err == nil || !strings.Contains(err.Error(), "volumeMounts[0] (v): failed to prepare subPath: resolves outside") {
 		t.Fatalf("err = %v, want a subPath error naming the volume mount", err)

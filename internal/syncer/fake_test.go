@@ -22,6 +22,7 @@ import (
 	"github.com/podhost/podhost/internal/prober"
 	"github.com/podhost/podhost/internal/runtimeapi"
 	"github.com/podhost/podhost/internal/sandbox"
+	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
 )
 
@@ -333,6 +334,12 @@ func (h *fakeHost) Refresh(_ context.Context, pod *corev1.Pod) error {
 	defer h.mu.Unlock()
 	h.refreshed = append(h.refreshed, pod)
 	return nil
+}
+func (h *fakeHost) PrepareSubPath(uid types.UID, sp spec.SubPathMount) (string, error) {
+	if err := h.err("subpath"); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("/fake/pods/%s/volume-subpaths/%s/%s/%d", uid, sp.Volume, sp.Container, sp.Index), nil
 }
 func (h *fakeHost) TerminationLog(uid types.UID, container, id string) (string, error) {
 	if err := h.err("termlog"); err != nil {

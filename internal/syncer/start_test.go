@@ -2,13 +2,13 @@ package syncer
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/spec"
 )
 
 func TestScopeStopTimeoutAnnotation(t *testing.T) {
@@ -29,19 +29,17 @@ func TestScopeStopTimeoutAnnotation(t *testing.T) {
 	}
 }
 
-// Container specs prepare subPaths with volumes.SubPath (the kubelet's
-// makeMounts): one that resolves outside its volume is refused.
+// Container specs prepare subPaths with the pod's volumes.PrepareSubPath
+// (the kubelet's makeMounts): the mount source is what it returns.
 func TestSpecPodPreparesSubPaths(t *testing.T) {
 	w := newWorld()
-	sp := w.s.specPod(startInput{pod: worldPod(corev1.RestartPolicyAlways, "app")})
-	if sp.SubPath == nil {
-		t.Fatal("spec.Pod has no SubPath hook")
+	pod := worldPod(corev1.RestartPolicyAlways, "app")
+	sp := w.s.specPod(startInput{pod: pod})
+	if sp.PrepareSubPath == nil {
+		t.Fatal("spec.Pod has no PrepareSubPath hook")
 	}
-	base := t.TempDir()
-	if err := os.Symlink("/", filepath.Join(base, "esc")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sp.SubPath(base, "esc"); err == nil {
-		t.Fatal("a subPath resolving to / was accepted")
+	got, err := sp.PrepareSubPath(spec.SubPathMount{Volume: "v", Container: "app", Index: 2, VolumePath: "/v", Path: "a"})
+	if want := "/fake/pods/" + string(pod.UID) + "/volume-subpaths/v/app/2"; err != nil || got != want {
+		t.Fatalf("got %q, %v; want %q", got, err, want)
 	}
 }

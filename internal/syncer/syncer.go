@@ -92,6 +92,9 @@ type Volumes interface {
 	// TerminationLog creates the empty termination-log file of one
 	// container instance under the pod's directory and returns its path.
 	TerminationLog(uid types.UID, container, containerID string) (string, error)
+	// PrepareSubPath makes a volumeMount's subPath safe to mount and
+	// returns the host path to bind-mount (the kubelet's subpather).
+	PrepareSubPath(uid types.UID, sp spec.SubPathMount) (string, error)
 }
 
 // Store is the persistent state the syncer reads and writes.

@@ -5,56 +5,149 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/spec"
 )
 
-// SubPath returns the host path to bind-mount for subPath sub of the volume
-// whose host directory is base, as the kubelet's makeMounts does:
+// subPathDir is where a pod's subPath bind mounts live, below its PodDir:
+// volume-subpaths/<volume>/<container>/<volumeMount index>, as the kubelet's.
+const subPathDir = "volume-subpaths"
+
+// PrepareSubPath returns the host path to bind-mount for one volumeMount's
+// subPath, as the kubelet's makeMounts does (pkg/volume/util/subpath):
 //
 //   - a missing subPath is created as directories with the mode of the
-//     volume's root (subpath.SafeMakeDir): each one with mkdirat below a
-//     directory opened without following symlinks, so a symlink planted in
-//     the volume never makes podhost create anything outside it;
+//     volume's root (SafeMakeDir): each one with mkdirat below a directory
+//     opened without following symlinks, so a symlink planted in the volume
+//     never makes podhost create anything outside it;
 //   - a subPath that resolves (through symlinks) outside the volume is
-//     refused (subpath.PrepareSafeSubpath);
-//   - the path returned has every symlink resolved, and was just walked from
-//     the volume's root one component at a time with O_NOFOLLOW: none of its
-//     components is a symlink.
-//
-// The kubelet then bind-mounts an fd of the opened path under the pod
-// directory and hands that to the runtime; podhost hands the resolved path.
-// Until runc mounts it, a container that can write to the volume can still
-// swap a component for a symlink (docs/robustness.md, Known limits).
-//
-// sub must be relative and free of ".." components (spec checks it).
-func SubPath(base, sub string) (string, error) {
+//     refused;
+//   - the resolved path is opened from the volume's root one component at a
+//     time with O_NOFOLLOW, and that fd is bind-mounted at
+//     <pod dir>/volume-subpaths/<volume>/<container>/<index>, which is
+//     returned (PrepareSafeSubpath): what runc mounts is the inode that was
+//     checked, whatever the pod does to the volume's paths afterwards
+//     (CVE-2017-1002101). Cleanup unmounts them.
+func (m *Manager) PrepareSubPath(uid types.UID, sp spec.SubPathMount) (string, error) {
+	for _, name := range []string{sp.Volume, sp.Container} {
+		if name == "" || name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) {
+			return "", fmt.Errorf("invalid volume or container name %q", name)
+		}
+	}
+	fd, _, err := openSubPath(sp.VolumePath, sp.Path)
+	if err != nil {
+		return "", err
+	}
+	defer unix.Close(fd)
+	target := filepath.Join(m.PodDir(uid), subPathDir, sp.Volume, sp.Container, strconv.Itoa(sp.Index))
+	if err := bindFD(fd, target); err != nil {
+		return "", fmt.Errorf("subPath %q: %w", sp.Path, err)
+	}
+	return target, nil
+}
+
+// openSubPath creates subPath sub of the volume at base if missing and
+// returns an O_PATH fd of it and its resolved path; it fails if sub
+// resolves outside the volume. sub must be relative and free of ".."
+// components (spec checks it).
+func openSubPath(base, sub string) (int, string, error) {
 	realBase, err := filepath.EvalSymlinks(base)
 	if err != nil {
-		return "", fmt.Errorf("resolve volume path: %w", err)
+		return -1, "", fmt.Errorf("resolve volume path: %w", err)
 	}
 	full := filepath.Join(realBase, sub)
 	if _, err := os.Stat(full); errors.Is(err, os.ErrNotExist) {
 		if err := safeMakeDir(realBase, sub); err != nil {
-			return "", fmt.Errorf("create subPath %q: %w", sub, err)
+			return -1, "", fmt.Errorf("create subPath %q: %w", sub, err)
 		}
 	} else if err != nil {
-		return "", fmt.Errorf("subPath %q: %w", sub, err)
+		return -1, "", fmt.Errorf("subPath %q: %w", sub, err)
 	}
 	resolved, err := filepath.EvalSymlinks(full)
 	if err != nil {
-		return "", fmt.Errorf("subPath %q: %w", sub, err)
+		return -1, "", fmt.Errorf("subPath %q: %w", sub, err)
 	}
 	if !within(realBase, resolved) {
-		return "", fmt.Errorf("subPath %q resolves outside its volume", sub)
+		return -1, "", fmt.Errorf("subPath %q resolves outside its volume", sub)
 	}
 	fd, err := openNoSymlinks(realBase, resolved)
 	if err != nil {
-		return "", fmt.Errorf("subPath %q: %w", sub, err)
+		return -1, "", fmt.Errorf("subPath %q: %w", sub, err)
 	}
-	_ = unix.Close(fd)
-	return resolved, nil
+	return fd, resolved, nil
+}
+
+// bindFD bind-mounts the file or directory open as fd at target, replacing
+// what an earlier attempt of the container mounted there.
+func bindFD(fd int, target string) error {
+	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
+		return err
+	}
+	if mounted, err := mountinfo.Mounted(target); err == nil && mounted {
+		if err := unix.Unmount(target, unix.MNT_DETACH); err != nil {
+			return fmt.Errorf("unmount %s: %w", target, err)
+		}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if err := makeTarget(target, st.Mode&unix.S_IFMT == unix.S_IFDIR); err != nil {
+		return err
+	}
+	src := "/proc/self/fd/" + strconv.Itoa(fd)
+	if err := unix.Mount(src, target, "", unix.MS_BIND, ""); err != nil {
+		return fmt.Errorf("bind-mount %s: %w", target, err)
+	}
+	return nil
+}
+
+// makeTarget makes target an empty directory (dir) or an empty file, the
+// kind a bind mount of the subPath needs.
+func makeTarget(target string, dir bool) error {
+	fi, err := os.Lstat(target)
+	if err == nil && fi.IsDir() == dir {
+		return nil
+	}
+	if err == nil {
+		if err := os.Remove(target); err != nil {
+			return err
+		}
+	}
+	if dir {
+		return os.Mkdir(target, 0o750)
+	}
+	return os.WriteFile(target, nil, 0o640)
+}
+
+// unmountSubPaths unmounts every subPath bind mount of the pod at dir and
+// fails if one stays: Cleanup must never remove files through one.
+func unmountSubPaths(dir string) error {
+	root := filepath.Join(dir, subPathDir)
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(root))
+	if err != nil {
+		return fmt.Errorf("list mounts under %s: %w", root, err)
+	}
+	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i].Mountpoint) > len(mounts[j].Mountpoint) })
+	for _, mi := range mounts {
+		if err := unix.Unmount(mi.Mountpoint, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("unmount %s: %w", mi.Mountpoint, err)
+		}
+	}
+	if left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(root)); err != nil || len(left) > 0 {
+		return fmt.Errorf("subPath mounts left under %s (%d, %v)", root, len(left), err)
+	}
+	return nil
 }
 
 // within reports whether p is base or below it (both clean and absolute).

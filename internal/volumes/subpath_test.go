@@ -1,13 +1,19 @@
 package volumes
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+
+	"github.com/podhost/podhost/internal/spec"
 )
 
-func TestSubPath(t *testing.T) {
+func TestOpenSubPath(t *testing.T) {
 	outside := t.TempDir()
 	base := filepath.Join(t.TempDir(), "vol")
 	must(t, os.Mkdir(base, 0o755))
@@ -31,7 +37,10 @@ func TestSubPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SubPath(base, tt.sub)
+			fd, got, err := openSubPath(base, tt.sub)
+			if err == nil {
+				_ = unix.Close(fd)
+			}
 			switch want := filepath.Join(base, tt.want); {
 			case tt.wantErr != "":
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -71,5 +80,66 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// PrepareSubPath bind-mounts the opened subPath under the pod dir: swapping
+// the path for a symlink afterwards changes nothing in what is mounted, a
+// new attempt replaces the mount, and Cleanup unmounts it without touching
+// the volume's files.
+func TestPrepareSubPathBindsTheOpenedPath(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (bind mounts)")
+	}
+	m := New(t.TempDir())
+	vol := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(vol, "data"), 0o755))
+	must(t, os.WriteFile(filepath.Join(vol, "data", "keep"), []byte("x"), 0o644))
+	ctx := context.Background()
+	t.Cleanup(func() { _ = m.Cleanup(ctx, "u-sub") })
+	sp := spec.SubPathMount{Volume: "v", Container: "c", Index: 0, VolumePath: vol, Path: "data"}
+	target, err := m.PrepareSubPath("u-sub", sp)
+	must(t, err)
+	if want := filepath.Join(m.PodDir("u-sub"), "volume-subpaths", "v", "c", "0"); target != want {
+		t.Fatalf("target %q, want %q", target, want)
+	}
+	// The pod swaps the checked directory for a symlink to /: the mount
+	// still holds the directory that was checked.
+	must(t, os.Rename(filepath.Join(vol, "data"), filepath.Join(vol, "moved")))
+	must(t, os.Symlink("/", filepath.Join(vol, "data")))
+	if _, err := os.Stat(filepath.Join(target, "keep")); err != nil {
+		t.Fatalf("bind mount does not hold the checked directory: %v", err)
+	}
+	if _, err := m.PrepareSubPath("u-sub", sp); err == nil || !strings.Contains(err.Error(), "outside its volume") {
+		t.Fatalf("err = %v, want the symlink to / refused", err)
+	}
+	sp.Path = "moved"
+	_, err = m.PrepareSubPath("u-sub", sp)
+	must(t, err)
+	sp.Index, sp.Path = 1, "moved/keep"
+	file, err := m.PrepareSubPath("u-sub", sp)
+	must(t, err)
+	if b, err := os.ReadFile(file); err != nil || string(b) != "x" {
+		t.Fatalf("file subPath: %q, %v", b, err)
+	}
+	mounts, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(m.PodDir("u-sub")))
+	if len(mounts) != 2 {
+		t.Fatalf("%d mounts under the pod dir, want 2 (no stacking)", len(mounts))
+	}
+	must(t, m.Cleanup(ctx, "u-sub"))
+	if _, err := os.Stat(filepath.Join(vol, "moved", "keep")); err != nil {
+		t.Fatalf("Cleanup removed the volume's file: %v", err)
+	}
+	if left, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(m.Root)); len(left) != 0 {
+		t.Fatalf("mounts left: %v", left[0].Mountpoint)
+	}
+}
+
+func TestPrepareSubPathRefusesBadNames(t *testing.T) {
+	m := New(t.TempDir())
+	for _, sp := range []spec.SubPathMount{{Volume: "..", Container: "c"}, {Volume: "v", Container: "a/b"}} {
+		if _, err := m.PrepareSubPath("u", sp); err == nil {
+			t.Errorf("%+v accepted", sp)
+		}
 	}
 }

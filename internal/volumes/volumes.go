@@ -239,6 +239,9 @@ func isMountPoint(dir string) (bool, error) {
 // Cleanup unmounts and removes everything of pod uid. Missing is success.
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
+	if err := unmountSubPaths(dir); err != nil {
+		return err
+	}
 	for _, kind := range tmpfsKinds {
 		if err := unmountAll(filepath.Join(dir, "volumes", kind)); err != nil {
 			return err
