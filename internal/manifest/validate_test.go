@@ -263,8 +263,10 @@ func TestValidateRules(t *testing.T) {
 			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "/x": must be a relative path`},
 		{"subPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPath = "a/../../x" },
 			`spec.containers[0].volumeMounts[0].subPath: Invalid value: "a/../../x": must not contain '..'`},
-		{"subPathExpr", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPathExpr = "$(POD)" },
-			"spec.containers[0].volumeMounts[0].subPathExpr: Forbidden"},
+		{"subPathExpr with subPath", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPathExpr, c0(p).VolumeMounts[0].SubPath = "$(POD)", "a" },
+			"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value: \"$(POD)\": subPathExpr and subPath are mutually exclusive"},
+		{"subPathExpr upwards", func(p *corev1.Pod) { c0(p).VolumeMounts[0].SubPathExpr = "../$(POD)" },
+			"spec.containers[0].volumeMounts[0].subPathExpr: Invalid value"},
 		{"mountPath dotdot", func(p *corev1.Pod) { c0(p).VolumeMounts[0].MountPath = "/a/../b" },
 			"mountPath: Invalid value: \"/a/../b\": must not contain '..'"},
 		{"bidirectional unprivileged", func(p *corev1.Pod) {

@@ -141,7 +141,10 @@ func validateMounts(c *corev1.Container, volumes sets.Set[string], p *field.Path
 		paths.Insert(m.MountPath)
 		all = append(all, validateRelPath(mp.Child("subPath"), m.SubPath)...)
 		if m.SubPathExpr != "" {
-			all = append(all, forbidden(mp.Child("subPathExpr"), "subPathExpr is"))
+			if m.SubPath != "" {
+				all = append(all, field.Invalid(mp.Child("subPathExpr"), m.SubPathExpr, "subPathExpr and subPath are mutually exclusive"))
+			}
+			all = append(all, validateRelPath(mp.Child("subPathExpr"), m.SubPathExpr)...)
 		}
 		all = append(all, validateMountModes(c, m, mp)...)
 	}

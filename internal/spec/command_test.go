@@ -221,3 +221,26 @@ func podNamed(name string) corev1.Pod {
 	p.Name = name
 	return p
 }
+
+// subPathExpr expands as the kubelet's ExpandContainerVolumeMounts: from
+// the container's environment; a missing or empty variable is an error.
+func TestExpandSubPathExpr(t *testing.T) {
+	env := []corev1.EnvVar{{Name: "POD", Value: "web-1"}, {Name: "NS", Value: "prod"}, {Name: "EMPTY"}}
+	for _, tc := range []struct{ expr, want, err string }{
+		{expr: "$(NS)/$(POD)", want: "prod/web-1"},
+		{expr: "logs", want: "logs"},
+		{expr: "$$(POD)", want: "$(POD)"},
+		{expr: "$(NOPE)/$(EMPTY)/$(NOPE)", err: `subPathExpr "$(NOPE)/$(EMPTY)/$(NOPE)": missing value for EMPTY, NOPE`},
+	} {
+		got, err := expandSubPathExpr(tc.expr, env)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: %q, %v; want error %q", tc.expr, got, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: %q, %v; want %q", tc.expr, got, err, tc.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,7 +104,10 @@ func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.Env
 	}
 	sub := vm.SubPath
 	if vm.SubPathExpr != "" {
-		sub = Expand(vm.SubPathExpr, lookupIn(envMap(env)))
+		var err error
+		if sub, err = expandSubPathExpr(vm.SubPathExpr, env); err != nil {
+			return specs.Mount{}, err
+		}
 	}
 	sp.VolumePath, sp.Path = vol.HostPath, sub
 	src, err := subPathSource(p, sp)
@@ -118,6 +122,26 @@ func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.Env
 		return specs.Mount{}, err
 	}
 	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly || vol.ReadOnly), nil
+}
+
+// expandSubPathExpr is the kubelet's ExpandContainerVolumeMounts: $(VAR)
+// references take the container's environment; one that is missing or
+// empty is an error (the container waits with CreateContainerConfigError).
+func expandSubPathExpr(expr string, env []corev1.EnvVar) (string, error) {
+	vars := envMap(env)
+	var missing []string
+	out := Expand(expr, func(name string) (string, bool) {
+		v := vars[name]
+		if v == "" && !slices.Contains(missing, name) {
+			missing = append(missing, name)
+		}
+		return v, true
+	})
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return "", fmt.Errorf("subPathExpr %q: missing value for %s", expr, strings.Join(missing, ", "))
+	}
+	return out, nil
 }
 
 // subPathSource is the host source of a volumeMount: the volume's directory
