@@ -279,10 +279,6 @@ var refusedValues = map[string]func(p *corev1.Pod){
 		p.Spec.HostIPC = true
 		psc(p).Sysctls = []corev1.Sysctl{{Name: "kernel.shmmax", Value: "1"}}
 	},
-	"VolumeMount.recursiveReadOnly": func(p *corev1.Pod) {
-		c0(p).VolumeMounts[0].ReadOnly = true
-		c0(p).VolumeMounts[0].RecursiveReadOnly = ptrTo(corev1.RecursiveReadOnlyEnabled)
-	},
 	"ResourceRequirements.limits": func(p *corev1.Pod) {
 		c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
 	},

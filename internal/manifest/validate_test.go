@@ -275,6 +275,13 @@ func TestValidateRules(t *testing.T) {
 		{"recursiveReadOnly without readOnly", func(p *corev1.Pod) {
 			c0(p).VolumeMounts[0].RecursiveReadOnly = ptrTo(corev1.RecursiveReadOnlyEnabled)
 		}, "recursiveReadOnly: Forbidden: may only be specified when readOnly is true"},
+		{"recursiveReadOnly Enabled", rroMount(true, corev1.RecursiveReadOnlyEnabled, corev1.MountPropagationNone), ""},
+		{"recursiveReadOnly IfPossible without readOnly", rroMount(false, corev1.RecursiveReadOnlyIfPossible, ""),
+			"spec.containers[0].volumeMounts[0].recursiveReadOnly: Forbidden: may only be specified when readOnly is true"},
+		{"recursiveReadOnly with propagation", rroMount(true, corev1.RecursiveReadOnlyEnabled, corev1.MountPropagationHostToContainer),
+			"recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or not specified"},
+		{"recursiveReadOnly unknown", rroMount(true, "Sometimes", ""),
+			`recursiveReadOnly: Unsupported value: "Sometimes": supported values: "Disabled", "IfPossible", "Enabled"`},
 		{"volumeDevices", func(p *corev1.Pod) {
 			c0(p).VolumeDevices = []corev1.VolumeDevice{{Name: "data", DevicePath: "/dev/x"}}
 		}, "spec.containers[0].volumeDevices: Forbidden"},
@@ -401,6 +408,28 @@ func TestValidateRules(t *testing.T) {
 				t.Errorf("error does not name the file: %v", err)
 			}
 		})
+	}
+}
+
+// rroMount sets the first volumeMount's readOnly, recursiveReadOnly and
+// mountPropagation ("": unset).
+func rroMount(readOnly bool, mode corev1.RecursiveReadOnlyMode, prop corev1.MountPropagationMode) func(p *corev1.Pod) {
+	return func(p *corev1.Pod) {
+		vm := &c0(p).VolumeMounts[0]
+		vm.ReadOnly, vm.RecursiveReadOnly = readOnly, &mode
+		if prop != "" {
+			vm.MountPropagation = &prop
+		}
+	}
+}
+
+// Both recursiveReadOnly rules are reported, as validateMountRecursiveReadOnly.
+func TestValidateRecursiveReadOnlyBothRules(t *testing.T) {
+	_, err := decodePod(t, rroMount(false, corev1.RecursiveReadOnlyIfPossible, corev1.MountPropagationHostToContainer))
+	want := "web.yaml: spec.containers[0].volumeMounts[0].recursiveReadOnly: Forbidden: may only be specified when readOnly is true\n" +
+		"web.yaml: spec.containers[0].volumeMounts[0].recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or not specified"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got  %v\nwant %s", err, want)
 	}
 }
 

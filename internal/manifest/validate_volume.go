@@ -165,22 +165,31 @@ func validateMountModes(c *corev1.Container, m *corev1.VolumeMount, p *field.Pat
 				"Bidirectional mount propagation is available only to privileged containers"))
 		}
 	}
-	if mode := m.RecursiveReadOnly; mode != nil {
-		switch {
-		case !slices.Contains(recursiveReadOnlyModes, *mode):
-			all = append(all, field.NotSupported(p.Child("recursiveReadOnly"), *mode, recursiveReadOnlyModes))
-		case *mode != corev1.RecursiveReadOnlyDisabled && !m.ReadOnly:
-			all = append(all, field.Forbidden(p.Child("recursiveReadOnly"), "may only be specified when readOnly is true"))
-		case *mode != corev1.RecursiveReadOnlyDisabled && m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone:
-			all = append(all, field.Forbidden(p.Child("recursiveReadOnly"), "may only be specified when mountPropagation is None or not specified"))
-		case *mode == corev1.RecursiveReadOnlyEnabled:
-			// IfPossible is the kubelet's fallback for a runtime without
-			// recursive read-only mounts: the mount is read-only, not its submounts.
-			all = append(all, unsupported(p.Child("recursiveReadOnly"), string(*mode), "supported: Disabled, IfPossible (read-only without submounts)"))
-		}
-	}
+	all = append(all, validateRecursiveReadOnly(m, p.Child("recursiveReadOnly"))...)
 	if len(m.BindMountOptions) > 0 {
 		all = append(all, forbidden(p.Child("bindMountOptions"), "bindMountOptions are"))
+	}
+	return all
+}
+
+// validateRecursiveReadOnly is Kubernetes' validateMountRecursiveReadOnly:
+// IfPossible and Enabled need readOnly and no propagation. Whether the
+// runtime supports recursive read-only mounts is the spec builder's check
+// (Enabled without it: CreateContainerConfigError, as the kubelet's).
+func validateRecursiveReadOnly(m *corev1.VolumeMount, p *field.Path) field.ErrorList {
+	mode := m.RecursiveReadOnly
+	if mode == nil || *mode == corev1.RecursiveReadOnlyDisabled {
+		return nil
+	}
+	if !slices.Contains(recursiveReadOnlyModes, *mode) {
+		return field.ErrorList{field.NotSupported(p, *mode, recursiveReadOnlyModes)}
+	}
+	var all field.ErrorList
+	if !m.ReadOnly {
+		all = append(all, field.Forbidden(p, "may only be specified when readOnly is true"))
+	}
+	if m.MountPropagation != nil && *m.MountPropagation != corev1.MountPropagationNone {
+		all = append(all, field.Forbidden(p, "may only be specified when mountPropagation is None or not specified"))
 	}
 	return all
 }

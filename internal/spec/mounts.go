@@ -114,14 +114,49 @@ func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.Env
 	if err != nil {
 		return specs.Mount{}, err
 	}
-	if vm.RecursiveReadOnly != nil && *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyEnabled {
-		return specs.Mount{}, errUnsupported("recursiveReadOnly", "Enabled")
-	}
 	prop, err := propagation(vm.MountPropagation, privileged)
 	if err != nil {
 		return specs.Mount{}, err
 	}
-	return bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly || vol.ReadOnly), nil
+	rro, err := resolveRecursiveReadOnly(vm, p.Host.RecursiveReadOnlyMounts)
+	if err != nil {
+		return specs.Mount{}, fmt.Errorf("failed to resolve recursive read-only mode: %w", err)
+	}
+	m := bindMount(src, path.Clean(vm.MountPath), prop, vm.ReadOnly || vol.ReadOnly)
+	if rro {
+		// CRI's WithMounts: rro in place of ro (runc applies it to every
+		// submount with mount_setattr(AT_RECURSIVE)).
+		m.Options[len(m.Options)-1] = "rro"
+	}
+	return m, nil
+}
+
+// resolveRecursiveReadOnly is the kubelet's: whether a volumeMount is
+// mounted recursively read-only. IfPossible is rro when the runtime
+// supports it, else plain ro; Enabled requires it. Both need readOnly and
+// no propagation (API validation refuses the rest first).
+func resolveRecursiveReadOnly(vm corev1.VolumeMount, supported bool) (bool, error) {
+	if vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyDisabled {
+		return false, nil
+	}
+	if !vm.ReadOnly {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not read-only", vm.Name)
+	}
+	if vm.MountPropagation != nil && *vm.MountPropagation != corev1.MountPropagationNone {
+		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not compatible with propagation %q",
+			vm.Name, *vm.MountPropagation)
+	}
+	switch mode := *vm.RecursiveReadOnly; mode {
+	case corev1.RecursiveReadOnlyIfPossible:
+		return supported, nil
+	case corev1.RecursiveReadOnlyEnabled:
+		if !supported {
+			return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not supported by the runtime", vm.Name)
+		}
+		return true, nil
+	default:
+		return false, fmt.Errorf("unknown recursive read-only mode %q", mode)
+	}
 }
 
 // expandSubPathExpr is the kubelet's ExpandContainerVolumeMounts: $(VAR)

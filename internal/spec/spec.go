@@ -67,6 +67,12 @@ type HostLimits struct {
 	// (localhostProfile is relative to it), as the kubelet's
 	// <root-dir>/seccomp; "" means DefaultSeccompRoot.
 	SeccompRoot string
+	// RecursiveReadOnlyMounts: the runtime supports recursively read-only
+	// bind mounts (its features list the "rro" mount option and the kernel
+	// has mount_setattr, Linux >= 5.12), as CRI's runtime handler feature.
+	// recursiveReadOnly IfPossible then mounts with rro, else plain ro;
+	// Enabled needs it.
+	RecursiveReadOnlyMounts bool
 }
 
 // DefaultSeccompRoot is SeccompRoot's default.
