@@ -126,7 +126,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, rro: recursiveReadOnlyMounts(ctx, rt, log)}
 	d.build(boot, cg, netw, allocatable)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
@@ -151,6 +151,7 @@ type daemon struct {
 	metrics  *metrics.Metrics
 	rollout  *rollout.Controller // built by serve (runRollout)
 	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
+	rro      bool                // the runtime supports recursively read-only mounts (probed once)
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
 }
@@ -176,6 +177,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
+	limits.RecursiveReadOnlyMounts = d.rro
 	d.cg, d.metrics = cg, metrics.New()
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})

@@ -2,10 +2,13 @@ package daemon
 
 import (
 	"bufio"
+	"context"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -36,6 +39,31 @@ func hostLimits() spec.HostLimits {
 	}
 	return l
 }
+
+// featureProber is *runtime.Runtime's view of the runtime's features.
+type featureProber interface {
+	RecursiveReadOnlyMounts(ctx context.Context) (bool, error)
+}
+
+// recursiveReadOnlyMounts asks once, at start, whether the runtime supports
+// recursively read-only mounts (volumeMounts' recursiveReadOnly). A failed
+// probe counts as no support, as in containerd's CRI (introspectRuntimeHandler):
+// IfPossible mounts are then plain read-only and Enabled ones fail.
+func recursiveReadOnlyMounts(ctx context.Context, p featureProber, log *slog.Logger) bool {
+	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
+	defer cancel()
+	ok, err := p.RecursiveReadOnlyMounts(ctx)
+	if err != nil {
+		log.Warn("runtime features: recursive read-only mounts taken as unsupported", "err", err)
+		return false
+	}
+	log.Info("runtime features", "recursiveReadOnlyMounts", ok)
+	return ok
+}
+
+// featureProbeTimeout bounds the runtime features probe (the shim runs
+// `runc features`).
+const featureProbeTimeout = 30 * time.Second
 
 // hasCapSysResource reports whether our effective capability set holds
 // CAP_SYS_RESOURCE (bit 24).

@@ -1,0 +1,43 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+type fakeProber struct {
+	ok  bool
+	err error
+}
+
+func (f fakeProber) RecursiveReadOnlyMounts(ctx context.Context) (bool, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		return false, errors.New("probe without a deadline")
+	}
+	return f.ok, f.err
+}
+
+// The runtime's recursive read-only support reaches the spec builder's host
+// limits; a failed probe counts as no support, with a warning.
+func TestRecursiveReadOnlyMounts(t *testing.T) {
+	tests := map[fakeProber]struct {
+		want bool
+		log  string
+	}{
+		{ok: true}: {true, "recursiveReadOnlyMounts=true"},
+		{}:         {false, "recursiveReadOnlyMounts=false"},
+		{ok: true, err: errors.New("shim -info: exit 1")}: {false,
+			`level=WARN msg="runtime features: recursive read-only mounts taken as unsupported" err="shim -info: exit 1"`},
+	}
+	for prober, tt := range tests {
+		var logs bytes.Buffer
+		got := recursiveReadOnlyMounts(context.Background(), prober, slog.New(slog.NewTextHandler(&logs, nil)))
+		if got != tt.want || !strings.Contains(logs.String(), tt.log) {
+			t.Errorf("%+v: got %v, log %q; want %v, log with %q", prober, got, logs.String(), tt.want, tt.log)
+		}
+	}
+}
