@@ -5,8 +5,10 @@ package integration
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -60,14 +62,7 @@ func TestSecurityContextAndVolumes(t *testing.T) {
     - {name: scratch, mountPath: /scratch}
     - {name: data, mountPath: /data}
 `, hostDir, env.ImageRef)))
-	p := d.waitPod("locked", 60*time.Second, "finished", func(p *corev1.Pod) bool {
-		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
-	})
-	var out string
-	_ = waitFor(5*time.Second, func() (bool, error) {
-		out = readLog(t, d, p, "main", 0)
-		return strings.Contains(out, "NoNewPrivs"), nil
-	})
+	p, out := finishedLog(t, d, "locked", "NoNewPrivs")
 	for _, want := range []string{
 		"id=1000:3000", "4000", "msg=hello world pod=locked ip=" + p.Status.PodIP, "host=locked",
 		"rootfs=readonly", "scratch=ok", "scratch=tmpfs",
@@ -85,4 +80,73 @@ func TestSecurityContextAndVolumes(t *testing.T) {
 	if !strings.Contains(out, "data=denied") {
 		t.Errorf("non-root wrote into a root-owned hostPath:\n%s", out)
 	}
+}
+
+// finishedLog waits until pod name has finished and returns it with the log
+// of its container main, once the log holds last.
+func finishedLog(t *testing.T, d *podhostd, name, last string) (*corev1.Pod, string) {
+	t.Helper()
+	p := d.waitPod(name, 60*time.Second, "finished", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+	})
+	var out string
+	_ = waitFor(5*time.Second, func() (bool, error) {
+		out = readLog(t, d, p, "main", 0)
+		return strings.Contains(out, last), nil
+	})
+	return p, out
+}
+
+// TestRecursiveReadOnlyVolumeMount: a hostPath with a submount (a tmpfs),
+// mounted readOnly with recursiveReadOnly IfPossible, is read-only down to
+// the submount ("rro": runc lists it in `runc features`, Linux >= 5.12);
+// mounted readOnly alone, the submount stays writable, as with the kubelet.
+func TestRecursiveReadOnlyVolumeMount(t *testing.T) {
+	if out, err := exec.Command("runc", "features").Output(); err != nil || !strings.Contains(string(out), `"rro"`) {
+		t.Skipf("runc does not list the rro mount option (runc features: %v)", err)
+	}
+	hostDir := t.TempDir()
+	tmpfsAt(t, filepath.Join(hostDir, "sub")) // before newPodhostd: unmounted after podhost's teardown
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("rro.yaml", podManifest("rro", fmt.Sprintf(`  restartPolicy: Never
+  volumes:
+  - name: data
+    hostPath: {path: %s, type: Directory}
+  containers:
+  - name: main
+    image: %s
+    command: ["sh", "-c"]
+    args:
+    - |
+      touch /rro/top 2>/dev/null && echo rro-top=writable || echo rro-top=readonly
+      touch /rro/sub/f 2>/dev/null && echo rro-sub=writable || echo rro-sub=readonly
+      touch /ro/sub/g 2>/dev/null && echo ro-sub=writable || echo ro-sub=readonly
+      echo done
+    volumeMounts:
+    - {name: data, mountPath: /rro, readOnly: true, recursiveReadOnly: IfPossible}
+    - {name: data, mountPath: /ro, readOnly: true}
+`, hostDir, env.ImageRef)))
+	_, out := finishedLog(t, d, "rro", "done")
+	for _, want := range []string{"rro-top=readonly", "rro-sub=readonly", "ro-sub=writable"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q (podhost logs \"runtime features\" at start):\n%s", want, out)
+		}
+	}
+}
+
+// tmpfsAt mounts a small tmpfs at dir (created) until the test's cleanup.
+func tmpfsAt(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=1m,mode=0755"); err != nil {
+		t.Skipf("cannot mount a tmpfs at %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, syscall.MNT_DETACH); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
 }
