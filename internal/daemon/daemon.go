@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -126,7 +127,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, rro: recursiveReadOnlyMounts(ctx, rt, log)}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims}
 	d.build(boot, cg, netw, allocatable)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
@@ -151,7 +152,6 @@ type daemon struct {
 	metrics  *metrics.Metrics
 	rollout  *rollout.Controller // built by serve (runRollout)
 	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
-	rro      bool                // the runtime supports recursively read-only mounts (probed once)
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
 }
@@ -177,7 +177,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
-	limits.RecursiveReadOnlyMounts = d.rro
+	limits.RecursiveReadOnlyMounts = sync.OnceValue(func() bool { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) })
 	d.cg, d.metrics = cg, metrics.New()
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})

@@ -45,7 +45,8 @@ type featureProber interface {
 	RecursiveReadOnlyMounts(ctx context.Context) (bool, error)
 }
 
-// recursiveReadOnlyMounts asks once, at start, whether the runtime supports
+// recursiveReadOnlyMounts asks (once: the daemon wraps it in a
+// sync.OnceValue, on the first mount that needs the answer) whether the runtime supports
 // recursively read-only mounts (volumeMounts' recursiveReadOnly). A failed
 // probe counts as no support, as in containerd's CRI (introspectRuntimeHandler):
 // IfPossible mounts are then plain read-only and Enabled ones fail.

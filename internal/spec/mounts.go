@@ -135,7 +135,7 @@ func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.Env
 // mounted recursively read-only. IfPossible is rro when the runtime
 // supports it, else plain ro; Enabled requires it. Both need readOnly and
 // no propagation (API validation refuses the rest first).
-func resolveRecursiveReadOnly(vm corev1.VolumeMount, supported bool) (bool, error) {
+func resolveRecursiveReadOnly(vm corev1.VolumeMount, supportedFn func() bool) (bool, error) {
 	if vm.RecursiveReadOnly == nil || *vm.RecursiveReadOnly == corev1.RecursiveReadOnlyDisabled {
 		return false, nil
 	}
@@ -146,6 +146,7 @@ func resolveRecursiveReadOnly(vm corev1.VolumeMount, supported bool) (bool, erro
 		return false, fmt.Errorf("volume %q requested recursive read-only mode, but it is not compatible with propagation %q",
 			vm.Name, *vm.MountPropagation)
 	}
+	supported := supportedFn != nil && supportedFn()
 	switch mode := *vm.RecursiveReadOnly; mode {
 	case corev1.RecursiveReadOnlyIfPossible:
 		return supported, nil

@@ -46,7 +46,7 @@ func TestBuildRecursiveReadOnly(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := testPod()
-			p.Host.RecursiveReadOnlyMounts = tt.supported
+			p.Host.RecursiveReadOnlyMounts = func() bool { return tt.supported }
 			p.LookupMount = mountWith("shared:1")
 			c := testContainer(p)
 			vm := corev1.VolumeMount{ReadOnly: tt.readOnly, MountPropagation: tt.propagation}

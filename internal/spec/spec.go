@@ -71,8 +71,9 @@ type HostLimits struct {
 	// bind mounts (its features list the "rro" mount option and the kernel
 	// has mount_setattr, Linux >= 5.12), as CRI's runtime handler feature.
 	// recursiveReadOnly IfPossible then mounts with rro, else plain ro;
-	// Enabled needs it.
-	RecursiveReadOnlyMounts bool
+	// Enabled needs it. Called only for such mounts (the daemon asks the
+	// runtime once, on first use); nil means unsupported.
+	RecursiveReadOnlyMounts func() bool
 }
 
 // DefaultSeccompRoot is SeccompRoot's default.
