@@ -368,7 +368,8 @@ func TestAdoptionAfterSIGKILL(t *testing.T) {
 
 // TestAdmissionRejects: a pod asking for more CPU than the node has is
 // Failed with OutOfcpu; a second pod on a taken hostPort is Failed with
-// HostPortConflict; the first pod keeps running.
+// HostPortConflict; the first pod keeps running. The rejected pod, edited
+// to fit, runs.
 func TestAdmissionRejects(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
@@ -386,5 +387,12 @@ func TestAdmissionRejects(t *testing.T) {
 	}
 	if n, _ := countContainers(); n != 1 {
 		t.Fatalf("%d containers, want 1 (rejected pods must not run)", n)
+	}
+	// Lowering the request keeps the UID (an UPDATE): admission runs again
+	// and the pod starts, as the kubelet admits an edited static pod.
+	uid := d.pod("huge").UID
+	d.writeManifest("huge.yaml", sleeper("huge", 1, "    resources: {requests: {cpu: \"10m\"}}\n"))
+	if p := d.waitRunning("huge"); p.UID != uid {
+		t.Fatalf("UID %s after a resources-only edit, want %s", p.UID, uid)
 	}
 }

@@ -172,10 +172,11 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			if w := m.waiting[u.Pod.UID]; w != nil {
 				w.pod = u.Pod
 			}
-			if _, rejected := m.rejected[u.Pod.UID]; rejected {
-				m.rejected[u.Pod.UID] = u.Pod // get shows the new labels
-			}
+			_, rejected := m.rejected[u.Pod.UID]
 			m.mu.Unlock()
+			if rejected {
+				m.readmit(u.Pod)
+			}
 			if ok {
 				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: m.allocate(u.Pod)})
 			}
@@ -202,6 +203,20 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	m.desired[pod.UID] = pod
 	m.mu.Unlock()
 	return true
+}
+
+// readmit runs admission again for an update of a rejected pod (an edit
+// of its resources or labels keeps its UID): with the kubelet every edit of
+// a static pod is a new pod, admitted anew. Admitted, it starts as an added
+// pod would (its Failed status is replaced); rejected again, its status
+// shows the new reason.
+func (m *Manager) readmit(pod *corev1.Pod) {
+	m.mu.Lock()
+	delete(m.rejected, pod.UID)
+	m.mu.Unlock()
+	if m.admit(pod, false) {
+		m.startPods([]*corev1.Pod{pod})
+	}
 }
 
 // startPods checkpoints the allocations of newly admitted pods (one

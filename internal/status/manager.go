@@ -83,13 +83,17 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 
 // AddPod tracks an admitted (desired) pod. Until its first sync its status
 // is the last one persisted, if any (start time and last states carry over
-// podhost restarts).
+// podhost restarts), unless that is a rejection: a pod admitted after being
+// rejected (re-admitted after an edit, or after a restart) starts afresh.
 func (m *Manager) AddPod(pod *corev1.Pod) {
 	st, err := m.store.GetStatus(pod.UID)
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if desired, tracked := m.pods[pod.UID]; tracked && !desired {
+		m.dropRejectionLocked(pod.UID)
+	}
 	m.pods[pod.UID] = true
-	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" {
+	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" && !IsRejected(st) {
 		m.putLocked(pod.UID, clearNodeShutdown(st))
 	}
 	m.notifyLocked()

@@ -1,0 +1,53 @@
+package manager
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/internal/podconfig"
+	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/status"
+)
+
+func memoryPod(uid, memory string) *corev1.Pod {
+	p := hostPortPod("web", uid, 0)
+	p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)}
+	return p
+}
+
+// A rejected pod edited in a way that keeps its UID (resources, labels)
+// arrives as an UPDATE: admission runs again, as the kubelet admits the
+// edited static pod (a new pod there). Still too big, it stays rejected
+// with the new reason; fitting, it starts and its Failed status is gone.
+func TestUpdateOfRejectedPodIsAdmittedAgain(t *testing.T) {
+	m, w, st, _, _ := newTestManager()
+	sm := m.statuses.(*status.Manager)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: memoryPod("u1", "64Gi")}}, nil)
+	if m.IsDesired("u1") || len(w.updates) != 0 {
+		t.Fatalf("64Gi admitted on a 1Gi node: desired=%v updates=%d", m.IsDesired("u1"), len(w.updates))
+	}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: memoryPod("u1", "2Gi")}}, nil)
+	if got, _ := sm.Status("u1"); m.IsDesired("u1") || got.Reason != "OutOfmemory" || len(w.updates) != 0 {
+		t.Fatalf("2Gi: desired=%v status=%+v updates=%d", m.IsDesired("u1"), got, len(w.updates))
+	}
+	sm.Flush()
+	fixed := memoryPod("u1", "64Mi")
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: fixed}}, nil)
+	if !m.IsDesired("u1") {
+		t.Fatal("the fixed pod was not admitted")
+	}
+	if len(w.updates) != 1 || w.updates[0].Type != podworkers.SyncPodCreate || w.updates[0].Pod.UID != "u1" {
+		t.Fatalf("worker updates %+v, want one create", w.updates)
+	}
+	if got, ok := sm.Status("u1"); ok && got.Phase == corev1.PodFailed {
+		t.Fatalf("the re-admitted pod keeps its rejection: %+v", got)
+	}
+	if _, ok := st.allocs["u1"]; !ok {
+		t.Fatal("no allocation checkpoint for the re-admitted pod")
+	}
+	if pods := m.Pods(); len(pods) != 1 || pods[0].Pod != fixed {
+		t.Fatalf("Pods() = %+v, want the fixed pod once", pods)
+	}
+}
