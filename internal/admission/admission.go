@@ -1,14 +1,14 @@
 // Package admission decides whether a pod fits on this machine, like the
 // kubelet's predicate admit handler: resources requested by the admitted
 // pods plus this one against the node's allocatable, then host ports.
-// Admit is pure; NodeAllocatable reads /proc/meminfo and the CPU count.
+// Admit is pure; NodeAllocatable reads /proc/meminfo and the CPU count
+// (allocatable.go: the kubelet's reservations, ephemeral-storage).
 package admission
 
 import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
 	"runtime"
 	"sort"
 	"strconv"
@@ -43,6 +43,10 @@ type Host struct {
 	NumCPU  func() int             // default runtime.NumCPU
 	MemInfo func() ([]byte, error) // default reads /proc/meminfo
 	MaxPods int64                  // default DefaultMaxPods
+	// RootDir's filesystem is the ephemeral-storage capacity (the
+	// kubelet's --root-dir; podhost's state dir); "": not tracked.
+	RootDir string
+	StatFS  func(path string) (int64, error) // default statfs: the filesystem's size in bytes
 }
 
 // NodeAllocatable is the real machine's capacity minus reserved, with
@@ -51,51 +55,44 @@ func NodeAllocatable(reserved corev1.ResourceList, maxPods int64) (corev1.Resour
 	return Host{MaxPods: maxPods}.Allocatable(reserved)
 }
 
-// Capacity is cpu (cores), memory (MemTotal) and pods.
+// Capacity is cpu (cores), memory (MemTotal), pods and, with RootDir,
+// ephemeral-storage (the size of its filesystem).
 func (h Host) Capacity() (corev1.ResourceList, error) {
-	numCPU, memInfo, maxPods := h.NumCPU, h.MemInfo, h.MaxPods
+	numCPU, maxPods := h.NumCPU, h.MaxPods
 	if numCPU == nil {
 		numCPU = runtime.NumCPU
-	}
-	if memInfo == nil {
-		memInfo = func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }
 	}
 	if maxPods == 0 {
 		maxPods = DefaultMaxPods
 	}
-	data, err := memInfo()
+	data, err := h.readMemInfo()
 	if err != nil {
-		return nil, fmt.Errorf("read meminfo: %w", err)
+		return nil, err
 	}
 	mem, err := memTotal(data)
 	if err != nil {
 		return nil, err
 	}
-	return corev1.ResourceList{
+	return h.withEphemeralStorage(corev1.ResourceList{
 		corev1.ResourceCPU:    *resource.NewQuantity(int64(numCPU()), resource.DecimalSI),
 		corev1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
 		corev1.ResourcePods:   *resource.NewQuantity(maxPods, resource.DecimalSI),
-	}, nil
+	})
 }
 
-// Allocatable is Capacity minus reserved, never below zero.
+// Allocatable is Capacity minus what the kubelet reserves (allocatable.go:
+// reserved, the default hard eviction thresholds, huge pages), never below
+// zero.
 func (h Host) Allocatable(reserved corev1.ResourceList) (corev1.ResourceList, error) {
 	capacity, err := h.Capacity()
 	if err != nil {
 		return nil, err
 	}
-	for name, r := range reserved {
-		c, ok := capacity[name]
-		if !ok {
-			continue
-		}
-		c.Sub(r)
-		if c.Sign() < 0 {
-			c = *resource.NewQuantity(0, c.Format)
-		}
-		capacity[name] = c
+	data, err := h.readMemInfo()
+	if err != nil {
+		return nil, err
 	}
-	return capacity, nil
+	return allocatable(capacity, reserved, hugePages(data)), nil
 }
 
 // memTotal parses "MemTotal: <n> kB" into bytes.

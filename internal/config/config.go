@@ -95,7 +95,8 @@ type Config struct {
 	// not Ready within it brings the previous version back. 0 (default):
 	// only pods with a podhost.io/rollback-after annotation.
 	RollbackAfter time.Duration
-	// SystemReserved is subtracted from node capacity (keys cpu, memory).
+	// SystemReserved is subtracted from node capacity (keys cpu, memory,
+	// ephemeral-storage).
 	SystemReserved         corev1.ResourceList
 	AllowInsecureManifests bool
 	LogMaxSize             int64 // bytes per container log file before rotation
@@ -371,9 +372,9 @@ func parseDuration(key string, s *string, def time.Duration) (time.Duration, err
 func parseReserved(in map[string]string, out corev1.ResourceList) error {
 	for k, v := range in {
 		switch corev1.ResourceName(k) {
-		case corev1.ResourceCPU, corev1.ResourceMemory:
+		case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
 		default:
-			return fmt.Errorf("systemReserved.%s: unsupported resource (want cpu or memory)", k)
+			return fmt.Errorf("systemReserved.%s: unsupported resource (want cpu, memory or ephemeral-storage)", k)
 		}
 		q, err := resource.ParseQuantity(v)
 		if err != nil {

@@ -228,6 +228,9 @@ func TestSystemReservedFlag(t *testing.T) {
 	if err := fs.Parse([]string{"--system-reserved", "gpu=1"}); err == nil {
 		t.Fatal("unsupported resource accepted")
 	}
+	if err := fs.Parse([]string{"--system-reserved", "ephemeral-storage=1Gi"}); err != nil {
+		t.Fatalf("ephemeral-storage (the kubelet's systemReserved takes it): %v", err)
+	}
 }
 
 // TestCgroupParentFollowsNamespace: an instance in another containerd

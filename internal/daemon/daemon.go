@@ -119,7 +119,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
-	allocatable, err := admission.NodeAllocatable(cfg.SystemReserved, cfg.MaxPods)
+	allocatable, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}.Allocatable(cfg.SystemReserved)
 	if err != nil {
 		return fmt.Errorf("node allocatable: %w", err)
 	}

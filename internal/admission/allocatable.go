@@ -1,0 +1,118 @@
+package admission
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// The kubelet's default hard eviction thresholds (DefaultEvictionHard,
+// pkg/kubelet/apis/config/v1beta1/defaults_linux.go) that its
+// GetNodeAllocatableReservation (pkg/kubelet/cm/node_container_manager_linux.go,
+// hardEvictionReservation) keeps out of allocatable: memory.available<100Mi
+// and nodefs.available<10%. podhost does not evict, but keeps the same
+// headroom so that a pod admitted by podhost is one the kubelet admits.
+const (
+	EvictionMemoryAvailable = 100 << 20 // bytes
+	EvictionNodeFSPercent   = 10
+)
+
+func (h Host) readMemInfo() ([]byte, error) {
+	read := h.MemInfo
+	if read == nil {
+		read = func() ([]byte, error) { return os.ReadFile("/proc/meminfo") }
+	}
+	data, err := read()
+	if err != nil {
+		return nil, fmt.Errorf("read meminfo: %w", err)
+	}
+	return data, nil
+}
+
+// withEphemeralStorage adds the size of RootDir's filesystem to capacity
+// as ephemeral-storage (the kubelet's: cadvisor's RootFsInfo of its root
+// dir).
+func (h Host) withEphemeralStorage(capacity corev1.ResourceList) (corev1.ResourceList, error) {
+	if h.RootDir == "" {
+		return capacity, nil
+	}
+	statFS := h.StatFS
+	if statFS == nil {
+		statFS = fsSize
+	}
+	size, err := statFS(h.RootDir)
+	if err != nil {
+		return nil, fmt.Errorf("ephemeral-storage capacity: %w", err)
+	}
+	capacity[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(size, resource.BinarySI)
+	return capacity, nil
+}
+
+// fsSize is the size in bytes of the filesystem holding path (statfs
+// blocks × fragment size, as cadvisor).
+func fsSize(path string) (int64, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(path, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", path, err)
+	}
+	return int64(st.Blocks) * st.Frsize, nil
+}
+
+// allocatable is the kubelet's node status allocatable (nodestatus
+// MachineInfo): capacity minus GetNodeAllocatableReservation (reserved
+// plus the hard eviction thresholds), never below zero, then memory minus
+// the huge pages.
+func allocatable(capacity, reserved corev1.ResourceList, hugePageBytes int64) corev1.ResourceList {
+	eviction := corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(EvictionMemoryAvailable, resource.BinarySI)}
+	if fs, ok := capacity[corev1.ResourceEphemeralStorage]; ok {
+		eviction[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(fs.Value()*EvictionNodeFSPercent/100, resource.BinarySI)
+	}
+	out := make(corev1.ResourceList, len(capacity))
+	for name, c := range capacity {
+		c = c.DeepCopy()
+		for _, list := range []corev1.ResourceList{reserved, eviction} {
+			if r, ok := list[name]; ok {
+				c.Sub(r)
+			}
+		}
+		if name == corev1.ResourceMemory {
+			c.Sub(*resource.NewQuantity(hugePageBytes, resource.BinarySI))
+		}
+		if c.Sign() < 0 {
+			c = *resource.NewQuantity(0, c.Format)
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// hugePages is the memory the huge page pools hold (cadvisor's hugepages
+// capacity, which the kubelet takes out of allocatable memory): meminfo's
+// Hugetlb (every page size), else HugePages_Total × Hugepagesize.
+func hugePages(meminfo []byte) int64 {
+	fields := map[string]int64{}
+	for line := range strings.Lines(string(meminfo)) {
+		key, rest, ok := strings.Cut(line, ":")
+		f := strings.Fields(rest)
+		if !ok || len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		if len(f) > 1 && strings.EqualFold(f[1], "kB") {
+			v *= 1024
+		}
+		fields[key] = v
+	}
+	if v, ok := fields["Hugetlb"]; ok {
+		return v
+	}
+	return fields["HugePages_Total"] * fields["Hugepagesize"]
+}
