@@ -104,6 +104,10 @@ type Config struct {
 	// MaxPods is the node's pod capacity (allocatable pods): admission
 	// rejects pods beyond it with OutOfpods. Default 110 (the kubelet's).
 	MaxPods int64
+	// NodeLabels are added to the labels of the Node podhost stands for
+	// (the kubelet's --node-labels), matched by pods' nodeSelector and
+	// required node affinity at admission.
+	NodeLabels map[string]string
 	// ShimGroupSize is how many pods share one containerd shim process
 	// (internal/shimgroup): default 8; 1 is one shim per pod, as the
 	// kubelet's CRI. kill -9 of a shim ends the containers of every pod
@@ -169,6 +173,7 @@ type file struct {
 	LogMaxSize             *resource.Quantity `json:"logMaxSize"`
 	LogMaxFiles            *int               `json:"logMaxFiles"`
 	MaxPods                *int64             `json:"maxPods"`
+	NodeLabels             map[string]string  `json:"nodeLabels"`
 	ShimGroupSize          *int               `json:"shimGroupSize"`
 	CgroupParent           *string            `json:"cgroupParent"`
 	Snapshotter            *string            `json:"snapshotter"`
@@ -323,6 +328,9 @@ func (f *file) applyTo(c *Config) error {
 	if f.MaxPods != nil {
 		c.MaxPods = *f.MaxPods
 	}
+	if f.NodeLabels != nil {
+		c.NodeLabels = f.NodeLabels
+	}
 	if f.ShimGroupSize != nil {
 		c.ShimGroupSize = *f.ShimGroupSize
 	}
@@ -420,6 +428,7 @@ func (c *Config) Validate() error {
 	if c.MaxPods <= 0 {
 		errs = append(errs, fmt.Errorf("maxPods: must be positive, got %d", c.MaxPods))
 	}
+	errs = append(errs, validateNodeLabels(c.NodeLabels)...)
 	if c.ShimGroupSize < 1 || c.ShimGroupSize > MaxShimGroupSize {
 		errs = append(errs, fmt.Errorf("shimGroupSize: must be 1..%d, got %d", MaxShimGroupSize, c.ShimGroupSize))
 	}

@@ -189,7 +189,8 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 // makes an admitted pod desired; a rejected one is Failed with the reason.
 func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
-		if res := admission.Admit(pod, m.allocatable, m.activePods()); !res.Admit {
+		node := admission.Node{Name: m.nodeName, Labels: m.nodeLabels, Allocatable: m.allocatable}
+		if res := node.Admit(pod, m.activePods()); !res.Admit {
 			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod

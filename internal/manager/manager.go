@@ -96,6 +96,8 @@ type Manager struct {
 	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
 	pace        pace         // housekeeping's (loop goroutine only)
 	allocatable corev1.ResourceList
+	nodeName    string
+	nodeLabels  map[string]string
 	log         *slog.Logger
 	cfg         *podconfig.Config
 	data        DataStore         // nil: ConfigMaps and Secrets are dropped
@@ -139,7 +141,11 @@ type Deps struct {
 // Options configure a Manager.
 type Options struct {
 	Allocatable corev1.ResourceList
-	Logger      *slog.Logger
+	// NodeName and NodeLabels: the Node a kubelet would register
+	// (admission.NodeLabels), matched by nodeSelector and node affinity.
+	NodeName   string
+	NodeLabels map[string]string
+	Logger     *slog.Logger
 }
 
 // New returns a Manager.
@@ -149,7 +155,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	return &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
-		allocatable: opts.Allocatable, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
+		allocatable: opts.Allocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 		allocs: map[types.UID]state.Allocation{}, allocated: map[types.UID]*corev1.Pod{},

@@ -51,3 +51,21 @@ func TestUpdateOfRejectedPodIsAdmittedAgain(t *testing.T) {
 		t.Fatalf("Pods() = %+v, want the fixed pod once", pods)
 	}
 }
+
+// Admission matches nodeSelector against the node's labels (the kubelet's
+// NodeAffinity predicate), with the kubelet's reason and message.
+func TestAdmissionChecksNodeSelector(t *testing.T) {
+	m, w, _, _, _ := newTestManager()
+	m.nodeName, m.nodeLabels = "edge-1", map[string]string{"zone": "a"}
+	sm := m.statuses.(*status.Manager)
+	a, b := hostPortPod("a", "u1", 0), hostPortPod("b", "u2", 0)
+	a.Spec.NodeSelector, b.Spec.NodeSelector = map[string]string{"zone": "a"}, map[string]string{"zone": "b"}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: a}, {Op: podconfig.ADD, Pod: b}}, nil)
+	if !m.IsDesired("u1") || m.IsDesired("u2") || len(w.updates) != 1 {
+		t.Fatalf("desired u1=%v u2=%v, %d updates", m.IsDesired("u1"), m.IsDesired("u2"), len(w.updates))
+	}
+	if got, _ := sm.Status("u2"); got.Phase != corev1.PodFailed || got.Reason != "NodeAffinity" ||
+		got.Message != "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
+		t.Fatalf("status %+v", got)
+	}
+}

@@ -34,14 +34,20 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"PodSpec.priorityClassName":             func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" },
 	"PodSpec.priority":                      func(p *corev1.Pod) { p.Spec.Priority = ptrTo(int32(2000001000)) },
 	"PodSpec.dnsPolicy":                     func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
-	"PodSpec.hostNetwork":                   func(p *corev1.Pod) { p.Spec.HostNetwork = true; c0(p).Ports = nil },
-	"PodSpec.hostPID":                       func(p *corev1.Pod) { p.Spec.HostPID = true },
-	"PodSpec.hostIPC":                       func(p *corev1.Pod) { p.Spec.HostIPC = true },
-	"PodSpec.shareProcessNamespace":         func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptrTo(true) },
-	"PodSpec.securityContext":               func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{} },
-	"PodSpec.imagePullSecrets":              func(p *corev1.Pod) { p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}} },
-	"PodSpec.hostname":                      func(p *corev1.Pod) { p.Spec.Hostname = "box" },
-	"PodSpec.subdomain":                     func(p *corev1.Pod) { p.Spec.Subdomain = "svc" },
+	"PodSpec.nodeSelector":                  func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"} },
+	"PodSpec.affinity": func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpExists}}}},
+		}}}
+	},
+	"PodSpec.hostNetwork":           func(p *corev1.Pod) { p.Spec.HostNetwork = true; c0(p).Ports = nil },
+	"PodSpec.hostPID":               func(p *corev1.Pod) { p.Spec.HostPID = true },
+	"PodSpec.hostIPC":               func(p *corev1.Pod) { p.Spec.HostIPC = true },
+	"PodSpec.shareProcessNamespace": func(p *corev1.Pod) { p.Spec.ShareProcessNamespace = ptrTo(true) },
+	"PodSpec.securityContext":       func(p *corev1.Pod) { p.Spec.SecurityContext = &corev1.PodSecurityContext{} },
+	"PodSpec.imagePullSecrets":      func(p *corev1.Pod) { p.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "regcred"}} },
+	"PodSpec.hostname":              func(p *corev1.Pod) { p.Spec.Hostname = "box" },
+	"PodSpec.subdomain":             func(p *corev1.Pod) { p.Spec.Subdomain = "svc" },
 	"PodSpec.hostAliases": func(p *corev1.Pod) {
 		p.Spec.HostAliases = []corev1.HostAlias{{IP: "10.0.0.1", Hostnames: []string{"db"}}}
 	},
