@@ -101,8 +101,9 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 		}
 	} else {
 		// Only the first snapshot after a start prefers what was admitted
-		// before it (as the kubelet at startup): a pod removed and added
-		// again later is admitted like any newcomer.
+		// before it (podhost's, decisions.md 9: the kubelet at startup
+		// admits every pod again, oldest creationTimestamp first): a pod
+		// removed and added again later is admitted like any newcomer.
 		prevAdmitted = nil
 	}
 	changed := m.replaceData(snap)
