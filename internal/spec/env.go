@@ -280,9 +280,10 @@ func ResourceValue(pod *corev1.Pod, allocatable corev1.ResourceList, ref *corev1
 	return resourceValue(Pod{Pod: pod, Host: HostLimits{Allocatable: allocatable}}, nil, ref)
 }
 
-// resourceValue resolves a resourceFieldRef like the kubelet: limits fall
-// back to the node's allocatable; values are divided by the divisor (default
-// 1) and rounded up.
+// resourceValue resolves a resourceFieldRef like the kubelet: a missing or
+// zero limit falls back to the node's allocatable (cpu, memory,
+// ephemeral-storage); values are divided by the divisor (default 1) and
+// rounded up.
 func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
 	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
@@ -302,7 +303,7 @@ func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector
 		list = target.Resources.Limits
 	}
 	q, ok := list[corev1.ResourceName(name)]
-	if !ok && kind == "limits" {
+	if kind == "limits" && (!ok || q.IsZero()) { // MergeContainerResourceLimits: missing or zero
 		q = p.Host.Allocatable[corev1.ResourceName(name)]
 	}
 	divisor := ref.Divisor
