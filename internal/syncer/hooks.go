@@ -62,9 +62,11 @@ func (s *Syncer) preStopLabel(c *corev1.Container) string {
 func preStopOf(pod *corev1.Pod, c *podstate.Container) (*corev1.LifecycleHandler, *corev1.Container) {
 	spec := &corev1.Container{Name: c.Name}
 	if pod != nil {
-		for i := range pod.Spec.Containers {
-			if pod.Spec.Containers[i].Name == c.Name {
-				spec = &pod.Spec.Containers[i]
+		for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+			for i := range list {
+				if list[i].Name == c.Name {
+					spec = &list[i]
+				}
 			}
 		}
 	}
@@ -81,14 +83,14 @@ func preStopOf(pod *corev1.Pod, c *podstate.Container) (*corev1.LifecycleHandler
 }
 
 // runPreStop runs container c's preStop hook, if any and grace is above 0,
-// inside grace: the hook is cut off when grace runs out. It returns the
-// grace period for the stop signal: what is left, at least minStopGrace,
-// on every stop (the kubelet's killContainer: with or without a hook, a
-// grace of 0 included).
+// inside grace: the hook is cut off when grace runs out. It returns what
+// is left of grace (0 or less: nothing); the caller gives the stop signal
+// at least minStopGrace, on every stop (the kubelet's killContainer: with
+// or without a hook, a grace of 0 included).
 func (s *Syncer) runPreStop(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration) time.Duration {
 	h, spec := preStopOf(pod, c)
 	if h == nil || grace <= 0 {
-		return max(grace, minStopGrace)
+		return grace
 	}
 	uid := types.UID(c.Labels[podstate.LabelPodUID])
 	t := lifecycle.Target{ContainerID: c.ID, Container: spec, Host: s.hookHost(c),
@@ -116,7 +118,7 @@ func (s *Syncer) runPreStop(ctx context.Context, pod *corev1.Pod, c *podstate.Co
 		log.Info("preStop hook not completed in grace period", "gracePeriod", grace)
 	case <-ctx.Done():
 	}
-	return max(grace-s.clock.Since(start), minStopGrace)
+	return grace - s.clock.Since(start)
 }
 
 // hookHost is where an httpGet hook of container c goes: its sandbox's

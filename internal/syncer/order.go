@@ -2,7 +2,7 @@ package syncer
 
 import (
 	"context"
-	"errors"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,67 +11,116 @@ import (
 	"github.com/podhost/podhost/internal/qos"
 )
 
-// minSidecarGrace is the least grace a sidecar gets when the regular
-// containers used up the pod's (the kubelet's minimumGracePeriodInSeconds).
-const minSidecarGrace = 2 * time.Second
-
-// stopPodContainers stops a pod's running containers in the kubelet's
-// termination order (kuberuntime's newTerminationOrdering): the app
-// containers and the regular init containers in parallel, then the sidecars
-// one by one in reverse order of declaration once the app containers (not
-// the regular init containers: they are stopped alongside, never waited
-// for) and the later sidecars are gone, each with what is left of grace (at
-// least minSidecarGrace). It returns once every stop has ended.
+// stopPodContainers stops a pod's running containers as the kubelet's
+// killContainersWithSyncResult: every one in its own goroutine at once, each
+// recording its Killing event and running its preStop hook at t=0, then
+// waiting for its turn in the termination order (termOrder) within what is
+// left of grace, then getting the stop signal with what is left, at least
+// minStopGrace (killContainer). It returns once every stop has ended.
 func (s *Syncer) stopPodContainers(ctx context.Context, pod *corev1.Pod, cs []*podstate.Container, grace time.Duration) error {
-	mains, inits, sidecars := terminationGroups(pod, cs)
-	initsDone := make(chan error, 1)
-	go func() { initsDone <- s.stopContainers(ctx, pod, inits, grace) }()
-	err := s.stopMainsThenSidecars(ctx, pod, mains, sidecars, grace)
-	return errors.Join(err, <-initsDone)
+	ord := newTermOrder(pod, cs)
+	return eachInParallel(cs, func(c *podstate.Container) error {
+		return s.stopInOrder(ctx, pod, c, grace, ord)
+	})
 }
 
-// stopMainsThenSidecars stops mains in parallel, then each sidecar, last
-// first, with what is left of grace.
-func (s *Syncer) stopMainsThenSidecars(ctx context.Context, pod *corev1.Pod, mains, sidecars []*podstate.Container, grace time.Duration) error {
-	deadline := s.now().Add(grace)
-	if err := s.stopContainers(ctx, pod, mains, grace); err != nil {
+// stopInOrder stops c (its turn waited for inside the stop op) and tells
+// ord when the stop has ended, whether or not ctx ended first: the stop op
+// outlives a cancelled sync, and the containers that wait for c wait for
+// its op, not for this sync.
+func (s *Syncer) stopInOrder(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, ord *termOrder) error {
+	res := make(chan error, 1)
+	go func() {
+		err := s.stopContainerInTurn(context.WithoutCancel(ctx), pod, c, grace, "Stopping container "+c.Name,
+			func(left time.Duration) time.Duration { return ord.waitForTurn(s, c.Name, left) })
+		if err == nil {
+			ord.terminated(c.Name)
+		}
+		res <- err
+	}()
+	select {
+	case err := <-res:
 		return err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	for i := len(sidecars) - 1; i >= 0; i-- {
-		left := max(deadline.Sub(s.now()), minSidecarGrace)
-		if err := s.stopContainers(ctx, pod, []*podstate.Container{sidecars[i]}, min(left, grace)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
-// terminationGroups separates running containers into the app containers
-// (and any container without a pod spec: everything, for an orphan), the
-// regular init containers and the sidecars (ordered as declared).
-func terminationGroups(pod *corev1.Pod, cs []*podstate.Container) (mains, inits, sidecars []*podstate.Container) {
+// termOrder is the kubelet's terminationOrdering
+// (kuberuntime_termination_order.go): a sidecar waits for every app
+// container and for the next sidecar declared after it; app containers
+// and regular init containers wait for nothing. A container that is not
+// running is never waited for.
+type termOrder struct {
+	mu     sync.Mutex
+	done   map[string]chan struct{}
+	prereq map[string][]chan struct{}
+}
+
+// newTermOrder builds the order of pod's containers, cs the running ones.
+// A nil pod (an orphan) has no order: every container stops at once.
+func newTermOrder(pod *corev1.Pod, cs []*podstate.Container) *termOrder {
+	o := &termOrder{done: map[string]chan struct{}{}, prereq: map[string][]chan struct{}{}}
 	if pod == nil {
-		return cs, nil, nil
+		return o
 	}
-	rank := map[string]int{}
-	for i := range pod.Spec.InitContainers {
-		if qos.IsRestartable(&pod.Spec.InitContainers[i]) {
-			rank[pod.Spec.InitContainers[i].Name] = len(rank) + 1
-		}
-	}
-	bySlot := make([][]*podstate.Container, len(rank)+1)
+	running := map[string]bool{}
 	for _, c := range cs {
-		switch r := rank[c.Name]; {
-		case c.Init && r > 0:
-			bySlot[r] = append(bySlot[r], c)
-		case c.Init:
-			inits = append(inits, c)
-		default:
-			mains = append(mains, c)
+		running[c.Name] = true
+	}
+	channel := func(name string) chan struct{} {
+		ch := make(chan struct{})
+		if !running[name] {
+			close(ch)
+		}
+		o.done[name] = ch
+		return ch
+	}
+	var mains []chan struct{}
+	for _, c := range pod.Spec.Containers {
+		mains = append(mains, channel(c.Name))
+	}
+	var later chan struct{}
+	for i := len(pod.Spec.InitContainers) - 1; i >= 0; i-- {
+		ic := &pod.Spec.InitContainers[i]
+		ch := channel(ic.Name)
+		if !qos.IsRestartable(ic) {
+			continue
+		}
+		o.prereq[ic.Name] = append(o.prereq[ic.Name], mains...)
+		if later != nil {
+			o.prereq[ic.Name] = append(o.prereq[ic.Name], later)
+		}
+		later = ch
+	}
+	return o
+}
+
+// waitForTurn waits until every container name waits for has stopped, or
+// for left (the grace period it has left; none when left <= 0), and returns
+// how long it waited (on s's clock).
+func (o *termOrder) waitForTurn(s *Syncer, name string, left time.Duration) time.Duration {
+	if left <= 0 || len(o.prereq[name]) == 0 {
+		return 0
+	}
+	start := s.clock.Now()
+	timeout := s.clock.After(left)
+	for _, ch := range o.prereq[name] {
+		select {
+		case <-ch:
+		case <-timeout:
+			return s.clock.Since(start)
 		}
 	}
-	for _, slot := range bySlot {
-		sidecars = append(sidecars, slot...)
+	return s.clock.Since(start)
+}
+
+// terminated records that container name has stopped.
+func (o *termOrder) terminated(name string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if ch, ok := o.done[name]; ok {
+		close(ch)
+		delete(o.done, name)
 	}
-	return mains, inits, sidecars
 }

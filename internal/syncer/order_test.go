@@ -81,25 +81,22 @@ func TestTerminationDoesNotWaitForRegularInitContainers(t *testing.T) {
 	}
 }
 
-// The termination groups: app containers, regular init containers,
-// sidecars as declared; an orphan's containers all in the first group.
-func TestTerminationGroups(t *testing.T) {
+// The termination order: a sidecar waits for the app containers and the
+// next sidecar declared after it; app and regular init containers wait for
+// nothing; an orphan's containers wait for nothing.
+func TestTermOrderPrereqs(t *testing.T) {
 	pod := sidecarWorldPod(corev1.RestartPolicyAlways)
 	cs := []*podstate.Container{{Name: "s2", Init: true}, {Name: "a"}, {Name: "i1", Init: true}, {Name: "s1", Init: true}}
-	names := func(cs []*podstate.Container) []string {
-		var out []string
-		for _, c := range cs {
-			out = append(out, c.Name)
+	o := newTermOrder(pod, cs)
+	for name, want := range map[string]int{"a": 0, "i1": 0, "s2": 1, "s1": 2} {
+		if got := len(o.prereq[name]); got != want {
+			t.Fatalf("%s waits for %d containers, want %d", name, got, want)
 		}
-		return out
 	}
-	mains, inits, sidecars := terminationGroups(pod, cs)
-	if !slices.Equal(names(mains), []string{"a"}) || !slices.Equal(names(inits), []string{"i1"}) ||
-		!slices.Equal(names(sidecars), []string{"s1", "s2"}) {
-		t.Fatalf("mains %q inits %q sidecars %q", names(mains), names(inits), names(sidecars))
+	if o.prereq["s1"][1] != o.done["s2"] {
+		t.Fatal("s1 does not wait for s2")
 	}
-	mains, inits, sidecars = terminationGroups(nil, cs)
-	if len(mains) != 4 || inits != nil || sidecars != nil {
-		t.Fatalf("orphan: mains %q inits %q sidecars %q", names(mains), names(inits), names(sidecars))
+	if len(newTermOrder(nil, cs).prereq) != 0 {
+		t.Fatal("an orphan's containers wait for each other")
 	}
 }

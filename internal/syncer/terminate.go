@@ -130,9 +130,14 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 
 // stopContainers stops containers in parallel, each with grace.
 func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*podstate.Container, grace time.Duration) error {
-	if len(cs) == 0 {
-		return nil
-	}
+	return eachInParallel(cs, func(c *podstate.Container) error {
+		return s.stopContainer(ctx, pod, c, grace, "Stopping container "+c.Name)
+	})
+}
+
+// eachInParallel runs stop for every container in its own goroutine and
+// returns once all have returned, with their errors naming the container.
+func eachInParallel(cs []*podstate.Container, stop func(*podstate.Container) error) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -142,7 +147,7 @@ func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*pods
 		wg.Add(1)
 		go func(c *podstate.Container) {
 			defer wg.Done()
-			if err := s.stopContainer(ctx, pod, c, grace, "Stopping container "+c.Name); err != nil {
+			if err := stop(c); err != nil {
 				mu.Lock()
 				errs = append(errs, fmt.Errorf("stop %s: %w", c.Name, err))
 				mu.Unlock()
@@ -158,11 +163,24 @@ func (s *Syncer) stopContainers(ctx context.Context, pod *corev1.Pod, cs []*pods
 // (message msg) is recorded by the call that starts the stop; its preStop
 // hook runs inside the stop op, so once per stop, within grace (runPreStop).
 func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string) error {
+	return s.stopContainerInTurn(ctx, pod, c, grace, msg, nil)
+}
+
+// stopContainerInTurn is stopContainer waiting, between the preStop hook
+// and the stop signal, for the container's turn (the kubelet's
+// killContainer): wait, given what is left of grace after the hook (not
+// called when nothing is), returns how long it waited. The signal gets
+// what is left after both, at least minStopGrace.
+func (s *Syncer) stopContainerInTurn(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string, wait func(left time.Duration) time.Duration) error {
 	return s.stops.stop(ctx, c.ID, grace, func(ctx context.Context) error {
 		if pod != nil {
 			s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", msg)
 		}
-		return s.rt.StopContainer(ctx, c.ID, s.runPreStop(ctx, pod, c, grace))
+		left := s.runPreStop(ctx, pod, c, grace)
+		if wait != nil && left > 0 {
+			left -= wait(left)
+		}
+		return s.rt.StopContainer(ctx, c.ID, max(left, minStopGrace))
 	})
 }
 
