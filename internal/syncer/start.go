@@ -33,6 +33,9 @@ type startInput struct {
 	sandbox state.SandboxRecord
 	cgroup  cgroups.PodCgroup
 	volumes map[string]string
+	// killed: the instances (ID by container name) this sync stopped for
+	// a failed probe.
+	killed  map[string]string
 	requeue *requeue
 }
 
@@ -48,7 +51,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		restarts = prev.RestartCount
 		if prev.State == podstate.StateExited {
 			restarts++
-			if s.inCrashLoop(pod, c.Name, prev, in.requeue) {
+			if basis := backoffBasis(in, prev); basis != nil && s.inCrashLoop(pod, c.Name, basis, in.requeue) {
 				return nil
 			}
 		} else if err := s.removeContainer(ctx, prev.ID); err != nil { // created, never started
@@ -101,6 +104,29 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	s.clearWaiting(pod.UID, c.Name)
 	s.pruneOld(ctx, in.running, c.Name, prev)
 	return nil
+}
+
+// backoffBasis is the exited instance whose exit the crash-loop back-off
+// of prev's restart is measured from: the kubelet's doBackOff takes the
+// newest exited instance in the pod status the sync started with. For an
+// instance this sync killed for a failed probe (it was running then) that
+// is the instance before it, nil when there is none: the first restart
+// after a probe kill neither waits nor counts towards the back-off, and
+// each later one is checked against the previous kill.
+func backoffBasis(in startInput, prev *podstate.Container) *podstate.Container {
+	if id, ok := in.killed[prev.Name]; !ok || id != prev.ID {
+		return prev
+	}
+	var basis *podstate.Container
+	for _, c := range in.running.Containers {
+		if c.Name != prev.Name || c.ID == prev.ID || c.State != podstate.StateExited {
+			continue
+		}
+		if basis == nil || c.Attempt > basis.Attempt || (c.Attempt == basis.Attempt && c.CreatedAt.After(basis.CreatedAt)) {
+			basis = c
+		}
+	}
+	return basis
 }
 
 // inCrashLoop applies crash-loop back-off to a container that exited. Like

@@ -39,6 +39,7 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		return podworkers.SyncResult{Terminal: true}, nil
 	}
 	actions := s.plan(pod, running, sb, ready, nil)
+	var killed map[string]string
 	if len(actions.Unhealthy) > 0 {
 		if err := s.killUnhealthy(ctx, pod, actions.Unhealthy); err != nil {
 			return podworkers.SyncResult{}, err
@@ -48,10 +49,11 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		}
 		// The killed ones restart now unless the policy is Never, whatever
 		// their exit code (kubelet computePodActions).
-		actions = s.plan(pod, running, sb, ready, killedIDs(actions.Unhealthy))
+		killed = killedIDs(actions.Unhealthy)
+		actions = s.plan(pod, running, sb, ready, killed)
 	}
 	var rq requeue
-	errs := s.execute(ctx, pod, running, &sb, pc, actions, &rq)
+	errs := s.execute(ctx, pod, running, &sb, pc, actions, killed, &rq)
 	if len(actions.Resize) > 0 && len(errs) == 0 {
 		if err := s.resizeContainers(ctx, pod, actions.Resize, &rq); err != nil {
 			errs = append(errs, err)
@@ -91,8 +93,9 @@ func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRe
 	return actions
 }
 
-// execute carries out a plan: stop, (re)create the sandbox, start.
-func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb *state.SandboxRecord, pc cgroups.PodCgroup, actions podActions, rq *requeue) []error {
+// execute carries out a plan: stop, (re)create the sandbox, start. killed:
+// the instances (ID by name) this sync stopped for a failed probe.
+func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb *state.SandboxRecord, pc cgroups.PodCgroup, actions podActions, killed map[string]string, rq *requeue) []error {
 	if actions.KillPod {
 		if err := s.stopPodContainers(ctx, pod, running.Running(), gracePeriod(pod, nil)); err != nil {
 			return []error{err}
@@ -120,7 +123,7 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 		}
 		running = fresh
 	}
-	return s.startAll(ctx, pod, running, *sb, pc, actions, rq)
+	return s.startAll(ctx, startInput{pod: pod, running: running, sandbox: *sb, cgroup: pc, killed: killed, requeue: rq}, actions)
 }
 
 // requeue collects when the pod's next sync is due: the earliest end of a
@@ -136,10 +139,12 @@ func (r *requeue) after(d time.Duration) {
 	}
 }
 
-func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstate.Pod, sb state.SandboxRecord, pc cgroups.PodCgroup, a podActions, rq *requeue) []error {
+// startAll starts what the plan a starts; in has everything but the volumes.
+func (s *Syncer) startAll(ctx context.Context, in startInput, a podActions) []error {
 	if a.StartInit == nil && len(a.StartSidecars) == 0 && len(a.Start) == 0 {
 		return nil
 	}
+	pod := in.pod
 	vols, err := s.vol.Prepare(ctx, pod)
 	if err != nil {
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
@@ -150,7 +155,7 @@ func (s *Syncer) startAll(ctx context.Context, pod *corev1.Pod, running *podstat
 		s.setWaitingAll(pod.UID, starting, "CreateContainerConfigError", "volumes: "+err.Error())
 		return []error{fmt.Errorf("volumes: %w", err)}
 	}
-	in := startInput{pod: pod, running: running, sandbox: sb, cgroup: pc, volumes: vols, requeue: rq}
+	in.volumes = vols
 	if a.StartInit != nil {
 		if err := s.startContainer(ctx, in, a.StartInit, true); err != nil && !errors.Is(err, errBackoff) {
 			return []error{err}
