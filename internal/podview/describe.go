@@ -34,8 +34,8 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 		kv("Start Time", p.Status.StartTime.Format(time.RFC1123Z))
 	}
 	kv("Labels", mapString(p.Labels))
-	kv("Annotations", mapString(p.Annotations))
-	kv("Status", Status(p))
+	kv("Annotations", annotationsString(p.Annotations))
+	describeStatus(kv, p, now)
 	if from := p.Annotations[podstate.AnnotationRolledBackFrom]; from != "" {
 		kv("Rolled Back", fmt.Sprintf("from %s: %s (the file's version is not run until it changes)",
 			from, p.Annotations[podstate.AnnotationRolledBackReason]))
@@ -43,13 +43,15 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 	if !confirmed.IsZero() {
 		kv("Last confirmed", fmt.Sprintf("%s (%s ago)", confirmed.Format(time.RFC1123Z), duration.HumanDuration(now.Sub(confirmed))))
 	}
-	if p.Status.Reason != "" {
-		kv("Reason", p.Status.Reason)
+	kv("IP", p.Status.PodIP)
+	if len(p.Status.PodIPs) == 0 {
+		kv("IPs", "<none>")
+	} else {
+		fmt.Fprintln(tw, "IPs:")
+		for _, ip := range p.Status.PodIPs {
+			fmt.Fprintf(tw, "  IP:\t%s\n", ip.IP)
+		}
 	}
-	if p.Status.Message != "" {
-		kv("Message", p.Status.Message)
-	}
-	kv("IP", orNone(p.Status.PodIP))
 	kv("Host IP", orNone(p.Status.HostIP))
 	kv("QoS Class", string(p.Status.QOSClass))
 	if len(p.Spec.InitContainers) > 0 {
@@ -66,6 +68,26 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 	describeVolumes(tw, p.Spec.Volumes)
 	describeEvents(tw, events, now)
 	return tw.Flush()
+}
+
+// describeStatus writes kubectl describePod's Status line (the phase, or
+// "Terminating (lasts <age of the deletion>)" and the grace period while a
+// deleted pod has not finished) and its Reason and Message lines.
+func describeStatus(kv func(k, v string), p *corev1.Pod, now time.Time) {
+	if p.DeletionTimestamp != nil && p.Status.Phase != corev1.PodFailed && p.Status.Phase != corev1.PodSucceeded {
+		kv("Status", "Terminating (lasts "+duration.HumanDuration(now.Sub(p.DeletionTimestamp.Time))+")")
+		if g := p.DeletionGracePeriodSeconds; g != nil {
+			kv("Termination Grace Period", fmt.Sprintf("%ds", *g))
+		}
+	} else {
+		kv("Status", string(p.Status.Phase))
+	}
+	if p.Status.Reason != "" {
+		kv("Reason", p.Status.Reason)
+	}
+	if p.Status.Message != "" {
+		kv("Message", p.Status.Message)
+	}
 }
 
 func describeContainers(w io.Writer, specs []corev1.Container, statuses []corev1.ContainerStatus) {
@@ -190,6 +212,43 @@ func mapString(m map[string]string) string {
 		b.WriteString(k + "=" + m[k])
 	}
 	return b.String()
+}
+
+// maxAnnotationLen is where kubectl describe breaks an annotation onto
+// lines of its own (and shortens them).
+const maxAnnotationLen = 140
+
+// annotationsString is kubectl's printAnnotationsMultiline: "key: value"
+// sorted by key, one per line; a long or multi-line value on indented lines
+// of its own, each cut to maxAnnotationLen-2 characters and "...";
+// kubectl's last-applied-configuration left out.
+func annotationsString(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != corev1.LastAppliedConfigAnnotation {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return "<none>"
+	}
+	sort.Strings(keys)
+	var lines []string
+	for _, k := range keys {
+		v := strings.TrimSuffix(m[k], "\n")
+		if len(v)+len(k)+2 <= maxAnnotationLen && !strings.Contains(v, "\n") {
+			lines = append(lines, k+": "+v)
+			continue
+		}
+		lines = append(lines, k+":")
+		for _, l := range strings.Split(v, "\n") {
+			if len(l) > maxAnnotationLen-2 {
+				l = l[:maxAnnotationLen-2] + "..."
+			}
+			lines = append(lines, "  "+l)
+		}
+	}
+	return strings.Join(lines, "\n\t")
 }
 
 func resourceString(rl corev1.ResourceList) string {

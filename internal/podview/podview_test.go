@@ -210,3 +210,76 @@ func TestRowAsKubectl(t *testing.T) {
 		})
 	}
 }
+
+// describeLines returns describe's output as lines with runs of blanks
+// squeezed to one.
+func describeLines(t *testing.T, p *corev1.Pod, now time.Time) []string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Describe(&buf, p, nil, time.Time{}, now); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(buf.String(), "\n") {
+		out = append(out, strings.Join(strings.Fields(l), " "))
+	}
+	return out
+}
+
+// The header as kubectl describePod writes it: Status is the phase (not
+// get's STATUS), "Terminating (lasts …)" with the grace period while a
+// deleted pod has not finished; Reason and Message follow it; annotations
+// are "key: value"; IP is empty without one, IPs lists them or <none>.
+func TestDescribeHeaderAsKubectl(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	grace := int64(30)
+	for _, tc := range []struct {
+		name string
+		pod  func() corev1.Pod
+		want []string // consecutive lines
+		not  []string
+	}{
+		{name: "crash-looping container: the phase", pod: func() corev1.Pod {
+			return pod("web", corev1.PodRunning, 0, waiting("a", "CrashLoopBackOff", 3))
+		}, want: []string{"Status: Running", "IP:", "IPs: <none>"}, not: []string{"Status: CrashLoopBackOff"}},
+		{name: "deleted, still running", pod: func() corev1.Pod {
+			p := deleted(pod("web", corev1.PodRunning, 0, running("a", true)))
+			p.DeletionTimestamp = &metav1.Time{Time: now.Add(-95 * time.Second)}
+			p.DeletionGracePeriodSeconds = &grace
+			return p
+		}, want: []string{"Status: Terminating (lasts 95s)", "Termination Grace Period: 30s"}},
+		{name: "deleted, finished: the phase", pod: func() corev1.Pod {
+			p := deleted(pod("web", corev1.PodSucceeded, 0, terminated("a", "Completed", 0)))
+			p.DeletionTimestamp = &metav1.Time{Time: now}
+			return p
+		}, want: []string{"Status: Succeeded"}, not: []string{"Terminating"}},
+		{name: "reason and message after the status", pod: func() corev1.Pod {
+			p := pod("web", corev1.PodFailed, 0, terminated("a", "Error", 1))
+			p.Status.Reason, p.Status.Message = "DeadlineExceeded", "Pod was active on the node longer than the specified deadline"
+			return p
+		}, want: []string{"Status: Failed", "Reason: DeadlineExceeded", "Message: Pod was active on the node longer than the specified deadline"}},
+		{name: "annotations and IPs", pod: func() corev1.Pod {
+			p := pod("web", corev1.PodRunning, 0, running("a", true))
+			p.Annotations = map[string]string{"b": "two", "a": "one", corev1.LastAppliedConfigAnnotation: "{}",
+				"long": strings.Repeat("x", 150), "multi": "l1\nl2\n"}
+			p.Status.PodIP = "10.89.0.5"
+			p.Status.PodIPs = []corev1.PodIP{{IP: "10.89.0.5"}, {IP: "fd00::5"}}
+			return p
+		}, want: []string{"Annotations: a: one", "b: two", "long:", strings.Repeat("x", 138) + "...", "multi:", "l1", "l2",
+			"Status: Running", "IP: 10.89.0.5", "IPs:", "IP: 10.89.0.5", "IP: fd00::5"}, not: []string{"last-applied"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.pod()
+			lines := describeLines(t, &p, now)
+			text := strings.Join(lines, "\n")
+			if !strings.Contains(text, strings.Join(tc.want, "\n")) {
+				t.Fatalf("describe lacks the lines %q:\n%s", tc.want, text)
+			}
+			for _, n := range tc.not {
+				if strings.Contains(text, n) {
+					t.Fatalf("describe has %q:\n%s", n, text)
+				}
+			}
+		})
+	}
+}
