@@ -325,8 +325,12 @@ func (h *fakeHost) ListPods(context.Context) ([]cgroups.PodCgroup, error) {
 	return out, nil
 }
 
-func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, error) {
-	return map[string]string{}, h.err("volumes")
+func (h *fakeHost) Prepare(context.Context, *corev1.Pod) (map[string]string, []error, error) {
+	var warnings []error
+	if w := h.err("volume-warning"); w != nil {
+		warnings = []error{w}
+	}
+	return map[string]string{}, warnings, h.err("volumes")
 }
 func (h *fakeHost) Cleanup(context.Context, types.UID) error { return nil }
 func (h *fakeHost) Refresh(_ context.Context, pod *corev1.Pod) error {

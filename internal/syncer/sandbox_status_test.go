@@ -3,6 +3,7 @@ package syncer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -48,5 +49,24 @@ func TestSandboxFailureShowsInContainerStatuses(t *testing.T) {
 		if got := waitingReasons(w.obs.last()); fmt.Sprint(got) != fmt.Sprint(step.want) {
 			t.Errorf("%s: waiting\n%q\nwant\n%q", step.name, got, step.want)
 		}
+	}
+}
+
+// A data volume kept at its last contents (its ConfigMap went away) is a
+// FailedMount warning, not a blocked start: the container starts, as the
+// kubelet's failed remount of a mounted volume.
+func TestVolumeWarningStartsTheContainer(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "app")
+	msg := `MountVolume.SetUp failed for volume "cfg" : configmap "app" not found`
+	w.host.fail["volume-warning"] = errors.New(msg)
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatalf("SyncPod: %v", err)
+	}
+	if st := w.obs.last(); len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Running == nil {
+		t.Errorf("app not running: %+v", st.ContainerStatuses)
+	}
+	if ev := w.obs.eventList(); !slices.Contains(ev, "Warning FailedMount "+msg) {
+		t.Errorf("events %q, want the FailedMount warning", ev)
 	}
 }

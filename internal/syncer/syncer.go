@@ -83,7 +83,9 @@ type Cgroups interface {
 
 // Volumes prepares and removes pod volumes.
 type Volumes interface {
-	Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error)
+	// Prepare returns volume name → host path, and the FailedMount
+	// warnings of data volumes kept at their last contents (usable).
+	Prepare(ctx context.Context, pod *corev1.Pod) (paths map[string]string, warnings []error, err error)
 	// Refresh rewrites the prepared configMap and secret volumes of a
 	// running pod from the current ConfigMaps and Secrets.
 	Refresh(ctx context.Context, pod *corev1.Pod) error

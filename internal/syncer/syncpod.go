@@ -145,7 +145,13 @@ func (s *Syncer) startAll(ctx context.Context, in startInput, a podActions) []er
 		return nil
 	}
 	pod := in.pod
-	vols, err := s.vol.Prepare(ctx, pod)
+	vols, warnings, err := s.vol.Prepare(ctx, pod)
+	for _, w := range warnings {
+		// A populated volume whose ConfigMap or Secret went away keeps its
+		// last files and the containers start with them, as the kubelet's
+		// failed remount of a mounted volume (FailedMount event only).
+		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", w.Error())
+	}
 	if err != nil {
 		s.obs.Event(pod.UID, corev1.EventTypeWarning, "FailedMount", err.Error())
 		starting := append(append([]*corev1.Container(nil), a.StartSidecars...), a.Start...)

@@ -80,7 +80,7 @@ func (m *Manager) prepareData(pod *corev1.Pod, v *corev1.Volume) (string, error)
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(m.PodDir(pod.UID), "volumes", kind, v.Name)
+	dir := m.dataDir(pod, v)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
@@ -93,6 +93,22 @@ func (m *Manager) prepareData(pod *corev1.Pod, v *corev1.Volume) (string, error)
 		return "", fmt.Errorf("%s volume: %w", kind, err)
 	}
 	return dir, nil
+}
+
+// dataDir is where the files of data volume v live.
+func (m *Manager) dataDir(pod *corev1.Pod, v *corev1.Volume) string {
+	kind, _ := dataKind(v)
+	return filepath.Join(m.PodDir(pod.UID), "volumes", kind, v.Name)
+}
+
+// populated reports whether v is a data volume whose files were written
+// once (its ..data link exists).
+func (m *Manager) populated(pod *corev1.Pod, v *corev1.Volume) bool {
+	if !IsDataVolume(v) {
+		return false
+	}
+	_, err := os.Lstat(filepath.Join(m.dataDir(pod, v), dataDirName))
+	return err == nil
 }
 
 func mountTmpfs(dir string) error {
@@ -122,8 +138,7 @@ func (m *Manager) Refresh(ctx context.Context, pod *corev1.Pod) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		dir := filepath.Join(m.PodDir(pod.UID), "volumes", kind, v.Name)
-		if _, err := os.Lstat(filepath.Join(dir, dataDirName)); err != nil {
+		if !m.populated(pod, v) {
 			continue // not prepared yet
 		}
 		if _, err := m.prepareData(pod, v); err != nil {

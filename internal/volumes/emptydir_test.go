@@ -66,7 +66,7 @@ func TestMemoryEmptyDirMount(t *testing.T) {
 	pod.Spec.Volumes = []corev1.Volume{{Name: "mem", VolumeSource: corev1.VolumeSource{
 		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
 	ctx := context.Background()
-	paths, err := m.Prepare(ctx, pod)
+	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,36 +57,46 @@ func New(root string) *Manager { return &Manager{Root: root} }
 // PodDir is where everything of one pod lives.
 func (m *Manager) PodDir(uid types.UID) string { return filepath.Join(m.Root, string(uid)) }
 
-// Prepare makes every volume of pod usable and returns volume name → host path.
-func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (map[string]string, error) {
-	out := make(map[string]string, len(pod.Spec.Volumes))
-	for i, v := range pod.Spec.Volumes {
+// Prepare makes every volume of pod usable and returns volume name → host
+// path. A data volume (configMap, secret, downwardAPI, projected) that was
+// populated once and cannot be rebuilt now (its ConfigMap, Secret or key went away) keeps its
+// last contents, as a kubelet volume stays mounted when its periodic
+// remount fails: it is usable, and warnings holds the FailedMount message
+// the kubelet records for it ("MountVolume.SetUp failed for volume …").
+func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (paths map[string]string, warnings []error, err error) {
+	paths = make(map[string]string, len(pod.Spec.Volumes))
+	for i := range pod.Spec.Volumes {
+		v := &pod.Spec.Volumes[i]
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		var (
-			p   string
-			err error
-		)
-		switch {
-		case v.HostPath != nil:
-			p, err = prepareHostPath(v.HostPath)
-		case v.EmptyDir != nil:
-			p, err = m.prepareEmptyDir(pod, v.Name, v.EmptyDir)
-			if err == nil {
-				err = setOwnership(p, fsGroup(pod))
-			}
-		case IsDataVolume(&v):
-			p, err = m.prepareData(pod, &v)
-		default:
-			err = errors.New("volume type not supported by podhost")
+		p, err := m.prepareVolume(pod, v)
+		if err != nil && m.populated(pod, v) {
+			warnings = append(warnings, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err))
+			p, err = m.dataDir(pod, v), nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("spec.volumes[%d] (%s): %w", i, v.Name, err)
+			return nil, nil, fmt.Errorf("spec.volumes[%d] (%s): %w", i, v.Name, err)
 		}
-		out[v.Name] = p
+		paths[v.Name] = p
 	}
-	return out, nil
+	return paths, warnings, nil
+}
+
+func (m *Manager) prepareVolume(pod *corev1.Pod, v *corev1.Volume) (string, error) {
+	switch {
+	case v.HostPath != nil:
+		return prepareHostPath(v.HostPath)
+	case v.EmptyDir != nil:
+		p, err := m.prepareEmptyDir(pod, v.Name, v.EmptyDir)
+		if err != nil {
+			return "", err
+		}
+		return p, setOwnership(p, fsGroup(pod))
+	case IsDataVolume(v):
+		return m.prepareData(pod, v)
+	}
+	return "", errors.New("volume type not supported by podhost")
 }
 
 func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {

@@ -74,7 +74,7 @@ func TestEmptyDirLifecycle(t *testing.T) {
 		pod.Spec.Volumes = pod.Spec.Volumes[:1]
 	}
 	ctx := context.Background()
-	paths, err := m.Prepare(ctx, pod)
+	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestEmptyDirLifecycle(t *testing.T) {
 			t.Fatalf("memory emptyDir %s is not a tmpfs mount", p)
 		}
 		// Prepare is idempotent: a second call must not stack mounts.
-		if _, err := m.Prepare(ctx, pod); err != nil {
+		if _, _, err := m.Prepare(ctx, pod); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestEmptyDirFSGroup(t *testing.T) {
 	}}}
 	pod.UID = "u-fsgroup"
 	ctx := context.Background()
-	paths, err := m.Prepare(ctx, pod)
+	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
 	}
