@@ -34,6 +34,7 @@ func TestPrepareAndRefreshDataVolumes(t *testing.T) {
 			{Name: "missing", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "nope", Optional: ptr(true)}}},
 		}}}
 	ctx := context.Background()
+	mountAll(pod)
 	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +109,7 @@ func TestPrepareKeepsPopulatedDataVolume(t *testing.T) {
 			m := &Manager{Root: t.TempDir(), Data: store}
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "uid-1"},
 				Spec: corev1.PodSpec{Volumes: []corev1.Volume{tt.vol}}}
+			mountAll(pod)
 			ctx := context.Background()
 			if tt.first != nil {
 				store.Replace(tt.first, nil)

@@ -65,6 +65,7 @@ func TestMemoryEmptyDirMount(t *testing.T) {
 	pod.UID = "u-mem"
 	pod.Spec.Volumes = []corev1.Volume{{Name: "mem", VolumeSource: corev1.VolumeSource{
 		EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "mem", MountPath: "/mem"}}
 	ctx := context.Background()
 	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {

@@ -57,16 +57,23 @@ func New(root string) *Manager { return &Manager{Root: root} }
 // PodDir is where everything of one pod lives.
 func (m *Manager) PodDir(uid types.UID) string { return filepath.Join(m.Root, string(uid)) }
 
-// Prepare makes every volume of pod usable and returns volume name → host
-// path. A data volume (configMap, secret, downwardAPI, projected) that was
-// populated once and cannot be rebuilt now (its ConfigMap, Secret or key went away) keeps its
-// last contents, as a kubelet volume stays mounted when its periodic
-// remount fails: it is usable, and warnings holds the FailedMount message
-// the kubelet records for it ("MountVolume.SetUp failed for volume …").
+// Prepare makes every volume a container of pod uses usable and returns
+// volume name → host path. Volumes no container uses are skipped, as the
+// kubelet's processPodVolumes ("Skipping unused volume"): a missing
+// ConfigMap, Secret or hostPath they name does not hold the pod. A data
+// volume (configMap, secret, downwardAPI, projected) that was populated
+// once and cannot be rebuilt now (its ConfigMap, Secret or key went away)
+// keeps its last contents, as a kubelet volume stays mounted when its
+// periodic remount fails: it is usable, and warnings holds the FailedMount
+// message the kubelet records for it ("MountVolume.SetUp failed for volume …").
 func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (paths map[string]string, warnings []error, err error) {
-	paths = make(map[string]string, len(pod.Spec.Volumes))
+	used := UsedVolumes(pod)
+	paths = make(map[string]string, len(used))
 	for i := range pod.Spec.Volumes {
 		v := &pod.Spec.Volumes[i]
+		if !used[v.Name] {
+			continue
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
@@ -97,6 +104,32 @@ func (m *Manager) prepareVolume(pod *corev1.Pod, v *corev1.Volume) (string, erro
 		return m.prepareData(pod, v)
 	}
 	return "", errors.New("volume type not supported by podhost")
+}
+
+// UsedVolumes returns the names of the volumes some container of pod uses:
+// the volumeMounts and volumeDevices of its init containers (native
+// sidecars included), app containers and ephemeral containers, as the
+// kubelet's GetPodVolumeNames.
+func UsedVolumes(pod *corev1.Pod) map[string]bool {
+	used := map[string]bool{}
+	add := func(mounts []corev1.VolumeMount, devices []corev1.VolumeDevice) {
+		for _, vm := range mounts {
+			used[vm.Name] = true
+		}
+		for _, vd := range devices {
+			used[vd.Name] = true
+		}
+	}
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			add(cs[i].VolumeMounts, cs[i].VolumeDevices)
+		}
+	}
+	for i := range pod.Spec.EphemeralContainers {
+		ec := &pod.Spec.EphemeralContainers[i]
+		add(ec.VolumeMounts, ec.VolumeDevices)
+	}
+	return used
 }
 
 func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -73,6 +74,7 @@ func TestEmptyDirLifecycle(t *testing.T) {
 	if os.Geteuid() != 0 {
 		pod.Spec.Volumes = pod.Spec.Volumes[:1]
 	}
+	mountAll(pod)
 	ctx := context.Background()
 	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
@@ -122,6 +124,7 @@ func TestEmptyDirFSGroup(t *testing.T) {
 		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory}}},
 	}}}
 	pod.UID = "u-fsgroup"
+	mountAll(pod)
 	ctx := context.Background()
 	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
@@ -141,5 +144,57 @@ func TestEmptyDirFSGroup(t *testing.T) {
 		if st.Gid != uint32(gid) || fi.Mode() != want {
 			t.Errorf("%s: gid %d mode %v, want gid %d, %v", name, st.Gid, fi.Mode(), gid, want)
 		}
+	}
+}
+
+// mountAll gives pod a container mounting each of its volumes (Prepare
+// skips volumes no container uses).
+func mountAll(pod *corev1.Pod) {
+	c := corev1.Container{Name: "c"}
+	for _, v := range pod.Spec.Volumes {
+		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: v.Name, MountPath: "/" + v.Name})
+	}
+	pod.Spec.Containers = append(pod.Spec.Containers, c)
+}
+
+// Volumes no container uses are not prepared, as the kubelet's
+// processPodVolumes ("Skipping unused volume"): a missing ConfigMap,
+// Secret or typed hostPath there does not block the pod. Mounts of init
+// containers (sidecars too) and volumeDevices count as uses.
+func TestPrepareSkipsUnusedVolumes(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	cfg := func(name string) corev1.Volume {
+		return corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: "missing"}}}}
+	}
+	pod := &corev1.Pod{Spec: corev1.PodSpec{
+		Volumes: []corev1.Volume{
+			cfg("cfg"),
+			{Name: "sec", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "missing"}}},
+			{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: missing, Type: hostPathType(corev1.HostPathDirectory)}}},
+			{Name: "init-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "app-dir", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+			{Name: "dev", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: dir}}},
+		},
+		InitContainers: []corev1.Container{{Name: "side", VolumeMounts: []corev1.VolumeMount{{Name: "init-dir", MountPath: "/d"}}}},
+		Containers: []corev1.Container{{Name: "app", VolumeMounts: []corev1.VolumeMount{{Name: "app-dir", MountPath: "/d"}},
+			VolumeDevices: []corev1.VolumeDevice{{Name: "dev", DevicePath: "/dev/x"}}}},
+	}}
+	pod.UID = "u-unused"
+	paths, warnings, err := New(t.TempDir()).Prepare(context.Background(), pod)
+	if err != nil || len(warnings) > 0 {
+		t.Fatalf("Prepare: %v %v", warnings, err)
+	}
+	got := make([]string, 0, len(paths))
+	for name := range paths {
+		got = append(got, name)
+	}
+	slices.Sort(got)
+	if want := []string{"app-dir", "dev", "init-dir"}; !slices.Equal(got, want) {
+		t.Errorf("prepared %q, want %q", got, want)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("unused hostPath touched: %v", err)
 	}
 }
