@@ -176,6 +176,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
+	limits.NodeName = nodeName(limits.Hostname)
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	limits.RecursiveReadOnlyMounts = sync.OnceValue(func() bool { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) })
 	d.cg, d.metrics = cg, metrics.New()
@@ -238,8 +239,8 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { health.Run(gctx); return nil })
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
-	node, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, node), health: health, state: stateHealth}
+	host, _ := os.Hostname()
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, nodeName(host)), health: health, state: stateHealth}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})

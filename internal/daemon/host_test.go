@@ -41,3 +41,16 @@ func TestRecursiveReadOnlyMounts(t *testing.T) {
 		}
 	}
 }
+
+// The node name is the kubelet's GetHostname: trimmed, lower-cased.
+func TestNodeName(t *testing.T) {
+	for _, tt := range []struct{ host, want string }{
+		{"node1", "node1"},
+		{"Edge-Box-7", "edge-box-7"},
+		{" MyHost.Example.COM\n", "myhost.example.com"},
+	} {
+		if got := nodeName(tt.host); got != tt.want {
+			t.Errorf("nodeName(%q) = %q, want %q", tt.host, got, tt.want)
+		}
+	}
+}

@@ -83,9 +83,9 @@ func (v *podViews) decorate(p *corev1.Pod, st corev1.PodStatus, warnings string)
 	cp := p.DeepCopy()
 	cp.Status = st
 	cp.APIVersion, cp.Kind = "v1", "Pod"
-	if cp.Spec.NodeName == "" {
-		cp.Spec.NodeName = v.node
-	}
+	// The kubelet's applyDefaults sets every static pod's nodeName to the
+	// node's, whatever the manifest says.
+	cp.Spec.NodeName = v.node
 	if warnings != "" {
 		if cp.Annotations == nil {
 			cp.Annotations = map[string]string{}

@@ -37,7 +37,7 @@ func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
 	st := fakeRevisions{}
 	v := newPodViews(st, "node1")
 	a := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "ua"}}
-	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "ub"}}
+	b := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "b", UID: "ub"}, Spec: corev1.PodSpec{NodeName: "elsewhere"}}
 	waiting := corev1.PodStatus{Phase: corev1.PodPending, Reason: "WaitingForDependencies"}
 	entries := []manager.PodEntry{{Pod: a}, {Pod: b}, {Pod: &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "c", UID: "uc"}}, Status: &waiting}}
 	st.set("ua", corev1.PodRunning)
@@ -48,6 +48,9 @@ func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
 	}
 	if first[0].Kind != "Pod" || first[0].APIVersion != "v1" || first[0].Spec.NodeName != "node1" || a.Spec.NodeName != "" || a.Status.Phase != "" {
 		t.Fatalf("view %+v of the manager's %+v", first[0].TypeMeta, a)
+	}
+	if first[1].Spec.NodeName != "node1" { // the kubelet's applyDefaults: the manifest's nodeName is overwritten
+		t.Errorf("nodeName %q, want the node's", first[1].Spec.NodeName)
 	}
 	second := v.build(entries)
 	if second[0] != first[0] || second[1] != first[1] {

@@ -77,7 +77,8 @@ func TestResolveEnv(t *testing.T) {
 	p := testPod()
 	p.PodIPs = []string{"10.0.0.5", "fd00::5"}
 	p.HostIP = "192.168.1.2"
-	p.Host.Hostname = "node1"
+	p.Host.Hostname, p.Host.NodeName = "Node1", "node1"
+	p.Pod.Spec.NodeName = "elsewhere" // the manifest's nodeName is not the node's: ignored, as the kubelet
 	p.Host.Allocatable = corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}
 	c := &corev1.Container{Name: "app", Resources: corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("250m")},

@@ -248,10 +248,7 @@ func fieldValue(p Pod, path string) (string, error) {
 	case "metadata.uid":
 		return string(pod.UID), nil
 	case "spec.nodeName":
-		if pod.Spec.NodeName != "" {
-			return pod.Spec.NodeName, nil
-		}
-		return p.Host.Hostname, nil
+		return p.Host.NodeName, nil
 	case "spec.serviceAccountName":
 		return pod.Spec.ServiceAccountName, nil
 	case "status.hostIP", "status.hostIPs":

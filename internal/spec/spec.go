@@ -57,9 +57,14 @@ type HostLimits struct {
 	// AppArmor: AppArmor is enabled. Containers without a profile, or with
 	// RuntimeDefault, get containerd's default profile (loaded on demand).
 	AppArmor bool
-	// Hostname is the host's hostname: HOSTNAME of hostNetwork pods and the
-	// spec.nodeName of pods that have none.
+	// Hostname is the host's hostname (os.Hostname, as containerd's CRI):
+	// HOSTNAME of hostNetwork pods.
 	Hostname string
+	// NodeName is the node name, the host name trimmed and lower-cased (the
+	// kubelet's GetHostname): fieldRef spec.nodeName of every pod, as the
+	// kubelet's applyDefaults sets a static pod's nodeName whatever its
+	// manifest says.
+	NodeName string
 	// Allocatable is the node's allocatable resources: what
 	// resourceFieldRef limits.* report for containers without a limit.
 	Allocatable corev1.ResourceList
