@@ -2,7 +2,6 @@ package manifest
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -11,14 +10,87 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
-// fieldRefPaths are the downward-API fields an env var may reference.
+// fieldRefPaths are the downward-API fields an env var may reference (the
+// API's validEnvDownwardAPIFieldPathExpressions: no bare metadata.labels or
+// metadata.annotations, only a subscripted one).
 var fieldRefPaths = []string{
-	"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+	"metadata.name", "metadata.namespace", "metadata.uid",
 	"spec.nodeName", "spec.serviceAccountName",
 	"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs",
 }
 
-var fieldRefSubscriptRE = regexp.MustCompile(`^metadata\.(labels|annotations)\['([^']+)'\]$`)
+// validateFieldPath checks a downward-API fieldRef path as the API's
+// validateObjectFieldSelector: one of paths, or metadata.labels['<key>'] /
+// metadata.annotations['<key>'] whose key is a qualified name (an
+// annotation's in lower case).
+func validateFieldPath(fieldPath string, paths []string, p *field.Path) field.ErrorList {
+	base, key, ok := splitSubscript(fieldPath)
+	if !ok {
+		if !slices.Contains(paths, fieldPath) {
+			return field.ErrorList{field.NotSupported(p.Child("fieldPath"), fieldPath, paths)}
+		}
+		return nil
+	}
+	switch base {
+	case "metadata.annotations":
+		key = strings.ToLower(key)
+	case "metadata.labels":
+	default:
+		return field.ErrorList{field.Invalid(p.Child("fieldPath"), fieldPath, "does not support subscript")}
+	}
+	var all field.ErrorList
+	for _, msg := range validation.IsQualifiedName(key) {
+		all = append(all, field.Invalid(p, key, msg))
+	}
+	return all
+}
+
+// splitSubscript splits path['key'] as the API's
+// fieldpath.SplitMaybeSubscriptedPath.
+func splitSubscript(fieldPath string) (base, key string, ok bool) {
+	s, found := strings.CutSuffix(fieldPath, "']")
+	if !found {
+		return fieldPath, "", false
+	}
+	base, key, found = strings.Cut(s, "['")
+	if !found || base == "" {
+		return fieldPath, "", false
+	}
+	return base, key, true
+}
+
+// Allowed resourceFieldRef divisors, the API's validateContainerResourceDivisor.
+var (
+	cpuDivisors  = []string{"1m", "1"}
+	byteDivisors = []string{"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"}
+)
+
+// validateDivisor checks a resourceFieldRef divisor as the API's
+// validateContainerResourceDivisor: cpu 1m or 1; memory and
+// ephemeral-storage a power of 1000 or 1024 from 1 to 1E/1Ei. Unset (0) is
+// 1.
+func validateDivisor(ref *corev1.ResourceFieldSelector, p *field.Path) field.ErrorList {
+	if ref.Divisor.IsZero() {
+		return nil
+	}
+	d := ref.Divisor.String()
+	var allowed []string
+	var what string
+	switch ref.Resource {
+	case "limits.cpu", "requests.cpu":
+		allowed, what = cpuDivisors, "1m and 1 are supported with the cpu resource"
+	case "limits.memory", "requests.memory":
+		allowed, what = byteDivisors, strings.Join(byteDivisors, ", ")+" are supported with the memory resource"
+	case "limits.ephemeral-storage", "requests.ephemeral-storage":
+		allowed, what = byteDivisors, strings.Join(byteDivisors, ", ")+" are supported with the local ephemeral storage resource"
+	default:
+		return nil
+	}
+	if slices.Contains(allowed, d) {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p.Child("divisor"), ref.Resource, "only divisor's values "+what)}
+}
 
 // envSources are the env valueFrom sources podhost resolves.
 var envSources = []string{"configMapKeyRef", "fieldRef", "resourceFieldRef", "secretKeyRef"}
@@ -75,9 +147,7 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 		if ref.APIVersion != "v1" {
 			all = append(all, field.NotSupported(fp.Child("apiVersion"), ref.APIVersion, []string{"v1"}))
 		}
-		if !slices.Contains(fieldRefPaths, ref.FieldPath) && !fieldRefSubscriptRE.MatchString(ref.FieldPath) {
-			all = append(all, field.NotSupported(fp.Child("fieldPath"), ref.FieldPath, fieldRefPaths))
-		}
+		all = append(all, validateFieldPath(ref.FieldPath, fieldRefPaths, fp)...)
 	}
 	if ref := ev.ValueFrom.ResourceFieldRef; ref != nil {
 		rp := p.Child("resourceFieldRef")
@@ -89,6 +159,7 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 			all = append(all, field.Invalid(rp.Child("resource"), ref.Resource,
 				"must be limits.<resource> or requests.<resource> for cpu, memory, ephemeral-storage or hugepages-<size>"))
 		}
+		all = append(all, validateDivisor(ref, rp)...)
 	}
 	return all
 }

@@ -59,9 +59,7 @@ func validateDownwardItems(items []corev1.DownwardAPIVolumeFile, containers, pat
 			if it.FieldRef.APIVersion != "v1" {
 				all = append(all, field.NotSupported(fp.Child("apiVersion"), it.FieldRef.APIVersion, []string{"v1"}))
 			}
-			if !slices.Contains(downwardVolumePaths, it.FieldRef.FieldPath) && !fieldRefSubscriptRE.MatchString(it.FieldRef.FieldPath) {
-				all = append(all, field.NotSupported(fp.Child("fieldPath"), it.FieldRef.FieldPath, downwardVolumePaths))
-			}
+			all = append(all, validateFieldPath(it.FieldRef.FieldPath, downwardVolumePaths, fp)...)
 		case it.ResourceFieldRef != nil:
 			rp := ip.Child("resourceFieldRef")
 			ref := it.ResourceFieldRef
@@ -76,6 +74,7 @@ func validateDownwardItems(items []corev1.DownwardAPIVolumeFile, containers, pat
 				all = append(all, field.Invalid(rp.Child("resource"), ref.Resource,
 					"must be limits.<resource> or requests.<resource> for cpu, memory or ephemeral-storage"))
 			}
+			all = append(all, validateDivisor(ref, rp)...)
 		default:
 			all = append(all, field.Required(ip, "one of fieldRef and resourceFieldRef is required"))
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
@@ -297,6 +298,48 @@ func TestValidateRules(t *testing.T) {
 		{"env fieldRef label ok", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['app']"}}}}
 		}, ""},
+		{"env fieldRef bare labels", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}
+		}, `spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.labels"`},
+		{"env fieldRef bare annotations", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations"}}}}
+		}, `spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.annotations"`},
+		{"env fieldRef label key not qualified", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['bad key!']"}}}}
+		}, `spec.containers[0].env[0].valueFrom.fieldRef: Invalid value: "bad key!": name part must consist of alphanumeric characters`},
+		{"env fieldRef label key uppercase ok", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['example.com/App']"}}}}
+		}, ""},
+		{"env fieldRef annotation key lower-cased", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['Example.COM/Key']"}}}}
+		}, ""},
+		{"env fieldRef subscript of a scalar", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name['x']"}}}}
+		}, `spec.containers[0].env[0].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.name['x']": does not support subscript`},
+		{"env memory divisor 3", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("3")}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "limits.memory": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the memory resource`},
+		{"env cpu divisor 100m", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("100m")}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "requests.cpu": only divisor's values 1m and 1 are supported with the cpu resource`},
+		{"env cpu divisor 1m ok", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1m")}}}}
+		}, ""},
+		{"env memory divisor 1024Ki ok", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1024Ki")}}}}
+		}, ""},
+		{"downwardAPI bare labels ok", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "labels", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels"}}}}}
+		}, ""},
+		{"downwardAPI label key not qualified", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "l", FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['-x']"}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].fieldRef: Invalid value: "-x"`},
+		{"downwardAPI cpu divisor 100m", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "cpu", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "web", Resource: "limits.cpu", Divisor: resource.MustParse("100m")}}}}}
+		}, `spec.volumes[1].downwardAPI.items[0].resourceFieldRef.divisor: Invalid value: "limits.cpu": only divisor's values 1m and 1 are supported with the cpu resource`},
 		{"env resourceFieldRef", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.gpu"}}}}
 		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Invalid value: "limits.gpu"`},
