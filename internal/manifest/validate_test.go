@@ -247,6 +247,14 @@ func TestValidateRules(t *testing.T) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}
 		}, `spec.volumes[1].projected.sources[0].serviceAccountToken: Unsupported value: "serviceAccountToken": not supported by podhost (supported: configMap, downwardAPI, secret)`},
+		{"configMap duplicate item path ok", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "a", Path: "x"}, {Key: "b", Path: "x"}}}}
+		}, ""},
+		{"secret duplicate item path ok", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+				SecretName: "s", Items: []corev1.KeyToPath{{Key: "a", Path: "x"}, {Key: "b", Path: "x"}}}}
+		}, ""},
 		{"projected duplicate path", func(p *corev1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ConfigMap: &corev1.ConfigMapProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "k", Path: "x"}}}},

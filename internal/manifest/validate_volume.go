@@ -199,10 +199,12 @@ func isPrivileged(c *corev1.Container) bool {
 }
 
 // validateDataVolume checks the items and modes of a configMap or secret
-// volume, as Kubernetes' validateKeyToPath.
+// volume, as Kubernetes' validateKeyToPath. Two items may name the same
+// path, as the API allows for these volumes (validateConfigMapVolumeSource,
+// validateSecretVolumeSource): the later one wins, as in the kubelet's
+// MakePayload. Projected sources refuse it, as the API does.
 func validateDataVolume(items []corev1.KeyToPath, defaultMode *int32, p *field.Path) field.ErrorList {
 	all := validateMode(defaultMode, p.Child("defaultMode"))
-	paths := sets.New[string]()
 	for i, it := range items {
 		ip := p.Child("items").Index(i)
 		if it.Key == "" {
@@ -216,10 +218,6 @@ func validateDataVolume(items []corev1.KeyToPath, defaultMode *int32, p *field.P
 			if len(pathErrs) == 0 && strings.HasPrefix(it.Path, "..") {
 				all = append(all, field.Invalid(ip.Child("path"), it.Path, "must not start with '..'"))
 			}
-			if paths.Has(it.Path) {
-				all = append(all, field.Duplicate(ip.Child("path"), it.Path))
-			}
-			paths.Insert(it.Path)
 		}
 		all = append(all, validateMode(it.Mode, ip.Child("mode"))...)
 		if it.User != nil {
