@@ -205,6 +205,7 @@ func Default() *Config {
 		RelistPeriod:        DefaultRelistPeriod,
 		CrashLoopBackOffMax: 5 * time.Minute,
 		SystemReserved:      corev1.ResourceList{},
+		NodeLabels:          map[string]string{},
 		LogMaxSize:          DefaultLogMaxSize,
 		LogMaxFiles:         DefaultLogMaxFiles,
 		MaxPods:             DefaultMaxPods,
