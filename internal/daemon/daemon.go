@@ -190,7 +190,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
-		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log)),
+		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: purgingStore{d.db, d.statuses}, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, Logger: d.log,

@@ -1,8 +1,8 @@
 package sandbox
 
 import (
-	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -14,24 +14,40 @@ import (
 const (
 	defaultResolv  = "/etc/resolv.conf"
 	resolvedResolv = "/run/systemd/resolve/resolv.conf" // systemd-resolved's upstream servers
-	maxNameservers = 3                                  // glibc uses at most 3
-	maxSearches    = 32
+
+	// The API's limits (k8s.io/kubernetes/pkg/apis/core/validation
+	// MaxDNSNameservers, MaxDNSSearchPaths, MaxDNSSearchListChars) and
+	// DNS1123SubdomainMaxLength, which the kubelet applies to every pod's
+	// resolv.conf (network/dns formDNSConfigFitsLimits).
+	maxNameservers     = 3
+	maxSearches        = 32
+	maxSearchListChars = 2048
+	maxSearchLen       = 253
+
+	// ReasonDNSConfigForming is the kubelet's warning event when the pod's
+	// resolv.conf had to be cut to those limits.
+	ReasonDNSConfigForming = "DNSConfigForming"
 )
 
-// resolvConf builds the pod's resolv.conf. There is no cluster DNS, so the
-// ClusterFirst policies behave like Default (the host's file); None uses only
-// spec.dnsConfig. Without a dnsConfig the host's file is copied verbatim.
+// resolvConf builds the pod's resolv.conf as the kubelet's GetPodDNS and
+// containerd's parseDNSOptions do; there is no cluster DNS, so the
+// ClusterFirst policies fall back to Default (the host's file, parsed) and
+// None uses only spec.dnsConfig. Cutting it to the limits records a
+// DNSConfigForming warning per cut line.
 func (m *Manager) resolvConf(pod *corev1.Pod) ([]byte, error) {
-	none := pod.Spec.DNSPolicy == corev1.DNSNone
-	var host []byte
-	if !none {
-		b, err := os.ReadFile(m.resolvSource(pod.Spec.HostNetwork))
-		if err != nil && !os.IsNotExist(err) {
-			return nil, fmt.Errorf("read host resolv.conf: %w", err)
-		}
-		host = b
+	b, err := os.ReadFile(m.resolvSource(pod.Spec.HostNetwork))
+	if err != nil && !os.IsNotExist(err) {
+		return nil, fmt.Errorf("read host resolv.conf: %w", err)
 	}
-	return PodResolvConf(host, none, pod.Spec.DNSConfig), nil
+	host, err := ParseResolvConf(b)
+	if err != nil {
+		return nil, fmt.Errorf("parse host resolv.conf: %w", err)
+	}
+	rc, warnings := PodDNS(host, pod)
+	for _, w := range warnings {
+		m.event(pod, corev1.EventTypeWarning, ReasonDNSConfigForming, w)
+	}
+	return rc.Format(), nil
 }
 
 // resolvSource picks the host file a pod starts from: the configured one, or
@@ -48,7 +64,7 @@ func (m *Manager) resolvSource(hostNetwork bool) string {
 	if err != nil {
 		return defaultResolv
 	}
-	if onlyLoopback(ParseResolvConf(b).Nameservers) {
+	if rc, err := ParseResolvConf(b); err == nil && onlyLoopback(rc.Nameservers) {
 		if _, err := os.Stat(resolvedResolv); err == nil {
 			return resolvedResolv
 		}
@@ -66,52 +82,79 @@ func onlyLoopback(servers []string) bool {
 	return len(servers) > 0
 }
 
-// ResolvConf is the part of a resolv.conf podhost understands.
+// ResolvConf is the part of a resolv.conf the kubelet keeps.
 type ResolvConf struct {
 	Nameservers, Searches, Options []string
 }
 
-// ParseResolvConf reads nameserver, search (and domain, when there is no
-// search line) and options lines; the last search/domain line wins, options
-// accumulate.
-func ParseResolvConf(data []byte) ResolvConf {
+// ParseResolvConf is the kubelet's parseResolvConf: nameserver lines
+// accumulate (one without an address is an error), the last search line
+// wins ("." dropped, a trailing dot trimmed), options accumulate with a
+// later option replacing an earlier one of the same name (in its place:
+// the kubelet's order is a map's); "#" comments, domain, sortlist and
+// anything else are ignored.
+func ParseResolvConf(data []byte) (ResolvConf, error) {
 	var rc ResolvConf
-	var domain []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) == 0 || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], ";") {
+	var errs []error
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
 			continue
 		}
 		switch f[0] {
 		case "nameserver":
-			if len(f) > 1 {
-				rc.Nameservers = append(rc.Nameservers, f[1])
+			if len(f) < 2 {
+				errs = append(errs, errors.New("nameserver list is empty"))
+				continue
 			}
+			rc.Nameservers = append(rc.Nameservers, f[1])
 		case "search":
-			rc.Searches, domain = f[1:], nil
-		case "domain":
-			if len(f) > 1 && rc.Searches == nil {
-				domain = f[1:2]
+			rc.Searches = nil
+			for _, s := range f[1:] {
+				if s != "." {
+					rc.Searches = append(rc.Searches, strings.TrimSuffix(s, "."))
+				}
 			}
 		case "options":
-			rc.Options = append(rc.Options, f[1:]...)
+			rc.Options = appendOptions(rc.Options, f[1:])
 		}
 	}
-	if rc.Searches == nil {
-		rc.Searches = domain
-	}
-	return rc
+	return rc, errors.Join(errs...)
 }
 
-// Format renders rc in resolv.conf syntax.
+// appendOptions is the kubelet's: an option replaces the one of the same
+// name (the text before ':') whole.
+func appendOptions(options, more []string) []string {
+	for _, o := range more {
+		name, _, _ := strings.Cut(o, ":")
+		i := indexOption(options, name)
+		if i < 0 {
+			options = append(options, o)
+		} else {
+			options[i] = o
+		}
+	}
+	return options
+}
+
+func indexOption(options []string, name string) int {
+	for i, o := range options {
+		if n, _, _ := strings.Cut(o, ":"); n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// Format renders rc as containerd's parseDNSOptions: search, nameserver,
+// options lines, each only when not empty.
 func (rc ResolvConf) Format() []byte {
 	var b bytes.Buffer
-	for _, s := range rc.Nameservers {
-		fmt.Fprintf(&b, "nameserver %s\n", s)
-	}
 	if len(rc.Searches) > 0 {
 		fmt.Fprintf(&b, "search %s\n", strings.Join(rc.Searches, " "))
+	}
+	for _, s := range rc.Nameservers {
+		fmt.Fprintf(&b, "nameserver %s\n", s)
 	}
 	if len(rc.Options) > 0 {
 		fmt.Fprintf(&b, "options %s\n", strings.Join(rc.Options, " "))
@@ -119,31 +162,60 @@ func (rc ResolvConf) Format() []byte {
 	return b.Bytes()
 }
 
-// PodResolvConf is the pod's resolv.conf given the host's (nil when none or
-// policy None): the host file verbatim when there is no dnsConfig; else the
-// host's entries with dnsConfig appended (duplicates dropped, options
-// overridden by name), like kubelet's appendDNSConfig.
-func PodResolvConf(host []byte, policyNone bool, cfg *corev1.PodDNSConfig) []byte {
-	if policyNone {
-		host = nil
+// PodDNS is the kubelet's GetPodDNS without cluster DNS given the host's
+// parsed file: policy None starts empty, every other policy from the host;
+// spec.dnsConfig is appended (appendDNSConfig: duplicate nameservers and
+// searches dropped, options merged by name); then the limits are applied
+// (formDNSConfigFitsLimits). It returns the DNSConfigForming messages.
+func PodDNS(host ResolvConf, pod *corev1.Pod) (ResolvConf, []string) {
+	rc := ResolvConf{
+		Nameservers: append([]string(nil), host.Nameservers...),
+		Searches:    append([]string(nil), host.Searches...),
+		Options:     append([]string(nil), host.Options...),
 	}
-	if cfg == nil {
-		if host == nil {
-			return []byte{}
-		}
-		return host
+	if pod.Spec.DNSPolicy == corev1.DNSNone {
+		rc = ResolvConf{}
 	}
-	rc := ParseResolvConf(host)
-	rc.Nameservers = uniq(append(rc.Nameservers, cfg.Nameservers...))
-	rc.Searches = uniq(append(rc.Searches, cfg.Searches...))
-	rc.Options = mergeOptions(rc.Options, cfg.Options)
+	if cfg := pod.Spec.DNSConfig; cfg != nil {
+		rc.Nameservers = uniq(append(rc.Nameservers, cfg.Nameservers...))
+		rc.Searches = uniq(append(rc.Searches, cfg.Searches...))
+		rc.Options = mergeOptions(rc.Options, cfg.Options)
+	}
+	var warnings []string
 	if len(rc.Nameservers) > maxNameservers {
 		rc.Nameservers = rc.Nameservers[:maxNameservers]
+		warnings = append(warnings, "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: "+
+			strings.Join(rc.Nameservers, " "))
 	}
-	if len(rc.Searches) > maxSearches {
-		rc.Searches = rc.Searches[:maxSearches]
+	var cut bool
+	if rc.Searches, cut = fitSearches(rc.Searches); cut {
+		warnings = append(warnings, "Search Line limits were exceeded, some search paths have been omitted, the applied search line is: "+
+			strings.Join(rc.Searches, " "))
 	}
-	return rc.Format()
+	return rc, warnings
+}
+
+// fitSearches is the kubelet's formDNSSearchFitsLimits: at most 32
+// domains, none over 253 characters, the line at most 2048 characters
+// (cut from the end). It reports whether anything was dropped.
+func fitSearches(searches []string) ([]string, bool) {
+	cut := false
+	if len(searches) > maxSearches {
+		searches, cut = searches[:maxSearches], true
+	}
+	kept := searches[:0]
+	for _, s := range searches {
+		if len(s) > maxSearchLen {
+			cut = true
+			continue
+		}
+		kept = append(kept, s)
+	}
+	searches = kept
+	for len(searches) > 0 && len(strings.Join(searches, " ")) > maxSearchListChars {
+		searches, cut = searches[:len(searches)-1], true
+	}
+	return searches, cut
 }
 
 func uniq(in []string) []string {
@@ -158,8 +230,9 @@ func uniq(in []string) []string {
 	return out
 }
 
-// mergeOptions keeps the order of first appearance; a later option with the
-// same name replaces the value.
+// mergeOptions is the kubelet's mergeDNSOptions: a dnsConfig option
+// replaces the existing one of the same name; "name:" and "name" are the
+// same option. Order: first appearance (the kubelet's is a map's).
 func mergeOptions(existing []string, extra []corev1.PodDNSConfigOption) []string {
 	var names []string
 	vals := map[string]string{}

@@ -1,11 +1,16 @@
 package sandbox
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestPodHostname(t *testing.T) {
@@ -49,59 +54,122 @@ fd00::5	web
 }
 
 func TestParseResolvConf(t *testing.T) {
-	rc := ParseResolvConf([]byte(`# comment
-; other comment
-domain example.org
-nameserver 10.0.0.1
-nameserver   10.0.0.2
-options ndots:2
-options rotate
-nameserver
-`))
-	if got := strings.Join(rc.Nameservers, ","); got != "10.0.0.1,10.0.0.2" {
-		t.Errorf("nameservers = %s", got)
-	}
-	if got := strings.Join(rc.Searches, ","); got != "example.org" {
-		t.Errorf("searches (from domain) = %s", got)
-	}
-	if got := strings.Join(rc.Options, ","); got != "ndots:2,rotate" {
-		t.Errorf("options = %s", got)
-	}
-	rc = ParseResolvConf([]byte("search a b\ndomain c\n"))
-	if got := strings.Join(rc.Searches, ","); got != "a,b" {
-		t.Errorf("search beats domain: %s", got)
+	for _, tc := range []struct {
+		name, in string
+		want     ResolvConf
+		err      bool
+	}{
+		{"comments, domain and sortlist ignored", "# comment\n  # indented\ndomain example.org\nsortlist 10.0.0.0/8\nnameserver 10.0.0.1\nnameserver   10.0.0.2 extra\n",
+			ResolvConf{Nameservers: []string{"10.0.0.1", "10.0.0.2"}}, false},
+		{"last search wins, dots", "search a b\nsearch c. . d\ndomain e\n", ResolvConf{Searches: []string{"c", "d"}}, false},
+		{"stub search .", "nameserver 127.0.0.53\nsearch .\n", ResolvConf{Nameservers: []string{"127.0.0.53"}}, false},
+		{"options accumulate, same name replaced", "options ndots:2 rotate\noptions timeout:1 ndots:3\n",
+			ResolvConf{Options: []string{"ndots:3", "rotate", "timeout:1"}}, false},
+		{"empty nameserver", "nameserver\nnameserver 10.0.0.1\n", ResolvConf{Nameservers: []string{"10.0.0.1"}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ParseResolvConf([]byte(tc.in))
+			if (err != nil) != tc.err {
+				t.Fatalf("err = %v, want error %v", err, tc.err)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
 	}
 }
 
-func TestPodResolvConf(t *testing.T) {
-	host := []byte("# host file\nnameserver 10.0.0.1\nsearch corp.example\noptions ndots:2 edns0\n")
-	five := "5"
-	cfg := &corev1.PodDNSConfig{
-		Nameservers: []string{"10.0.0.1", "1.1.1.1", "8.8.8.8", "9.9.9.9"},
-		Searches:    []string{"svc.example", "corp.example"},
-		Options:     []corev1.PodDNSConfigOption{{Name: "ndots", Value: &five}, {Name: "single-request"}},
+// The host file of the brief: the kubelet's resolv.conf for each policy
+// (pkg/kubelet/network/dns GetPodDNS, no cluster DNS), as containerd writes it.
+func TestPodDNS(t *testing.T) {
+	host, err := ParseResolvConf([]byte("domain lan\nnameserver 10.0.0.1\nnameserver 10.0.0.2\nnameserver 10.0.0.3\nnameserver 10.0.0.4\noptions rotate\noptions timeout:1\n"))
+	if err != nil {
+		t.Fatal(err)
 	}
+	five := "5"
+	three := "nameserver 10.0.0.1\nnameserver 10.0.0.2\nnameserver 10.0.0.3\n"
+	nsWarn := "Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 10.0.0.1 10.0.0.2 10.0.0.3"
+	var many []string
+	for i := range 33 {
+		many = append(many, fmt.Sprintf("d%d.example", i))
+	}
+	long := []string{strings.Repeat("x", 254), "ok"}
 	cases := []struct {
-		name string
-		host []byte
-		none bool
-		cfg  *corev1.PodDNSConfig
-		want string
+		name        string
+		policy      corev1.DNSPolicy
+		hostNetwork bool
+		cfg         *corev1.PodDNSConfig
+		want        string
+		warnings    []string
 	}{
-		{"copy verbatim", host, false, nil, string(host)},
-		{"no host file", nil, false, nil, ""},
-		{"none without config", host, true, nil, ""},
-		{"merged", host, false, cfg,
-			"nameserver 10.0.0.1\nnameserver 1.1.1.1\nnameserver 8.8.8.8\nsearch corp.example svc.example\noptions ndots:5 edns0 single-request\n"},
-		{"none uses only dnsConfig", host, true, &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"x"}},
-			"nameserver 1.1.1.1\nsearch x\n"},
+		{"Default", corev1.DNSDefault, false, nil, three + "options rotate timeout:1\n", []string{nsWarn}},
+		{"ClusterFirst", corev1.DNSClusterFirst, false, nil, three + "options rotate timeout:1\n", []string{nsWarn}},
+		{"ClusterFirstWithHostNet", corev1.DNSClusterFirstWithHostNet, true, nil, three + "options rotate timeout:1\n", []string{nsWarn}},
+		{"None", corev1.DNSNone, false, nil, "", nil},
+		{"None with dnsConfig", corev1.DNSNone, false, &corev1.PodDNSConfig{Nameservers: []string{"1.1.1.1"}, Searches: []string{"x", "."}},
+			"search x .\nnameserver 1.1.1.1\n", nil},
+		{"dnsConfig appended", corev1.DNSClusterFirst, false, &corev1.PodDNSConfig{
+			Nameservers: []string{"10.0.0.2", "9.9.9.9"}, Searches: []string{"svc.example", "svc.example"},
+			Options: []corev1.PodDNSConfigOption{{Name: "ndots", Value: &five}, {Name: "timeout"}}},
+			"search svc.example\n" + three + "options rotate timeout ndots:5\n", []string{nsWarn}},
+		{"33 searches", corev1.DNSNone, false, &corev1.PodDNSConfig{Searches: many},
+			"search " + strings.Join(many[:32], " ") + "\n",
+			[]string{"Search Line limits were exceeded, some search paths have been omitted, the applied search line is: " + strings.Join(many[:32], " ")}},
+		{"search over 253", corev1.DNSNone, false, &corev1.PodDNSConfig{Searches: long}, "search ok\n",
+			[]string{"Search Line limits were exceeded, some search paths have been omitted, the applied search line is: ok"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := string(PodResolvConf(tc.host, tc.none, tc.cfg)); got != tc.want {
+			pod := &corev1.Pod{Spec: corev1.PodSpec{DNSPolicy: tc.policy, HostNetwork: tc.hostNetwork, DNSConfig: tc.cfg}}
+			rc, warnings := PodDNS(host, pod)
+			if got := string(rc.Format()); got != tc.want {
 				t.Errorf("got:\n%s\nwant:\n%s", got, tc.want)
 			}
+			if !reflect.DeepEqual(warnings, tc.warnings) {
+				t.Errorf("warnings = %q, want %q", warnings, tc.warnings)
+			}
 		})
+	}
+}
+
+func TestFitSearchesLineLength(t *testing.T) {
+	var in []string
+	for i := range 10 {
+		in = append(in, fmt.Sprintf("%03d", i)+strings.Repeat("y", 246)) // 249 chars, 250 with the space
+	}
+	got, cut := fitSearches(in)
+	if !cut || len(got) != 8 || len(strings.Join(got, " ")) > maxSearchListChars {
+		t.Errorf("kept %d (%d chars), cut %v", len(got), len(strings.Join(got, " ")), cut)
+	}
+}
+
+// The manager records each DNSConfigForming message as a warning event and
+// parses the host file even without a dnsConfig.
+func TestResolvConfEvents(t *testing.T) {
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(resolv, []byte("domain lan\nnameserver 1.1.1.1\nnameserver 2.2.2.2\nnameserver 3.3.3.3\nnameserver 4.4.4.4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	m := NewManager(t.TempDir(), WithHostResolvConf(resolv), WithRecorder(func(uid types.UID, typ, reason, msg string) {
+		got = append(got, string(uid)+" "+typ+" "+reason+": "+msg)
+	}))
+	b, err := m.resolvConf(testPod("web"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "nameserver 1.1.1.1\nnameserver 2.2.2.2\nnameserver 3.3.3.3\n" {
+		t.Errorf("resolv.conf = %q", b)
+	}
+	want := []string{"u1 Warning DNSConfigForming: Nameserver limits were exceeded, some nameservers have been omitted, the applied nameserver line is: 1.1.1.1 2.2.2.2 3.3.3.3"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events = %q, want %q", got, want)
+	}
+	if err := os.WriteFile(resolv, []byte("nameserver\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.resolvConf(testPod("web")); err == nil || !strings.Contains(err.Error(), "nameserver list is empty") {
+		t.Errorf("empty nameserver line: err = %v", err)
 	}
 }
 

@@ -33,6 +33,7 @@ import (
 
 	"github.com/containerd/containerd/v2/pkg/netns"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Paths of one sandbox. "" means the host's (namespace, shm) or not made.
@@ -60,6 +61,7 @@ type Manager struct {
 	hostResolv string // "" = auto (see resolvSource)
 	hostHosts  string
 	log        *slog.Logger
+	recorder   func(uid types.UID, typ, reason, message string)
 	failAt     func(step string) error // test hook, nil in production
 }
 
@@ -73,6 +75,12 @@ func WithLogger(l *slog.Logger) Option { return func(m *Manager) { m.log = l } }
 // /etc/resolv.conf, or systemd-resolved's upstream file when /etc/resolv.conf
 // only points at the 127.0.0.53 stub, which a pod netns cannot reach).
 func WithHostResolvConf(path string) Option { return func(m *Manager) { m.hostResolv = path } }
+
+// WithRecorder sets where the pod events the kubelet records while forming
+// the sandbox's files go (DNSConfigForming); default: logged only.
+func WithRecorder(f func(uid types.UID, typ, reason, message string)) Option {
+	return func(m *Manager) { m.recorder = f }
+}
 
 // NewManager returns a Manager for runDir (e.g. /run/podhost).
 func NewManager(runDir string, opts ...Option) *Manager {
@@ -154,6 +162,14 @@ func (m *Manager) makeNetNS(p *Paths, u *undoStack, pod *corev1.Pod) error {
 	u.push(ns.Remove)
 	p.NetNS = ns.GetPath()
 	return nil
+}
+
+// event records a pod event, and logs it.
+func (m *Manager) event(pod *corev1.Pod, typ, reason, message string) {
+	m.log.Warn("sandbox: "+reason, "pod", pod.Namespace+"/"+pod.Name, "msg", message)
+	if m.recorder != nil {
+		m.recorder(pod.UID, typ, reason, message)
+	}
 }
 
 // Dir returns the directory of sandbox id (see the package doc).
