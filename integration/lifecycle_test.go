@@ -368,8 +368,8 @@ func TestAdoptionAfterSIGKILL(t *testing.T) {
 
 // TestAdmissionRejects: a pod asking for more CPU than the node has is
 // Failed with OutOfcpu; a second pod on a taken hostPort is Failed with
-// HostPortConflict; the first pod keeps running. The rejected pod, edited
-// to fit, runs.
+// NodePorts (the kubelet's reason); the first pod keeps running. The
+// rejected pod, edited to fit, runs.
 func TestAdmissionRejects(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
@@ -377,7 +377,7 @@ func TestAdmissionRejects(t *testing.T) {
 	d.waitRunning("porta")
 	d.writeManifest("b.yaml", sleeper("portb", 1, "    ports: [{containerPort: 80, hostPort: 18282}]\n"))
 	d.writeManifest("huge.yaml", sleeper("huge", 1, "    resources: {requests: {cpu: \"1000\"}}\n"))
-	for name, reason := range map[string]string{"portb": "HostPortConflict", "huge": "OutOfcpu"} {
+	for name, reason := range map[string]string{"portb": "NodePorts", "huge": "OutOfcpu"} {
 		d.waitPod(name, 30*time.Second, reason, func(p *corev1.Pod) bool {
 			return p.Status.Phase == corev1.PodFailed && p.Status.Reason == reason
 		})

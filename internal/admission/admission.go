@@ -23,10 +23,13 @@ import (
 // DefaultMaxPods is the kubelet's default pod capacity.
 const DefaultMaxPods = 110
 
-// Rejection reasons (the kubelet's "OutOf<resource>" plus host ports).
+// The kubelet's rejection of a pod whose host ports are taken
+// (lifecycle/predicate.go Admit: a PredicateFailureError of the
+// scheduler's NodePorts plugin, reason its name, message its Error()).
+// Resource rejections are "OutOf<resource>" (insufficient).
 const (
-	ReasonHostPortConflict = "HostPortConflict"
-	MessageHostPort        = "node didn't have free ports for the requested pod ports"
+	ReasonNodePorts  = "NodePorts"
+	MessageNodePorts = "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"
 )
 
 // Result is an admission decision. Reason and Message are set when the pod
@@ -215,7 +218,7 @@ func fitsHostPorts(pod *corev1.Pod, others []*corev1.Pod) Result {
 		for _, have := range hostPorts(p) {
 			for _, w := range wanted {
 				if conflicts(w, have) {
-					return Result{Reason: ReasonHostPortConflict, Message: MessageHostPort}
+					return Result{Reason: ReasonNodePorts, Message: MessageNodePorts}
 				}
 			}
 		}

@@ -179,7 +179,7 @@ func TestAdmitIgnoresItself(t *testing.T) {
 
 func TestAdmitHostPorts(t *testing.T) {
 	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
-	conflict := Result{Reason: "HostPortConflict", Message: "node didn't have free ports for the requested pod ports"}
+	conflict := Result{Reason: "NodePorts", Message: "Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports"}
 	ok := Result{Admit: true}
 	hostNet := pod("", "", corev1.ContainerPort{ContainerPort: 9090})
 	hostNet.Spec.HostNetwork = true

@@ -242,7 +242,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 		t.Fatalf("rejected pod reached the workers: %d updates", len(w.updates))
 	}
 	m.statuses.(*status.Manager).Flush()
-	if got := st.statuses["u2"]; got.Phase != corev1.PodFailed || got.Reason != "HostPortConflict" {
+	if got := st.statuses["u2"]; got.Phase != corev1.PodFailed || got.Reason != "NodePorts" {
 		t.Fatalf("status %+v", got)
 	}
 	pods := m.Pods()
