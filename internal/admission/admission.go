@@ -226,42 +226,58 @@ func fitsHostPorts(pod *corev1.Pod, others []*corev1.Pod) Result {
 	return Result{Admit: true}
 }
 
-// hostPorts lists the host ports of every container (init included), with
-// the API defaults: protocol TCP, host IP 0.0.0.0, and for hostNetwork pods
-// the container port when no host port is given.
+// hostPorts lists the host ports the scheduler's GetHostPorts counts (app
+// containers and native sidecars: a run-to-completion init container holds
+// none), with HostPortInfo's sanitize defaults: protocol TCP, host IP
+// 0.0.0.0; a hostNetwork port without a host port has the container port,
+// as the API's defaulting sets it.
 func hostPorts(pod *corev1.Pod) []hostPort {
 	var out []hostPort
-	for _, list := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
-		for _, c := range list {
-			for _, p := range c.Ports {
-				port := p.HostPort
-				if port == 0 && pod.Spec.HostNetwork {
-					port = p.ContainerPort
-				}
-				if port <= 0 {
-					continue
-				}
-				hp := hostPort{ip: p.HostIP, protocol: string(p.Protocol), port: port}
-				if hp.ip == "" {
-					hp.ip = "0.0.0.0"
-				}
-				if hp.protocol == "" {
-					hp.protocol = string(corev1.ProtocolTCP)
-				}
-				out = append(out, hp)
-			}
+	for i := range pod.Spec.InitContainers {
+		if isSidecar(&pod.Spec.InitContainers[i]) {
+			out = appendHostPorts(out, pod.Spec.InitContainers[i].Ports, pod.Spec.HostNetwork)
 		}
+	}
+	for i := range pod.Spec.Containers {
+		out = appendHostPorts(out, pod.Spec.Containers[i].Ports, pod.Spec.HostNetwork)
 	}
 	return out
 }
 
-// conflicts: same protocol and port, and the same address or a wildcard on
-// either side.
+func isSidecar(c *corev1.Container) bool {
+	return c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+}
+
+func appendHostPorts(out []hostPort, ports []corev1.ContainerPort, hostNetwork bool) []hostPort {
+	for _, p := range ports {
+		port := p.HostPort
+		if port == 0 && hostNetwork {
+			port = p.ContainerPort
+		}
+		if port <= 0 {
+			continue
+		}
+		hp := hostPort{ip: p.HostIP, protocol: string(p.Protocol), port: port}
+		if hp.ip == "" {
+			hp.ip = bindAll
+		}
+		if hp.protocol == "" {
+			hp.protocol = string(corev1.ProtocolTCP)
+		}
+		out = append(out, hp)
+	}
+	return out
+}
+
+// bindAll is HostPortInfo's DefaultBindAllHostIP, its only wildcard: "::"
+// is an address like any other there.
+const bindAll = "0.0.0.0"
+
+// conflicts is HostPortInfo.CheckConflict: same protocol and port, and the
+// same address or 0.0.0.0 on either side.
 func conflicts(a, b hostPort) bool {
 	if a.protocol != b.protocol || a.port != b.port {
 		return false
 	}
-	return a.ip == b.ip || wildcard(a.ip) || wildcard(b.ip)
+	return a.ip == b.ip || a.ip == bindAll || b.ip == bindAll
 }
-
-func wildcard(ip string) bool { return ip == "0.0.0.0" || ip == "::" }

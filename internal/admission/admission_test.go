@@ -117,6 +117,37 @@ func port(hostIP string, proto corev1.Protocol, hostPort int32) corev1.Container
 	return corev1.ContainerPort{ContainerPort: 80, HostPort: hostPort, HostIP: hostIP, Protocol: proto}
 }
 
+// Only app containers and native sidecars hold host ports (the
+// scheduler's GetHostPorts): a run-to-completion init container does not.
+func TestAdmitHostPortsInitContainers(t *testing.T) {
+	alloc := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")}
+	always := corev1.ContainerRestartPolicyAlways
+	withInit := func(sidecar bool) *corev1.Pod {
+		p := pod("", "")
+		p.Name, p.UID = "init", "init"
+		p.Spec.InitContainers = []corev1.Container{{Name: "i", Ports: []corev1.ContainerPort{port("", "", 8080)}}}
+		if sidecar {
+			p.Spec.InitContainers[0].RestartPolicy = &always
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		sidecar bool
+		admit   bool
+	}{{"init container", false, true}, {"native sidecar", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			newPod := pod("", "", port("", "", 8080))
+			if got := Admit(newPod, alloc, []*corev1.Pod{withInit(tc.sidecar)}); got.Admit != tc.admit {
+				t.Errorf("admitted pod holding it: Admit = %+v, want admit %v", got, tc.admit)
+			}
+			if got := Admit(withInit(tc.sidecar), alloc, []*corev1.Pod{newPod}); got.Admit != tc.admit {
+				t.Errorf("new pod wanting it: Admit = %+v, want admit %v", got, tc.admit)
+			}
+		})
+	}
+}
+
 func TestAdmitResources(t *testing.T) {
 	alloc := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("2"),
@@ -199,6 +230,9 @@ func TestAdmitHostPorts(t *testing.T) {
 		{"same specific address", port("10.0.0.1", "", 8080), port("10.0.0.1", "", 8080), nil, conflict},
 		{"no host port", port("", "", 0), port("", "", 8080), nil, ok},
 		{"hostNetwork uses container port", port("", "", 0), port("", "", 9090), hostNet, conflict},
+		{":: is an address, not a wildcard", port("::", "", 8080), port("10.0.0.1", "", 8080), nil, ok},
+		{":: vs ::", port("::", "", 8080), port("::", "", 8080), nil, conflict},
+		{"0.0.0.0 vs ::", port("", "", 8080), port("::", "", 8080), nil, conflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
