@@ -183,6 +183,24 @@ func validateDNS(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	return all
 }
 
+// maxDNSSearchListChars is the API's MaxDNSSearchListChars.
+const maxDNSSearchListChars = 2048
+
+// validateDNSSearch is the API's check of one dnsConfig search domain with
+// RelaxedDNSSearchValidation (GA): a lone "." (no search domain) is fine,
+// else, a trailing dot aside, a DNS-1123 subdomain that may hold
+// underscores.
+func validateDNSSearch(s string, p *field.Path) field.ErrorList {
+	if s == "." {
+		return nil
+	}
+	var all field.ErrorList
+	for _, msg := range validation.IsDNS1123SubdomainWithUnderscore(strings.TrimSuffix(s, ".")) {
+		all = append(all, field.Invalid(p, s, msg))
+	}
+	return all
+}
+
 func validateDNSConfig(c *corev1.PodDNSConfig, p *field.Path) field.ErrorList {
 	var all field.ErrorList
 	if len(c.Nameservers) > 3 {
@@ -196,10 +214,12 @@ func validateDNSConfig(c *corev1.PodDNSConfig, p *field.Path) field.ErrorList {
 	if len(c.Searches) > 32 {
 		all = append(all, field.Invalid(p.Child("searches"), len(c.Searches), "must not have more than 32 search paths"))
 	}
+	if len(strings.Join(c.Searches, " ")) > maxDNSSearchListChars {
+		all = append(all, field.Invalid(p.Child("searches"), c.Searches,
+			fmt.Sprintf("must not have more than %d characters (including spaces) in the search list", maxDNSSearchListChars)))
+	}
 	for i, s := range c.Searches {
-		for _, msg := range validation.IsDNS1123Subdomain(strings.TrimSuffix(s, ".")) {
-			all = append(all, field.Invalid(p.Child("searches").Index(i), s, msg))
-		}
+		all = append(all, validateDNSSearch(s, p.Child("searches").Index(i))...)
 	}
 	for i, o := range c.Options {
 		if o.Name == "" {

@@ -2,10 +2,8 @@ package manifest
 
 import (
 	"fmt"
-	"net"
 	"net/netip"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/distribution/reference"
@@ -157,49 +155,30 @@ func validatePorts(ports []corev1.ContainerPort, p *field.Path, hostNetwork bool
 	return all
 }
 
-// checkHostPorts rejects two ports of containers that bind the same host
-// port, protocol and host IP (an empty or unspecified host IP binds all
-// addresses, so it clashes with any other IP). p is the path of the list
-// containers were taken from, offset the index of containers[0] in it.
+// checkHostPorts is the API's AccumulateUniqueHostPorts: two ports of
+// containers with the same "<protocol>/<hostIP>/<hostPort>" are a
+// duplicate; a wildcard host IP is only a string there (two ports on ""
+// and 10.0.0.1 pass validation; admission compares addresses). p is the
+// path of the list containers were taken from, offset the index of
+// containers[0] in it.
 func checkHostPorts(containers []corev1.Container, p *field.Path, offset int) field.ErrorList {
-	type portProto struct {
-		port  int32
-		proto corev1.Protocol
-	}
 	var all field.ErrorList
-	seen := map[portProto][]string{}
+	seen := map[string]bool{}
 	for ci := range containers {
 		for pi, port := range containers[ci].Ports {
 			if port.HostPort == 0 {
 				continue
 			}
-			key := portProto{port.HostPort, port.Protocol}
-			for _, ip := range seen[key] {
-				if ip == port.HostIP || isWildcard(ip) || isWildcard(port.HostIP) {
-					fp := p.Index(offset + ci).Child("ports").Index(pi).Child("hostPort")
-					all = append(all, field.Duplicate(fp, hostPortString(port)))
-					break
-				}
+			key := fmt.Sprintf("%s/%s/%d", port.Protocol, port.HostIP, port.HostPort)
+			if seen[key] {
+				fp := p.Index(offset + ci).Child("ports").Index(pi).Child("hostPort")
+				all = append(all, field.Duplicate(fp, key))
+				continue
 			}
-			seen[key] = append(seen[key], port.HostIP)
+			seen[key] = true
 		}
 	}
 	return all
-}
-
-func isWildcard(ip string) bool {
-	if ip == "" {
-		return true
-	}
-	a, err := netip.ParseAddr(ip)
-	return err == nil && a.IsUnspecified()
-}
-
-func hostPortString(p corev1.ContainerPort) string {
-	if p.HostIP != "" {
-		return fmt.Sprintf("%s/%s", net.JoinHostPort(p.HostIP, strconv.Itoa(int(p.HostPort))), p.Protocol)
-	}
-	return fmt.Sprintf("%d/%s", p.HostPort, p.Protocol)
 }
 
 // validateContainerRestartPolicy: only init containers may set it, and only

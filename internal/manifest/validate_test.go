@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,7 +78,7 @@ func TestValidateExact(t *testing.T) {
 			c0(p).Ports[0].HostPort = 8080
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "b", Image: "b:1",
 				Ports: []corev1.ContainerPort{{ContainerPort: 81, HostPort: 8080}}})
-		}, `web.yaml: spec.containers[1].ports[0].hostPort: Duplicate value: "8080/TCP"`},
+		}, `web.yaml: spec.containers[1].ports[0].hostPort: Duplicate value: "TCP//8080"`},
 		{"hostNetwork port mismatch", func(p *corev1.Pod) {
 			p.Spec.HostNetwork = true
 			c0(p).Ports[0].HostPort = 8080
@@ -203,8 +204,12 @@ func TestValidateRules(t *testing.T) {
 		}, "spec.initContainers[0].image: Required value"},
 		{"init host port dup", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1", Ports: []corev1.ContainerPort{
-				{ContainerPort: 1, HostPort: 9}, {ContainerPort: 2, HostPort: 9, HostIP: "127.0.0.1"}}}}
-		}, `spec.initContainers[0].ports[1].hostPort: Duplicate value: "127.0.0.1:9/TCP"`},
+				{ContainerPort: 1, HostPort: 9, HostIP: "127.0.0.1"}, {ContainerPort: 2, HostPort: 9, HostIP: "127.0.0.1"}}}}
+		}, `spec.initContainers[0].ports[1].hostPort: Duplicate value: "TCP/127.0.0.1/9"`},
+		{"host ports: a wildcard is only a string (AccumulateUniqueHostPorts)", func(p *corev1.Pod) {
+			c0(p).Ports = []corev1.ContainerPort{{ContainerPort: 1, HostPort: 80}, {ContainerPort: 2, HostPort: 80, HostIP: "10.0.0.1"},
+				{ContainerPort: 3, HostPort: 80, HostIP: "0.0.0.0"}, {ContainerPort: 4, HostPort: 80, HostIP: "::"}}
+		}, ""},
 		{"host ports differ by protocol", func(p *corev1.Pod) {
 			c0(p).Ports = []corev1.ContainerPort{{ContainerPort: 53, HostPort: 53}, {ContainerPort: 53, HostPort: 53, Protocol: "UDP"}}
 		}, ""},
@@ -411,6 +416,16 @@ func TestValidateRules(t *testing.T) {
 		{"dnsConfig nameserver", func(p *corev1.Pod) {
 			p.Spec.DNSConfig = &corev1.PodDNSConfig{Nameservers: []string{"dns.example"}}
 		}, `spec.dnsConfig.nameservers[0]: Invalid value: "dns.example": must be a valid IP address`},
+		{"dnsConfig searches: underscores, a lone dot and a trailing dot (RelaxedDNSSearchValidation)", func(p *corev1.Pod) {
+			p.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"abc_d.example.com", "_sip._tcp.example.com.", "."}}
+		}, ""},
+		{"dnsConfig search invalid", func(p *corev1.Pod) {
+			p.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: []string{"Bad.example"}}
+		}, `spec.dnsConfig.searches[0]: Invalid value: "Bad.example": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.'`},
+		{"dnsConfig search list over 2048 characters", func(p *corev1.Pod) {
+			long := strings.Repeat("a", 63) + "." + strings.Repeat("b", 63) + "." + strings.Repeat("c", 63) // 191
+			p.Spec.DNSConfig = &corev1.PodDNSConfig{Searches: slices.Repeat([]string{long}, 11)}
+		}, "spec.dnsConfig.searches: Invalid value: "},
 		{"hostAliases ip", func(p *corev1.Pod) {
 			p.Spec.HostAliases = []corev1.HostAlias{{IP: "x", Hostnames: []string{"a"}}}
 		}, `spec.hostAliases[0].ip: Invalid value: "x": must be a valid IP address`},
