@@ -52,11 +52,18 @@ func (m *Manager) writeFiles(p *Paths, _ *undoStack, pod *corev1.Pod) error {
 	return m.WriteHosts(*p, pod, nil)
 }
 
-// WriteHosts (re)writes the pod's hosts file: the managed localhost block,
-// "<ip> <hostname>" for each pod IP, then spec.hostAliases; hostNetwork pods
-// get the host's /etc/hosts plus the aliases. The write is atomic (temp file
-// and rename), so call it before containers bind-mount the file: a running
-// container keeps seeing the inode it mounted.
+// The kubelet's hosts file headers (kubelet_pods.go).
+const (
+	managedHostsHeader                = "# Kubernetes-managed hosts file.\n"
+	managedHostsHeaderWithHostNetwork = "# Kubernetes-managed hosts file (host network).\n"
+)
+
+// WriteHosts (re)writes the pod's hosts file as the kubelet's
+// ensureHostsFile, which makeMounts calls before every container start: the
+// managed localhost block, "<ip>\t<hostname>" for each pod IP, then
+// spec.hostAliases; hostNetwork pods get the host's current /etc/hosts plus
+// the aliases. The file is rewritten in place (same inode), so containers
+// that already bind-mount it see the new content too.
 func (m *Manager) WriteHosts(p Paths, pod *corev1.Pod, ips []string) error {
 	path := p.Hosts
 	if path == "" {
@@ -65,26 +72,37 @@ func (m *Manager) WriteHosts(p Paths, pod *corev1.Pod, ips []string) error {
 		}
 		path = filepath.Join(p.Dir, fileHosts)
 	}
-	var base []byte
+	var b bytes.Buffer
 	if pod.Spec.HostNetwork {
-		b, err := os.ReadFile(m.hostHosts)
+		host, err := os.ReadFile(m.hostHosts)
 		if err != nil {
 			return fmt.Errorf("sandbox: read host hosts file: %w", err)
 		}
-		base = b
+		b.WriteString(managedHostsHeaderWithHostNetwork)
+		b.Write(host)
 	} else {
-		base = managedHosts(PodHostname(pod), ips)
+		b.Write(managedHosts(PodHostname(pod), ips))
 	}
-	if err := writeAtomic(path, append(base, hostAliases(pod.Spec.HostAliases)...)); err != nil {
-		return fmt.Errorf("sandbox: write hosts: %w", err)
+	b.Write(hostAliases(pod.Spec.HostAliases))
+	if err := writeInPlace(path, b.Bytes()); err != nil {
+		return fmt.Errorf("sandbox: write hosts %s: %w", path, err)
 	}
 	return nil
+}
+
+// writeInPlace is os.WriteFile then chmod 0644, as the kubelet writes the
+// hosts file: truncating the existing inode, never replacing it.
+func writeInPlace(path string, data []byte) error {
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
 
 // managedHosts is the hosts file of a pod with its own network namespace.
 func managedHosts(hostname string, ips []string) []byte {
 	var b bytes.Buffer
-	b.WriteString("# podhost-managed hosts file.\n")
+	b.WriteString(managedHostsHeader)
 	b.WriteString("127.0.0.1\tlocalhost\n")
 	b.WriteString("::1\tlocalhost ip6-localhost ip6-loopback\n")
 	b.WriteString("fe00::0\tip6-localnet\n")

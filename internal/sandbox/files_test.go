@@ -32,7 +32,7 @@ func TestPodHostname(t *testing.T) {
 func TestManagedHosts(t *testing.T) {
 	got := string(managedHosts("web", []string{"10.89.0.5", "fd00::5"})) +
 		string(hostAliases([]corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db", "db.local"}}}))
-	want := `# podhost-managed hosts file.
+	want := `# Kubernetes-managed hosts file.
 127.0.0.1	localhost
 ::1	localhost ip6-localhost ip6-loopback
 fe00::0	ip6-localnet
@@ -50,6 +50,50 @@ fd00::5	web
 	}
 	if hostAliases(nil) != nil {
 		t.Error("no aliases must add nothing")
+	}
+}
+
+// WriteHosts rewrites the file in place (containers bind-mount its inode),
+// a hostNetwork pod's from the host's current file, with the kubelet's
+// headers.
+func TestWriteHostsInPlace(t *testing.T) {
+	dir := t.TempDir()
+	hostHosts := filepath.Join(dir, "etc-hosts")
+	if err := os.WriteFile(hostHosts, []byte("10.0.0.1\tnode\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(dir)
+	m.hostHosts = hostHosts
+	p := Paths{Hosts: filepath.Join(dir, "hosts")}
+	pod := testPod("web")
+	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db"}}}
+	if err := m.WriteHosts(p, pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := inode(t, p.Hosts)
+	if err := m.WriteHosts(p, pod, []string{"10.89.0.5"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := readFile(t, p.Hosts); !strings.HasPrefix(got, "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n") ||
+		!strings.Contains(got, "10.89.0.5\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\tdb\n") {
+		t.Errorf("hosts:\n%s", got)
+	}
+	if inode(t, p.Hosts) != before {
+		t.Error("hosts file replaced: a running container would keep the old content")
+	}
+	pod.Spec.HostNetwork = true
+	if err := os.WriteFile(hostHosts, []byte("10.0.0.2\tnode\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.WriteHosts(p, pod, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "# Kubernetes-managed hosts file (host network).\n10.0.0.2\tnode\n\n# Entries added by HostAliases.\n10.1.1.1\tdb\n"
+	if got := readFile(t, p.Hosts); got != want {
+		t.Errorf("hostNetwork hosts = %q, want %q", got, want)
+	}
+	if fi, err := os.Stat(p.Hosts); err != nil || fi.Mode().Perm() != 0o644 || inode(t, p.Hosts) != before {
+		t.Errorf("mode %v (%v) or inode changed", fi.Mode(), err)
 	}
 }
 

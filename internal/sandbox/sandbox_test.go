@@ -199,8 +199,8 @@ func TestHostNamespaces(t *testing.T) {
 		t.Errorf("hostname = %q, want the host's", got)
 	}
 	hostHosts, _ := os.ReadFile("/etc/hosts")
-	if got := readFile(t, p.Hosts); got != string(hostHosts) {
-		t.Errorf("hosts = %q, want the host's", got)
+	if got := readFile(t, p.Hosts); got != "# Kubernetes-managed hosts file (host network).\n"+string(hostHosts) {
+		t.Errorf("hosts = %q, want the kubelet's header and the host's", got)
 	}
 	if err := m.Remove(ctx, p); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -261,6 +262,10 @@ type fakeHost struct {
 	puts      int
 	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
 	memUsage  uint64        // every cgroup's memory usage (resize tests)
+	// hostsWrites lists each WriteHosts: "<sandbox dir> <ips>".
+	hostsWrites []string
+	// hostsFailFrom > 0 fails that WriteHosts and every later one.
+	hostsFailFrom int
 	// sandboxLists / podSandboxLists count ListSandboxes / PodSandboxes.
 	sandboxLists, podSandboxLists int
 }
@@ -280,7 +285,16 @@ func (h *fakeHost) Create(_ context.Context, id string, _ *corev1.Pod) (sandbox.
 	// Any existing path passes currentSandbox's check that the pin is there.
 	return sandbox.Paths{Dir: h.Dir(id), NetNS: "/proc/self/ns/net"}, h.err("sandbox")
 }
-func (h *fakeHost) WriteHosts(sandbox.Paths, *corev1.Pod, []string) error { return h.err("hosts") }
+func (h *fakeHost) WriteHosts(p sandbox.Paths, _ *corev1.Pod, ips []string) error {
+	h.mu.Lock()
+	h.hostsWrites = append(h.hostsWrites, p.Dir+" "+strings.Join(ips, ","))
+	n := len(h.hostsWrites)
+	h.mu.Unlock()
+	if h.hostsFailFrom > 0 && n >= h.hostsFailFrom {
+		return errors.New("hosts: disk full")
+	}
+	return h.err("hosts")
+}
 func (h *fakeHost) Remove(_ context.Context, p sandbox.Paths) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/internal/qos"
 	"github.com/podhost/podhost/internal/resize"
 	"github.com/podhost/podhost/internal/runtimeapi"
+	"github.com/podhost/podhost/internal/sandbox"
 	"github.com/podhost/podhost/internal/spec"
 	"github.com/podhost/podhost/internal/state"
 	"github.com/podhost/podhost/internal/volumes"
@@ -64,6 +65,12 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		return err
 	}
 	tImage := time.Since(t0)
+	// The kubelet's makeMounts rewrites the hosts file (ensureHostsFile)
+	// before every container start: a hostNetwork pod sees the host's
+	// current /etc/hosts.
+	if err := s.sb.WriteHosts(sandbox.Paths{Dir: in.sandbox.Dir}, pod, in.sandbox.IPs); err != nil {
+		return s.failStart(pod, c.Name, "CreateContainerConfigError", err)
+	}
 	id := newID()
 	termLog := s.terminationLog(pod, c, id)
 	opts, err := spec.Build(s.specPod(in), spec.Container{

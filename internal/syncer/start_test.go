@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,5 +42,34 @@ func TestSpecPodPreparesSubPaths(t *testing.T) {
 	got, err := sp.PrepareSubPath(spec.SubPathMount{Volume: "v", Container: "app", Index: 2, VolumePath: "/v", Path: "a"})
 	if want := "/fake/pods/" + string(pod.UID) + "/volume-subpaths/v/app/2"; err != nil || got != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+}
+
+// The hosts file is rewritten before every container start (the kubelet's
+// makeMounts → ensureHostsFile), not only when the sandbox is made; a
+// failed write is the kubelet's CreateContainerConfigError.
+func TestHostsRewrittenOnContainerStart(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a", "b")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	sb := w.sandboxOf(t, pod.UID)
+	want := sb.Dir + " " + strings.Join(sb.IPs, ",")
+	// One write when the network is up, then one per container start.
+	if got := w.host.hostsWrites; len(got) != 3 || got[1] != want || got[2] != want {
+		t.Fatalf("hosts writes %q, want 3 ending with two of %q", got, want)
+	}
+
+	w = newWorld()
+	w.host.hostsFailFrom = 2 // the sandbox's write succeeds, the first start's fails
+	_, _ = syncOnce(t, w, pod)
+	if p := w.rt.pods[pod.UID]; p != nil && len(p.Containers) != 0 {
+		t.Fatalf("containers created although the hosts file could not be written: %+v", p.Containers)
+	}
+	st := w.obs.last()
+	if len(st.ContainerStatuses) == 0 || st.ContainerStatuses[0].State.Waiting == nil ||
+		st.ContainerStatuses[0].State.Waiting.Reason != "CreateContainerConfigError" {
+		t.Errorf("status %+v, want a waiting with CreateContainerConfigError", st.ContainerStatuses)
 	}
 }
