@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"log/slog"
-	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -90,41 +89,6 @@ func hasCapSysResource() bool {
 		}
 	}
 	return false
-}
-
-// hostIP picks the first IPv4 address of the interface carrying the default
-// route (from /proc/net/route), else the first global unicast IPv4 address.
-func hostIP() string {
-	var candidates []net.Addr
-	if iface := defaultRouteIface(); iface != "" {
-		if ifc, err := net.InterfaceByName(iface); err == nil {
-			candidates, _ = ifc.Addrs()
-		}
-	}
-	all, _ := net.InterfaceAddrs()
-	candidates = append(candidates, all...)
-	for _, a := range candidates {
-		if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && n.IP.IsGlobalUnicast() {
-			return n.IP.String()
-		}
-	}
-	return "127.0.0.1"
-}
-
-func defaultRouteIface() string {
-	f, err := os.Open("/proc/net/route")
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) > 2 && fields[1] == "00000000" {
-			return fields[0]
-		}
-	}
-	return ""
 }
 
 // memoryCapacity is MemTotal in bytes.
