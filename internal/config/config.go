@@ -26,6 +26,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 )
 
@@ -150,6 +151,12 @@ type Config struct {
 	// kubelet's keys and meaning.
 	ShutdownGracePeriod             time.Duration
 	ShutdownGracePeriodCriticalPods time.Duration
+	// ClusterDomain is the kubelet's clusterDomain (--cluster-domain): a
+	// pod with spec.subdomain has the domain
+	// "<subdomain>.<namespace>.svc.<clusterDomain>" in its hosts file and,
+	// with setHostnameAsFQDN, as its hostname. Default "" (then the domain
+	// ends in "svc.", as the kubelet's without it).
+	ClusterDomain string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -185,6 +192,7 @@ type file struct {
 	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
 	// ShutdownGracePeriodCriticalPods: see Config.
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
+	ClusterDomain                   *string `json:"clusterDomain"`
 	manifestURLFile
 }
 
@@ -314,6 +322,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
 	setString(&c.MetricsAddress, f.MetricsAddress)
+	setString(&c.ClusterDomain, f.ClusterDomain)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}
@@ -420,6 +429,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.ClusterDomain != "" {
+		if msgs := validation.IsDNS1123Subdomain(strings.TrimSuffix(c.ClusterDomain, ".")); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("clusterDomain: %q: %s", c.ClusterDomain, strings.Join(msgs, "; ")))
+		}
 	}
 	if c.MetricsAddress != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddress); err != nil {

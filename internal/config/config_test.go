@@ -80,6 +80,8 @@ rollbackAfter: 2m
 		{name: "image gc low above high", yaml: "imageGCHighThresholdPercent: 50\nimageGCLowThresholdPercent: 60\n", wantErr: "must not exceed"},
 		{name: "image gc threshold range", yaml: "imageGCHighThresholdPercent: 101\n", wantErr: "imageGCHighThresholdPercent: must be in [0, 100]"},
 		{name: "metrics address", yaml: "metricsAddress: 127.0.0.1:9101\n", want: func(c *Config) { c.MetricsAddress = "127.0.0.1:9101" }},
+		{name: "cluster domain", yaml: "clusterDomain: cluster.local\n", want: func(c *Config) { c.ClusterDomain = "cluster.local" }},
+		{name: "bad cluster domain", yaml: "clusterDomain: Cluster_Local\n", wantErr: "clusterDomain: \"Cluster_Local\""},
 		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}
 	for _, tt := range tests {

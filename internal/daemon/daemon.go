@@ -177,6 +177,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	limits.NodeName = nodeName(limits.Hostname)
+	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	limits.RecursiveReadOnlyMounts = sync.OnceValue(func() bool { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) })
 	d.cg, d.metrics = cg, metrics.New()
@@ -190,7 +191,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
-		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event)),
+		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
+			sandbox.WithClusterDomain(d.cfg.ClusterDomain)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: purgingStore{d.db, d.statuses}, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, Logger: d.log,

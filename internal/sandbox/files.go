@@ -8,22 +8,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/spec"
 )
-
-const maxHostnameLen = 63
-
-// PodHostname is kubelet's pod hostname: spec.hostname, else the pod name,
-// cut to 63 characters without a trailing "-" or ".".
-func PodHostname(pod *corev1.Pod) string {
-	h := pod.Name
-	if pod.Spec.Hostname != "" {
-		h = pod.Spec.Hostname
-	}
-	if len(h) > maxHostnameLen {
-		h = strings.TrimRight(h[:maxHostnameLen], "-.")
-	}
-	return h
-}
 
 // writeFiles writes hostname, resolv.conf and the initial hosts (no pod IP
 // yet: WriteHosts adds it once the network is up).
@@ -31,13 +18,9 @@ func (m *Manager) writeFiles(p *Paths, _ *undoStack, pod *corev1.Pod) error {
 	p.Hostname = filepath.Join(p.Dir, fileHostname)
 	p.Resolv = filepath.Join(p.Dir, fileResolv)
 	p.Hosts = filepath.Join(p.Dir, fileHosts)
-	hostname := PodHostname(pod)
-	if pod.Spec.HostNetwork {
-		h, err := os.Hostname()
-		if err != nil {
-			return fmt.Errorf("host name: %w", err)
-		}
-		hostname = h
+	hostname, err := m.hostname(pod)
+	if err != nil {
+		return err
 	}
 	if err := writeAtomic(p.Hostname, []byte(hostname+"\n")); err != nil {
 		return err
@@ -81,7 +64,7 @@ func (m *Manager) WriteHosts(p Paths, pod *corev1.Pod, ips []string) error {
 		b.WriteString(managedHostsHeaderWithHostNetwork)
 		b.Write(host)
 	} else {
-		b.Write(managedHosts(PodHostname(pod), ips))
+		b.Write(managedHosts(spec.Hostname(pod), spec.Domain(pod, m.clusterDomain), ips))
 	}
 	b.Write(hostAliases(pod.Spec.HostAliases))
 	if err := writeInPlace(path, b.Bytes()); err != nil {
@@ -99,8 +82,23 @@ func writeInPlace(path string, data []byte) error {
 	return os.Chmod(path, 0o644)
 }
 
-// managedHosts is the hosts file of a pod with its own network namespace.
-func managedHosts(hostname string, ips []string) []byte {
+// hostname is what the pod's /etc/hostname and UTS namespace hold: the
+// host's for hostNetwork pods, else the kubelet's GetNodenameForKernel.
+func (m *Manager) hostname(pod *corev1.Pod) (string, error) {
+	if pod.Spec.HostNetwork {
+		h, err := os.Hostname()
+		if err != nil {
+			return "", fmt.Errorf("host name: %w", err)
+		}
+		return h, nil
+	}
+	return spec.KernelHostname(pod, m.clusterDomain)
+}
+
+// managedHosts is the hosts file of a pod with its own network namespace:
+// the kubelet's managedHostsFileContent, "<ip>\t<hostname>.<domain>\t<hostname>"
+// per pod IP when the pod has a domain (spec.subdomain).
+func managedHosts(hostname, domain string, ips []string) []byte {
 	var b bytes.Buffer
 	b.WriteString(managedHostsHeader)
 	b.WriteString("127.0.0.1\tlocalhost\n")
@@ -110,7 +108,11 @@ func managedHosts(hostname string, ips []string) []byte {
 	b.WriteString("fe00::1\tip6-allnodes\n")
 	b.WriteString("fe00::2\tip6-allrouters\n")
 	for _, ip := range ips {
-		fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		if domain != "" {
+			fmt.Fprintf(&b, "%s\t%s.%s\t%s\n", ip, hostname, domain, hostname)
+		} else {
+			fmt.Fprintf(&b, "%s\t%s\n", ip, hostname)
+		}
 	}
 	return b.Bytes()
 }

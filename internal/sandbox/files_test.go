@@ -9,28 +9,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
-func TestPodHostname(t *testing.T) {
-	long := strings.Repeat("a", 62) + "-bcd"
-	for _, tc := range []struct {
-		name, hostname, want string
-	}{
-		{"web", "", "web"},
-		{"web", "front", "front"},
-		{long, "", strings.Repeat("a", 62)},
-	} {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tc.name}, Spec: corev1.PodSpec{Hostname: tc.hostname}}
-		if got := PodHostname(pod); got != tc.want {
-			t.Errorf("PodHostname(%q, %q) = %q, want %q", tc.name, tc.hostname, got, tc.want)
-		}
-	}
-}
-
 func TestManagedHosts(t *testing.T) {
-	got := string(managedHosts("web", []string{"10.89.0.5", "fd00::5"})) +
+	got := string(managedHosts("web", "", []string{"10.89.0.5", "fd00::5"})) +
 		string(hostAliases([]corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db", "db.local"}}}))
 	want := `# Kubernetes-managed hosts file.
 127.0.0.1	localhost
@@ -48,8 +31,31 @@ fd00::5	web
 	if got != want {
 		t.Errorf("hosts:\n%s\nwant:\n%s", got, want)
 	}
+	// With a domain (spec.subdomain): the kubelet's "IP\t<hostname>.<domain>\t<hostname>".
+	if got := string(managedHosts("web", "db.default.svc.", []string{"10.89.0.5"})); !strings.HasSuffix(got, "\n10.89.0.5\tweb.db.default.svc.\tweb\n") {
+		t.Errorf("hosts with a domain:\n%s", got)
+	}
 	if hostAliases(nil) != nil {
 		t.Error("no aliases must add nothing")
+	}
+}
+
+// The pod's /etc/hostname (and UTS hostname) is GetNodenameForKernel's:
+// the FQDN with setHostnameAsFQDN; one over 64 characters fails the
+// sandbox.
+func TestManagerHostname(t *testing.T) {
+	yes := true
+	pod := testPod("web")
+	pod.Spec.Subdomain, pod.Spec.SetHostnameAsFQDN = "db", &yes
+	for _, tc := range []struct{ domain, want, err string }{
+		{"", "web.db.default.svc.", ""},
+		{"cluster.local", "web.db.default.svc.cluster.local", ""},
+		{strings.Repeat("d", 40) + ".example", "", "FQDN web.db.default.svc." + strings.Repeat("d", 40) + ".example is too long (64 characters is the max, 67 characters requested)"},
+	} {
+		got, err := NewManager(t.TempDir(), WithClusterDomain(tc.domain)).hostname(pod)
+		if got != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("clusterDomain %q: %q, %v; want %q, %q", tc.domain, got, err, tc.want, tc.err)
+		}
 	}
 }
 
@@ -62,7 +68,7 @@ func TestWriteHostsInPlace(t *testing.T) {
 	if err := os.WriteFile(hostHosts, []byte("10.0.0.1\tnode\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	m := NewManager(dir)
+	m := NewManager(dir, WithClusterDomain("cluster.test"))
 	m.hostHosts = hostHosts
 	p := Paths{Hosts: filepath.Join(dir, "hosts")}
 	pod := testPod("web")
@@ -71,11 +77,12 @@ func TestWriteHostsInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := inode(t, p.Hosts)
+	pod.Spec.Subdomain = "db"
 	if err := m.WriteHosts(p, pod, []string{"10.89.0.5"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := readFile(t, p.Hosts); !strings.HasPrefix(got, "# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n") ||
-		!strings.Contains(got, "10.89.0.5\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\tdb\n") {
+		!strings.Contains(got, "10.89.0.5\tweb.db.default.svc.cluster.test\tweb\n\n# Entries added by HostAliases.\n10.1.1.1\tdb\n") {
 		t.Errorf("hosts:\n%s", got)
 	}
 	if inode(t, p.Hosts) != before {

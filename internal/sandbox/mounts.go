@@ -35,7 +35,11 @@ func (m *Manager) pinIPCUTS(p *Paths, u *undoStack, pod *corev1.Pod) error {
 		}
 		u.push(func() error { return unmountRemove(path) })
 	}
-	return pinNamespaces(flags, targets, PodHostname(pod))
+	hostname, err := m.hostname(pod)
+	if err != nil {
+		return err
+	}
+	return pinNamespaces(flags, targets, hostname)
 }
 
 // pinNamespaces unshares flags on a dedicated OS thread, sets the hostname

@@ -60,9 +60,11 @@ type Manager struct {
 	sandboxDir string
 	hostResolv string // "" = auto (see resolvSource)
 	hostHosts  string
-	log        *slog.Logger
-	recorder   func(uid types.UID, typ, reason, message string)
-	failAt     func(step string) error // test hook, nil in production
+	// clusterDomain is the kubelet's clusterDomain (spec.Domain).
+	clusterDomain string
+	log           *slog.Logger
+	recorder      func(uid types.UID, typ, reason, message string)
+	failAt        func(step string) error // test hook, nil in production
 }
 
 // Option configures a Manager.
@@ -81,6 +83,10 @@ func WithHostResolvConf(path string) Option { return func(m *Manager) { m.hostRe
 func WithRecorder(f func(uid types.UID, typ, reason, message string)) Option {
 	return func(m *Manager) { m.recorder = f }
 }
+
+// WithClusterDomain sets the cluster domain of pods' subdomain FQDNs
+// (hosts file, setHostnameAsFQDN); default "".
+func WithClusterDomain(d string) Option { return func(m *Manager) { m.clusterDomain = d } }
 
 // NewManager returns a Manager for runDir (e.g. /run/podhost).
 func NewManager(runDir string, opts ...Option) *Manager {

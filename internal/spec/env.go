@@ -41,10 +41,15 @@ func processEnv(p Pod, img ocispec.ImageConfig, env []corev1.EnvVar) []string {
 	return out
 }
 
-// podHostname is the hostname the container sees.
+// podHostname is the hostname the container sees: the host's, or the
+// kernel hostname (the FQDN with setHostnameAsFQDN; one too long never
+// gets here, its sandbox was refused).
 func podHostname(p Pod) string {
 	if p.Pod.Spec.HostNetwork {
 		return p.Host.Hostname
+	}
+	if h, err := KernelHostname(p.Pod, p.Host.ClusterDomain); err == nil {
+		return h
 	}
 	return Hostname(p.Pod)
 }

@@ -65,6 +65,9 @@ type HostLimits struct {
 	// kubelet's applyDefaults sets a static pod's nodeName whatever its
 	// manifest says.
 	NodeName string
+	// ClusterDomain is the kubelet's clusterDomain (config clusterDomain):
+	// the end of a pod's subdomain FQDN (Domain, KernelHostname).
+	ClusterDomain string
 	// Allocatable is the node's allocatable resources: what
 	// resourceFieldRef limits.* report for containers without a limit.
 	Allocatable corev1.ResourceList
@@ -208,7 +211,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithTTY)
 	}
 	if !p.Pod.Spec.HostNetwork {
-		opts = append(opts, oci.WithHostname(Hostname(p.Pod)))
+		opts = append(opts, oci.WithHostname(podHostname(p)))
 	}
 	opts = append(opts, nsOpts...)
 	opts = append(opts, withMounts(mounts, p.LookupMount))
