@@ -32,7 +32,9 @@ func (s *Syncer) stopInOrder(ctx context.Context, pod *corev1.Pod, c *podstate.C
 	res := make(chan error, 1)
 	go func() {
 		err := s.stopContainerInTurn(context.WithoutCancel(ctx), pod, c, grace, "Stopping container "+c.Name,
-			func(left time.Duration) time.Duration { return ord.waitForTurn(s, c.Name, left) })
+			func(opCtx context.Context, left time.Duration) time.Duration {
+				return ord.waitForTurn(opCtx, s, c.Name, left)
+			})
 		if err == nil {
 			ord.terminated(c.Name)
 		}
@@ -97,9 +99,10 @@ func newTermOrder(pod *corev1.Pod, cs []*podstate.Container) *termOrder {
 }
 
 // waitForTurn waits until every container name waits for has stopped, or
-// for left (the grace period it has left; none when left <= 0), and returns
+// for left (the grace period it has left; none when left <= 0), or until
+// ctx (the stop op's: ended when the syncer closes) is done, and returns
 // how long it waited (on s's clock).
-func (o *termOrder) waitForTurn(s *Syncer, name string, left time.Duration) time.Duration {
+func (o *termOrder) waitForTurn(ctx context.Context, s *Syncer, name string, left time.Duration) time.Duration {
 	if left <= 0 || len(o.prereq[name]) == 0 {
 		return 0
 	}
@@ -109,6 +112,8 @@ func (o *termOrder) waitForTurn(s *Syncer, name string, left time.Duration) time
 		select {
 		case <-ch:
 		case <-timeout:
+			return s.clock.Since(start)
+		case <-ctx.Done():
 			return s.clock.Since(start)
 		}
 	}

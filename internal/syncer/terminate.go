@@ -171,14 +171,14 @@ func (s *Syncer) stopContainer(ctx context.Context, pod *corev1.Pod, c *podstate
 // killContainer): wait, given what is left of grace after the hook (not
 // called when nothing is), returns how long it waited. The signal gets
 // what is left after both, at least minStopGrace.
-func (s *Syncer) stopContainerInTurn(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string, wait func(left time.Duration) time.Duration) error {
+func (s *Syncer) stopContainerInTurn(ctx context.Context, pod *corev1.Pod, c *podstate.Container, grace time.Duration, msg string, wait func(ctx context.Context, left time.Duration) time.Duration) error {
 	return s.stops.stop(ctx, c.ID, grace, func(ctx context.Context) error {
 		if pod != nil {
 			s.obs.Event(pod.UID, corev1.EventTypeNormal, "Killing", msg)
 		}
 		left := s.runPreStop(ctx, pod, c, grace)
 		if wait != nil && left > 0 {
-			left -= wait(left)
+			left -= wait(ctx, left)
 		}
 		return s.rt.StopContainer(ctx, c.ID, max(left, minStopGrace))
 	})

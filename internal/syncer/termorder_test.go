@@ -200,3 +200,26 @@ func TestSidecarGraceAccounting(t *testing.T) {
 		})
 	}
 }
+
+// Closing the syncer (the daemon stopping) ends a sidecar's wait for its
+// turn: Close must not wait out the grace period of a pod being deleted
+// (systemd would SIGKILL podhost before its last status flush).
+func TestCloseEndsTheWaitForTurn(t *testing.T) {
+	pod := hookedSidecarPod(false)
+	w, _, clk, release, done := terminationWorld(t, pod, 600, nil)
+	defer close(release)
+	armedTimer(t, clk) // the sidecar waits for its turn
+	closed := make(chan struct{})
+	go func() { w.s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close still waits for the sidecar's turn")
+	}
+	select {
+	case err := <-done:
+		_ = err // ended by Close: with or without an error, it must end
+	case <-time.After(5 * time.Second):
+		t.Fatal("the termination did not end after Close")
+	}
+}
