@@ -25,7 +25,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
@@ -179,7 +178,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.NodeName = nodeName(limits.Hostname)
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
-	limits.RecursiveReadOnlyMounts = sync.OnceValue(func() bool { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) })
+	rro := &featureCache{ask: func() (bool, error) { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) }}
+	limits.RecursiveReadOnlyMounts = rro.get
 	d.cg, d.metrics = cg, metrics.New()
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})

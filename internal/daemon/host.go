@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -52,21 +53,44 @@ type featureProber interface {
 	RecursiveReadOnlyMounts(ctx context.Context) (bool, error)
 }
 
-// recursiveReadOnlyMounts asks (once: the daemon wraps it in a
-// sync.OnceValue, on the first mount that needs the answer) whether the runtime supports
-// recursively read-only mounts (volumeMounts' recursiveReadOnly). A failed
-// probe counts as no support, as in containerd's CRI (introspectRuntimeHandler):
-// IfPossible mounts are then plain read-only and Enabled ones fail.
-func recursiveReadOnlyMounts(ctx context.Context, p featureProber, log *slog.Logger) bool {
+// recursiveReadOnlyMounts asks whether the runtime supports recursively
+// read-only mounts (volumeMounts' recursiveReadOnly). A failed probe counts
+// as no support for that mount, as in containerd's CRI
+// (introspectRuntimeHandler): IfPossible mounts are then plain read-only
+// and Enabled ones fail (and are retried).
+func recursiveReadOnlyMounts(ctx context.Context, p featureProber, log *slog.Logger) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, featureProbeTimeout)
 	defer cancel()
 	ok, err := p.RecursiveReadOnlyMounts(ctx)
 	if err != nil {
 		log.Warn("runtime features: recursive read-only mounts taken as unsupported", "err", err)
-		return false
+		return false, err
 	}
 	log.Info("runtime features", "recursiveReadOnlyMounts", ok)
-	return ok
+	return ok, nil
+}
+
+// featureCache keeps the runtime's answer once it gave one: asked on the
+// first mount that needs it (not at start: it runs the shim and runc), and
+// asked again after a failure (containerd restarting), not cached as "no".
+type featureCache struct {
+	mu     sync.Mutex
+	known  bool
+	answer bool
+	ask    func() (bool, error)
+}
+
+func (c *featureCache) get() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.known {
+		ok, err := c.ask()
+		if err != nil {
+			return false
+		}
+		c.known, c.answer = true, ok
+	}
+	return c.answer
 }
 
 // featureProbeTimeout bounds the runtime features probe (the shim runs

@@ -35,7 +35,7 @@ func TestRecursiveReadOnlyMounts(t *testing.T) {
 	}
 	for prober, tt := range tests {
 		var logs bytes.Buffer
-		got := recursiveReadOnlyMounts(context.Background(), prober, slog.New(slog.NewTextHandler(&logs, nil)))
+		got, _ := recursiveReadOnlyMounts(context.Background(), prober, slog.New(slog.NewTextHandler(&logs, nil)))
 		if got != tt.want || !strings.Contains(logs.String(), tt.log) {
 			t.Errorf("%+v: got %v, log %q; want %v, log with %q", prober, got, logs.String(), tt.want, tt.log)
 		}
@@ -52,5 +52,25 @@ func TestNodeName(t *testing.T) {
 		if got := nodeName(tt.host); got != tt.want {
 			t.Errorf("nodeName(%q) = %q, want %q", tt.host, got, tt.want)
 		}
+	}
+}
+
+// The runtime's answer is kept once given; a failed probe is asked again
+// (not cached as "unsupported" for the daemon's life).
+func TestFeatureCacheRetriesFailures(t *testing.T) {
+	calls := 0
+	answers := []error{errors.New("containerd restarting"), nil}
+	c := &featureCache{ask: func() (bool, error) {
+		err := answers[min(calls, len(answers)-1)]
+		calls++
+		return err == nil, err
+	}}
+	if c.get() {
+		t.Fatal("a failed probe must read as unsupported")
+	}
+	second := c.get()
+	third := c.get()
+	if !second || !third || calls != 2 {
+		t.Fatalf("after a failure the probe is asked again, then kept: %v, %v, %d calls", second, third, calls)
 	}
 }

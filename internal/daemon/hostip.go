@@ -1,9 +1,11 @@
 package daemon
 
 import (
+	"context"
 	"net"
 	"os"
 	"strings"
+	"time"
 
 	utilnet "k8s.io/apimachinery/pkg/util/net"
 )
@@ -21,10 +23,23 @@ func hostIP() string {
 	name, _ := os.Hostname()
 	return chooseHostIP(hostIPSources{
 		hostname: strings.ToLower(name),
-		lookup:   net.LookupIP,
+		lookup:   lookupHost,
 		localIPs: interfaceIPs,
 		bind:     func() (net.IP, error) { return utilnet.ResolveBindAddress(nil) },
 	})
+}
+
+// hostLookupTimeout bounds the host name lookup done while the daemon
+// starts: a DNS server that drops queries must not hold the first sync
+// (the kubelet looks it up in its node status loop instead).
+const hostLookupTimeout = time.Second
+
+// lookupHost is net.LookupIP within hostLookupTimeout (/etc/hosts answers
+// at once; a slow DNS answer counts as none).
+func lookupHost(name string) ([]net.IP, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), hostLookupTimeout)
+	defer cancel()
+	return net.DefaultResolver.LookupIP(ctx, "ip", name)
 }
 
 // chooseHostIP is the kubelet's NodeAddress setter without a cloud

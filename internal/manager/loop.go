@@ -202,6 +202,7 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	}
 	m.statuses.AddPod(pod)
 	m.mu.Lock()
+	delete(m.rejected, pod.UID) // a re-admitted pod moves in one step: Pods() always lists it
 	m.desired[pod.UID] = pod
 	m.mu.Unlock()
 	return true
@@ -213,9 +214,6 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 // pod would (its Failed status is replaced); rejected again, its status
 // shows the new reason.
 func (m *Manager) readmit(pod *corev1.Pod) {
-	m.mu.Lock()
-	delete(m.rejected, pod.UID)
-	m.mu.Unlock()
 	if m.admit(pod, false) {
 		m.startPods([]*corev1.Pod{pod})
 	}

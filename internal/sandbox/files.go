@@ -74,8 +74,13 @@ func (m *Manager) WriteHosts(p Paths, pod *corev1.Pod, ips []string) error {
 }
 
 // writeInPlace is os.WriteFile then chmod 0644, as the kubelet writes the
-// hosts file: truncating the existing inode, never replacing it.
+// hosts file: truncating the existing inode, never replacing it. A file
+// that already holds data is left alone: the pod's running containers
+// would otherwise read it empty while it is rewritten before every start.
 func writeInPlace(path string, data []byte) error {
+	if cur, err := os.ReadFile(path); err == nil && bytes.Equal(cur, data) {
+		return os.Chmod(path, 0o644)
+	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return err
 	}

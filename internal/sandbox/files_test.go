@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -227,5 +228,31 @@ func TestResolvConfEvents(t *testing.T) {
 func TestOnlyLoopback(t *testing.T) {
 	if !onlyLoopback([]string{"127.0.0.53"}) || onlyLoopback([]string{"127.0.0.53", "10.0.0.1"}) || onlyLoopback(nil) {
 		t.Error("onlyLoopback misclassifies")
+	}
+}
+
+// An unchanged hosts file is not rewritten (its running containers never
+// read it truncated), but still gets its mode back.
+func TestWriteInPlaceLeavesSameContent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "hosts")
+	if err := os.WriteFile(path, []byte("same\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeInPlace(path, []byte("same\n")); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(old) || fi.Mode().Perm() != 0o644 {
+		t.Fatalf("mtime %v (want %v, untouched), mode %v", fi.ModTime(), old, fi.Mode().Perm())
+	}
+	if err := writeInPlace(path, []byte("new\n")); err != nil || readFile(t, path) != "new\n" {
+		t.Fatalf("a changed file: %v, %q", err, readFile(t, path))
 	}
 }
