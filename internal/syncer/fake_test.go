@@ -281,7 +281,10 @@ func (h *fakeHost) err(step string) error {
 }
 
 func (h *fakeHost) Dir(id string) string { return "/fake/sandboxes/" + id }
-func (h *fakeHost) Create(_ context.Context, id string, _ *corev1.Pod) (sandbox.Paths, error) {
+func (h *fakeHost) Create(_ context.Context, id string, pod *corev1.Pod) (sandbox.Paths, error) {
+	if pod.Spec.HostNetwork { // as sandbox.Manager: no netns of its own
+		return sandbox.Paths{Dir: h.Dir(id)}, h.err("sandbox")
+	}
 	// Any existing path passes currentSandbox's check that the pin is there.
 	return sandbox.Paths{Dir: h.Dir(id), NetNS: "/proc/self/ns/net"}, h.err("sandbox")
 }

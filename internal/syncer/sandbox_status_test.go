@@ -70,3 +70,38 @@ func TestVolumeWarningStartsTheContainer(t *testing.T) {
 		t.Errorf("events %q, want the FailedMount warning", ev)
 	}
 }
+
+// A same-UID update that toggles hostNetwork gets a new sandbox (the
+// kubelet's podSandboxChanged: the network namespace mode differs), its
+// containers killed and started again in it; an unchanged pod keeps its
+// sandbox.
+func TestHostNetworkToggleMakesANewSandbox(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	for i := 0; i < 2; i++ {
+		if _, err := syncOnce(t, w, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, _ := w.s.currentSandbox(pod.UID)
+	oldID := w.idOf(pod.UID, "a")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if sb, _ := w.s.currentSandbox(pod.UID); sb.ID != first.ID || w.idOf(pod.UID, "a") != oldID {
+		t.Fatal("an unchanged pod got a new sandbox or container")
+	}
+	pod.Spec.HostNetwork = true
+	for i := 0; i < 3; i++ {
+		if _, err := syncOnce(t, w, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sb, ready := w.s.currentSandbox(pod.UID)
+	if sb.ID == first.ID || !ready || sb.NetNS != "" {
+		t.Fatalf("sandbox %+v (ready %v), want a new host-network one, not %s", sb, ready, first.ID)
+	}
+	if id := w.idOf(pod.UID, "a"); id == "" || id == oldID {
+		t.Fatalf("container a: %q, want a new instance (was %s)", id, oldID)
+	}
+}

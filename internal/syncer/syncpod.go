@@ -34,6 +34,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
 	}
 	sb, ready := s.currentSandbox(pod.UID)
+	if ready && sandboxChanged(pod, sb) {
+		ready = false
+	}
 	if s.enforceDeadline(pod) {
 		s.updateStatus(pod, running, sb)
 		return podworkers.SyncResult{Terminal: true}, nil
@@ -198,6 +201,14 @@ func (s *Syncer) currentSandbox(uid types.UID) (state.SandboxRecord, bool) {
 	ready := best.ID != "" && best.State == state.SandboxReady && best.BootID == s.cfg.BootID &&
 		(best.NetNS == "" || sandbox.Exists(best.NetNS))
 	return best, ready
+}
+
+// sandboxChanged is the kubelet's podSandboxChanged for a sandbox that is
+// still there: its network namespace mode is not the pod's (a same-UID
+// update toggled hostNetwork). The pod is then killed and gets a new
+// sandbox, as when its sandbox is lost.
+func sandboxChanged(pod *corev1.Pod, sb state.SandboxRecord) bool {
+	return sb.ID != "" && pod.Spec.HostNetwork != (sb.NetNS == "")
 }
 
 // updateStatus computes the API status from what was observed and hands it
