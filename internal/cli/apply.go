@@ -196,6 +196,7 @@ func decodeInput(in input) (items []item, x manifest.Expanded, err error) {
 	}
 	items = make([]item, 0, len(docs))
 	for _, d := range docs {
+		d = manifest.CleanExported(d) // get's output: status and podhost's annotations are not written
 		objs, err := docObjects(in.name, d)
 		if err != nil {
 			return nil, x, x.Locate(err)

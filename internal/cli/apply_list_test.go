@@ -50,6 +50,7 @@ func TestApplyList(t *testing.T) {
 		wantOut   string
 		want      map[string]string // nil: only check wantOut
 		wantErr   []string
+		check     func(t *testing.T, dir map[string]string)
 	}{
 		{
 			name: "items created", manifests: map[string]string{}, input: list,
@@ -63,6 +64,17 @@ func TestApplyList(t *testing.T) {
 		{
 			name: "get's output after an edit configures that pod only", manifests: map[string]string{"web.yaml": web1, "more.yaml": api1},
 			input: strings.Replace(exported(t, web1, api1), "image: img:1", "image: img:2", 1), wantOut: "pod/web configured\npod/api unchanged\n",
+			check: func(t *testing.T, dir map[string]string) {
+				web := dir["web.yaml"]
+				for _, gone := range []string{"status:", "podIP", "nodeName", "podhost.io/config-hash", "creationTimestamp"} {
+					if strings.Contains(web, gone) {
+						t.Errorf("web.yaml keeps %q from get's output:\n%s", gone, web)
+					}
+				}
+				if !strings.Contains(web, "uid:") || !strings.Contains(web, "image: img:2") {
+					t.Errorf("web.yaml lost its uid or the edit:\n%s", web)
+				}
+			},
 		},
 		{
 			name: "JSON list", manifests: map[string]string{"web.yaml": web1},
@@ -96,6 +108,9 @@ func TestApplyList(t *testing.T) {
 				if got := dirState(t, e.manifests); !reflect.DeepEqual(got, tt.want) {
 					t.Errorf("manifest dir =\n%q\nwant\n%q", got, tt.want)
 				}
+			}
+			if tt.check != nil {
+				tt.check(t, dirState(t, e.manifests))
 			}
 		})
 	}
