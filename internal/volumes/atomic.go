@@ -67,7 +67,7 @@ func WriteAtomic(dir string, payload map[string]configdata.File, gid *int64) err
 		return err
 	}
 	if old != "" && old != filepath.Base(ts) {
-		if err := os.RemoveAll(filepath.Join(dir, old)); err != nil {
+		if err := removeAllOneFS(filepath.Join(dir, old)); err != nil {
 			return fmt.Errorf("remove old payload: %w", err)
 		}
 	}
@@ -166,7 +166,9 @@ func linksOK(dir string, payload map[string]configdata.File) bool {
 }
 
 // updateLinks creates the user-visible symlinks of payload and removes
-// the ones of names it no longer has.
+// the ones of names it no longer has, never deleting through a mount a
+// container left there (a nested volumeMount's mount point): that fails,
+// naming it.
 func updateLinks(dir string, payload map[string]configdata.File) error {
 	want := topLevel(payload)
 	for name := range want {
@@ -174,7 +176,9 @@ func updateLinks(dir string, payload map[string]configdata.File) error {
 		if target, err := os.Readlink(link); err == nil && target == filepath.Join(dataDirName, name) {
 			continue
 		}
-		_ = os.RemoveAll(link)
+		if err := removeAllOneFS(link); err != nil {
+			return fmt.Errorf("link %s: %w", name, err)
+		}
 		if err := os.Symlink(filepath.Join(dataDirName, name), link); err != nil {
 			return fmt.Errorf("link %s: %w", name, err)
 		}
@@ -187,7 +191,7 @@ func updateLinks(dir string, payload map[string]configdata.File) error {
 		if strings.HasPrefix(e.Name(), "..") || want[e.Name()] {
 			continue
 		}
-		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+		if err := removeAllOneFS(filepath.Join(dir, e.Name())); err != nil {
 			return fmt.Errorf("remove %s: %w", e.Name(), err)
 		}
 	}

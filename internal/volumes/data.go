@@ -20,9 +20,6 @@ const (
 	projectedDir = "projected"
 )
 
-// tmpfsKinds are the volume kinds mounted as a tmpfs (unmounted by Cleanup).
-var tmpfsKinds = []string{"empty-dir", secretDir, downwardDir, projectedDir}
-
 // noData is the Lookup of a Manager without one: nothing exists.
 type noData struct{}
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -125,29 +124,6 @@ func makeTarget(target string, dir bool) error {
 		return os.Mkdir(target, 0o750)
 	}
 	return os.WriteFile(target, nil, 0o640)
-}
-
-// unmountSubPaths unmounts every subPath bind mount of the pod at dir and
-// fails if one stays: Cleanup must never remove files through one.
-func unmountSubPaths(dir string) error {
-	root := filepath.Join(dir, subPathDir)
-	if real, err := filepath.EvalSymlinks(root); err == nil {
-		root = real
-	}
-	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(root))
-	if err != nil {
-		return fmt.Errorf("list mounts under %s: %w", root, err)
-	}
-	sort.Slice(mounts, func(i, j int) bool { return len(mounts[i].Mountpoint) > len(mounts[j].Mountpoint) })
-	for _, mi := range mounts {
-		if err := unix.Unmount(mi.Mountpoint, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("unmount %s: %w", mi.Mountpoint, err)
-		}
-	}
-	if left, err := mountinfo.GetMounts(mountinfo.PrefixFilter(root)); err != nil || len(left) > 0 {
-		return fmt.Errorf("subPath mounts left under %s (%d, %v)", root, len(left), err)
-	}
-	return nil
 }
 
 // within reports whether p is base or below it (both clean and absolute).

@@ -20,7 +20,9 @@
 //     node allocatable memory, the pod's memory limit and sizeLimit.
 //
 // Everything a pod gets lives under <root>/<pod uid>, so Cleanup(uid) and
-// ListPods find it again after a crash or reboot.
+// ListPods find it again after a crash or reboot. Cleanup never deletes
+// through a mount (one a container propagated into a volume included): it
+// unmounts all of them first and removes one filesystem only.
 package volumes
 
 import (
@@ -279,38 +281,23 @@ func isMountPoint(dir string) (bool, error) {
 	return st.Dev != parent.Dev, nil
 }
 
-// Cleanup unmounts and removes everything of pod uid. Missing is success.
+// Cleanup unmounts every mount under the pod's directory (the tmpfs of its
+// volumes, its subPath bind mounts, and any a container propagated into a
+// volume) and then removes the directory without ever crossing into another
+// mount. A mount it cannot unmount stays, and so does everything else: the
+// error names it, and housekeeping retries. Missing is success.
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
-	if err := unmountSubPaths(dir); err != nil {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return ctx.Err()
+	}
+	if err := unmountUnder(dir); err != nil {
 		return err
 	}
-	for _, kind := range tmpfsKinds {
-		if err := unmountAll(filepath.Join(dir, "volumes", kind)); err != nil {
-			return err
-		}
-	}
-	if err := os.RemoveAll(dir); err != nil {
+	if err := removeAllOneFS(dir); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
 	return ctx.Err()
-}
-
-// unmountAll unmounts every volume dir under kindDir that is a mount point.
-func unmountAll(kindDir string) error {
-	entries, err := os.ReadDir(kindDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range entries {
-		p := filepath.Join(kindDir, e.Name())
-		if mounted, _ := isMountPoint(p); mounted {
-			if err := unix.Unmount(p, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
-				return fmt.Errorf("unmount %s: %w", p, err)
-			}
-		}
-	}
-	return nil
 }
 
 // ListPods returns the UIDs that have a directory under Root.

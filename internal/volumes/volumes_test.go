@@ -9,8 +9,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/internal/configdata"
 )
 
 func hostPathType(t corev1.HostPathType) *corev1.HostPathType { return &t }
@@ -196,5 +200,86 @@ func TestPrepareSkipsUnusedVolumes(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("unused hostPath touched: %v", err)
+	}
+}
+
+// hostDirBoundAt makes a "host" directory holding the file keep and
+// bind-mounts it at target (created), as a container's Bidirectional
+// mount or runc's nested mount point leaves one inside a volume; the test
+// unmounts it at the end if it is still there.
+func hostDirBoundAt(t *testing.T, target string) (keep string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (bind mount)")
+	}
+	host := t.TempDir()
+	keep = filepath.Join(host, "keep")
+	must(t, os.WriteFile(keep, []byte("host data"), 0o644))
+	must(t, os.MkdirAll(target, 0o755))
+	must(t, unix.Mount(host, target, "", unix.MS_BIND, ""))
+	t.Cleanup(func() {
+		if mounted, _ := mountinfo.Mounted(target); mounted {
+			_ = unix.Unmount(target, unix.MNT_DETACH)
+		}
+	})
+	return keep
+}
+
+// A mount left nested in a pod's volume is unmounted by Cleanup, never
+// deleted through: the host's files under it stay.
+func TestCleanupNeverDeletesThroughAMount(t *testing.T) {
+	m := New(t.TempDir())
+	dir := m.PodDir("u-nested")
+	keep := hostDirBoundAt(t, filepath.Join(dir, "volumes", "empty-dir", "shared", "disk"))
+	must(t, os.WriteFile(filepath.Join(dir, "volumes", "empty-dir", "shared", "f"), nil, 0o644))
+	if err := m.Cleanup(context.Background(), "u-nested"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the host's file under the mount: %v", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("pod dir still there: %v", err)
+	}
+}
+
+// removeAllOneFS removes what is on its own mount and refuses to descend
+// into a mount point, even a bind mount of the same filesystem.
+func TestRemoveAllOneFSRefusesMountPoints(t *testing.T) {
+	tree := filepath.Join(t.TempDir(), "tree")
+	target := filepath.Join(tree, "sub", "mnt")
+	keep := hostDirBoundAt(t, target)
+	must(t, os.WriteFile(filepath.Join(tree, "a"), nil, 0o644))
+	err := removeAllOneFS(tree)
+	if err == nil || !strings.Contains(err.Error(), target+": it is a mount point") {
+		t.Fatalf("err = %v, want one naming the mount point %s", err, target)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the host's file under the mount: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(tree, "a")); !os.IsNotExist(err) {
+		t.Fatalf("a file beside the mount was kept: %v", err)
+	}
+	must(t, unix.Unmount(target, unix.MNT_DETACH))
+	must(t, removeAllOneFS(tree))
+	if _, err := os.Stat(tree); !os.IsNotExist(err) {
+		t.Fatalf("tree still there: %v", err)
+	}
+	must(t, removeAllOneFS(tree)) // missing is success
+}
+
+// An update of a data volume removes the entries the payload no longer
+// has, but never through a mount a container left in their place.
+func TestWriteAtomicNeverDeletesThroughAMount(t *testing.T) {
+	dir := t.TempDir()
+	must(t, WriteAtomic(dir, map[string]configdata.File{"a": {Data: []byte("1"), Mode: 0o644}}, nil))
+	target := filepath.Join(dir, "extra")
+	keep := hostDirBoundAt(t, target)
+	err := WriteAtomic(dir, map[string]configdata.File{"b": {Data: []byte("2"), Mode: 0o644}}, nil)
+	if err == nil || !strings.Contains(err.Error(), target) {
+		t.Fatalf("err = %v, want one naming %s", err, target)
+	}
+	if _, err := os.Stat(keep); err != nil {
+		t.Fatalf("the host's file under the mount: %v", err)
 	}
 }
