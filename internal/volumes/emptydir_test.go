@@ -90,3 +90,33 @@ func TestMemoryEmptyDirMount(t *testing.T) {
 		t.Errorf("tmpfs root mode %v, want %v", fi.Mode(), want)
 	}
 }
+
+// An emptyDir is set up once, as the kubelet's SetUpAt with its ready
+// marker: a later Prepare (the next container's start, a restart) keeps
+// a tmpfs root's 1777 and a mode a container gave the volume's root.
+func TestEmptyDirSetUpOnce(t *testing.T) {
+	m := New(t.TempDir())
+	pod := emptyDirPod("u-once", nil)
+	ctx := context.Background()
+	paths, _, err := m.Prepare(ctx, pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Cleanup(ctx, pod.UID) })
+	must(t, os.Chmod(paths["disk"], 0o750)) // the container's own chmod
+	for i := 0; i < 2; i++ {
+		if _, _, err := m.Prepare(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := map[string]os.FileMode{"disk": os.ModeDir | 0o750, "mem": os.ModeDir | os.ModeSticky | 0o777}
+	for name, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want[name] {
+			t.Errorf("%s: root mode %v after later Prepares, want %v", name, fi.Mode(), want[name])
+		}
+	}
+}

@@ -17,7 +17,9 @@
 //   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
 //     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there
 //     (root 1777, no mount flags), sized as the kubelet does: the smallest of
-//     node allocatable memory, the pod's memory limit and sizeLimit.
+//     node allocatable memory, the pod's memory limit and sizeLimit. Set up
+//     once (ready marker <root>/<pod uid>/plugins/empty-dir/<name>/ready, as
+//     the kubelet's), then left alone by later Prepares.
 //
 // Everything a pod gets lives under <root>/<pod uid>, so Cleanup(uid) and
 // ListPods find it again after a crash or reboot. Cleanup never deletes
@@ -97,11 +99,7 @@ func (m *Manager) prepareVolume(pod *corev1.Pod, v *corev1.Volume) (string, erro
 	case v.HostPath != nil:
 		return prepareHostPath(v.HostPath)
 	case v.EmptyDir != nil:
-		p, err := m.prepareEmptyDir(pod, v.Name, v.EmptyDir)
-		if err != nil {
-			return "", err
-		}
-		return p, setOwnership(p, fsGroup(pod))
+		return m.prepareEmptyDir(pod, v.Name, v.EmptyDir)
 	case IsDataVolume(v):
 		return m.prepareData(pod, v)
 	}
@@ -191,29 +189,93 @@ func checkType(p string, t corev1.HostPathType) error {
 	return nil
 }
 
+// prepareEmptyDir sets an emptyDir up once, as the kubelet's emptyDir
+// SetUpAt: a volume whose ready marker exists (and, for medium Memory,
+// whose tmpfs is mounted) is left alone, so a later container start or
+// restart never resets a mode or owner a container changed. Setting up
+// makes the directory 0777 (chmod only when it differs: setupDir), mounts
+// the tmpfs (medium Memory; the kubelet's setupTmpfs: no flags, no mode,
+// the root is 1777), applies fsGroup, then writes the marker.
 func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
 	dir := filepath.Join(m.PodDir(pod.UID), "volumes", "empty-dir", name)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return "", err
-	}
-	if err := os.Chmod(dir, 0o777); err != nil {
-		return "", err
-	}
-	if ed.Medium != corev1.StorageMediumMemory {
-		return dir, nil
-	}
-	if mounted, err := isMountPoint(dir); err != nil || mounted {
+	ready := filepath.Join(m.PodDir(pod.UID), "plugins", "empty-dir", name, "ready")
+	memory := ed.Medium == corev1.StorageMediumMemory
+	if done, err := emptyDirReady(dir, ready, memory); err != nil || done {
 		return dir, err
 	}
-	// The kubelet's setupTmpfs: no flags, no mode (the root is 1777).
+	if err := setupDir(dir); err != nil {
+		return "", err
+	}
+	if memory {
+		if err := m.mountMemoryEmptyDir(pod, dir, ed); err != nil {
+			return "", err
+		}
+	}
+	if err := setOwnership(dir, fsGroup(pod)); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(ready), 0o750); err != nil {
+		return "", fmt.Errorf("emptyDir ready marker: %w", err)
+	}
+	if err := os.WriteFile(ready, nil, 0o600); err != nil {
+		return "", fmt.Errorf("emptyDir ready marker: %w", err)
+	}
+	return dir, nil
+}
+
+// emptyDirReady reports whether the emptyDir at dir was set up already:
+// its ready marker exists and so does dir (a tmpfs mount for medium
+// Memory), as the kubelet's volumeutil.IsReady check.
+func emptyDirReady(dir, ready string, memory bool) (bool, error) {
+	if _, err := os.Stat(ready); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if memory {
+		mounted, err := isMountPoint(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return false, nil
+		}
+		return mounted, err
+	}
+	_, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// setupDir makes dir a 0777 directory, chmodding it only when its mode
+// differs (the kubelet's setupDir: the umask).
+func setupDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o777 {
+		return os.Chmod(dir, 0o777)
+	}
+	return nil
+}
+
+// mountMemoryEmptyDir mounts the tmpfs of a medium Memory emptyDir at dir
+// unless one is mounted there already.
+func (m *Manager) mountMemoryEmptyDir(pod *corev1.Pod, dir string, ed *corev1.EmptyDirVolumeSource) error {
+	if mounted, err := isMountPoint(dir); err != nil || mounted {
+		return err
+	}
 	opts := ""
 	if size := memoryEmptyDirSize(pod, ed, m.Allocatable); size > 0 {
 		opts = "size=" + strconv.FormatInt(size, 10)
 	}
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
-		return "", fmt.Errorf("mount tmpfs on %s: %w", dir, err)
+		return fmt.Errorf("mount tmpfs on %s: %w", dir, err)
 	}
-	return dir, nil
+	return nil
 }
 
 // memoryEmptyDirSize is the size of a medium Memory emptyDir's tmpfs, the

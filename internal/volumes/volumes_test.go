@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/configdata"
 )
@@ -68,17 +69,8 @@ func TestPrepareHostPath(t *testing.T) {
 
 func TestEmptyDirLifecycle(t *testing.T) {
 	m := New(t.TempDir())
-	pod := &corev1.Pod{}
-	pod.UID = "u1"
 	limit := resource.MustParse("1Mi")
-	pod.Spec.Volumes = []corev1.Volume{
-		{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: &limit}}},
-	}
-	if os.Geteuid() != 0 {
-		pod.Spec.Volumes = pod.Spec.Volumes[:1]
-	}
-	mountAll(pod)
+	pod := emptyDirPod("u1", &limit)
 	ctx := context.Background()
 	paths, _, err := m.Prepare(ctx, pod)
 	if err != nil {
@@ -153,6 +145,22 @@ func TestEmptyDirFSGroup(t *testing.T) {
 
 // mountAll gives pod a container mounting each of its volumes (Prepare
 // skips volumes no container uses).
+// emptyDirPod has an emptyDir "disk" and, when run as root (tmpfs), a
+// medium Memory one "mem" of sizeLimit limit, both mounted by a container.
+func emptyDirPod(uid types.UID, limit *resource.Quantity) *corev1.Pod {
+	pod := &corev1.Pod{}
+	pod.UID = uid
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "disk", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "mem", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{Medium: corev1.StorageMediumMemory, SizeLimit: limit}}},
+	}
+	if os.Geteuid() != 0 {
+		pod.Spec.Volumes = pod.Spec.Volumes[:1]
+	}
+	mountAll(pod)
+	return pod
+}
+
 func mountAll(pod *corev1.Pod) {
 	c := corev1.Container{Name: "c"}
 	for _, v := range pod.Spec.Volumes {
