@@ -126,9 +126,15 @@ func makeTarget(target string, dir bool) error {
 	return os.WriteFile(target, nil, 0o640)
 }
 
-// within reports whether p is base or below it (both clean and absolute).
+// within reports whether p is base or below it (both clean and absolute),
+// as the kubelet's PathWithinBase: the relative path from base does not
+// start with "..". A volume at / holds every path.
 func within(base, p string) bool {
-	return p == base || strings.HasPrefix(p, base+string(filepath.Separator))
+	rel, err := filepath.Rel(base, p)
+	if err != nil {
+		return false
+	}
+	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // safeMakeDir creates the missing directories of sub below base (resolved),

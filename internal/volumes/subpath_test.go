@@ -143,3 +143,42 @@ func TestPrepareSubPathRefusesBadNames(t *testing.T) {
 		}
 	}
 }
+
+func TestWithin(t *testing.T) {
+	tests := []struct {
+		base, p string
+		want    bool
+	}{
+		{"/a", "/a", true},
+		{"/a", "/a/b", true},
+		{"/a", "/ab", false},
+		{"/a", "/", false},
+		{"/a/b", "/a", false},
+		{"/a", "/a/..b", true},
+		{"/", "/", true},
+		{"/", "/etc", true},
+	}
+	for _, tt := range tests {
+		if got := within(tt.base, tt.p); got != tt.want {
+			t.Errorf("within(%q, %q) = %v, want %v", tt.base, tt.p, got, tt.want)
+		}
+	}
+}
+
+// A subPath of a volume that is the host's / (hostPath /) is below it,
+// existing or created, as the kubelet's PathWithinBase has it.
+func TestOpenSubPathOfRootVolume(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	must(t, err)
+	sub := strings.TrimPrefix(dir, "/")
+	for _, s := range []string{sub, sub + "/made/deeper"} {
+		fd, got, err := openSubPath("/", s)
+		if err != nil {
+			t.Fatalf("subPath %q of /: %v", s, err)
+		}
+		_ = unix.Close(fd)
+		if got != "/"+s {
+			t.Fatalf("got %q, want %q", got, "/"+s)
+		}
+	}
+}
