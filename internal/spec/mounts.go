@@ -228,10 +228,11 @@ func propagation(mode *corev1.MountPropagationMode, privileged bool) (string, er
 // get it read-write later) and the container's bind mounts, dropping the
 // default mounts they replace (everything under /dev when /dev itself is
 // mounted), and sets the rootfs propagation the mounts need. Like CRI's
-// WithMounts, an rshared mount's source must be on a shared mount and an
+// WithMounts, a missing source is made a directory first (mkdir; nil:
+// none), then an rshared mount's source must be on a shared mount and an
 // rslave one's on a shared or slave mount (lookup finds it; nil:
 // mount.Lookup), else the container's creation fails.
-func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error)) oci.SpecOpts {
+func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error), mkdir func(string) error) oci.SpecOpts {
 	if lookup == nil {
 		lookup = mount.Lookup
 	}
@@ -253,6 +254,14 @@ func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error)) o
 			kept = append(kept, m)
 		}
 		s.Mounts = append(kept, mounts...)
+		for _, m := range mounts {
+			if mkdir == nil {
+				break
+			}
+			if err := mkdir(m.Source); err != nil {
+				return err
+			}
+		}
 		if s.Linux == nil {
 			s.Linux = &specs.Linux{}
 		}

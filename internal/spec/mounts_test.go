@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -62,5 +64,34 @@ func TestBuildRecursiveReadOnly(t *testing.T) {
 				eq(t, "options", mountAt(s, "/mnt").Options, tt.want)
 			}
 		})
+	}
+}
+
+// A missing mount source is created when the container is created, as
+// containerd's CRI WithMounts does (an unset-type hostPath the init
+// containers had not made): the hook runs when the spec options are
+// applied, not when Build lists them, and before the propagation check;
+// its error fails the creation.
+func TestBuildMakesMountSourcesAtCreation(t *testing.T) {
+	p := testPod()
+	c := testContainer(p)
+	volume(&p, &c, corev1.VolumeMount{})
+	var made []string
+	p.MakeMountSource = func(path string) error {
+		made = append(made, path)
+		return nil
+	}
+	if _, err := Build(p, c); err != nil || len(made) != 0 {
+		t.Fatalf("Build: %v, made %v before creation", err, made)
+	}
+	if _, err := generate(t, p, c); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(made, "/v") {
+		t.Fatalf("made %v, want the volume source /v", made)
+	}
+	p.MakeMountSource = func(path string) error { return errors.New("failed to mkdir " + path) }
+	if _, err := generate(t, p, c); err == nil || !strings.Contains(err.Error(), "failed to mkdir") {
+		t.Fatalf("err = %v, want the mkdir error", err)
 	}
 }

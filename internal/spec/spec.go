@@ -110,6 +110,13 @@ type Pod struct {
 	// Build calls it, so Build reads and writes the host when a container
 	// has a subPath. nil: a plain join (tests only).
 	PrepareSubPath func(SubPathMount) (string, error)
+	// MakeMountSource creates a missing bind-mount source as a 0755
+	// directory when the container is created (the spec options are
+	// applied), as containerd's CRI WithMounts does for every mount: an
+	// unset-type hostPath appears when the first container that mounts it
+	// is created, not before (volumes.Manager.MakeMountSource). nil:
+	// nothing is created (tests).
+	MakeMountSource func(path string) error
 	// LookupMount finds the host mount that contains a path (its
 	// mountinfo line), read when the spec is generated to check the source
 	// of a HostToContainer or Bidirectional volumeMount. nil: containerd's
@@ -214,7 +221,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithHostname(podHostname(p)))
 	}
 	opts = append(opts, nsOpts...)
-	opts = append(opts, withMounts(mounts, p.LookupMount))
+	opts = append(opts, withMounts(mounts, p.LookupMount, p.MakeMountSource))
 	opts = append(opts, secOpts...)
 	opts = append(opts, resourceOpts(p, c)...)
 	if p.ShimGroup != "" {

@@ -261,7 +261,9 @@ type fakeHost struct {
 	purged    []types.UID
 	puts      int
 	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
-	memUsage  uint64        // every cgroup's memory usage (resize tests)
+	// madeSources lists the paths MakeMountSource was asked to create.
+	madeSources []string
+	memUsage    uint64 // every cgroup's memory usage (resize tests)
 	// hostsWrites lists each WriteHosts: "<sandbox dir> <ips>".
 	hostsWrites []string
 	// hostsFailFrom > 0 fails that WriteHosts and every later one.
@@ -361,6 +363,12 @@ func (h *fakeHost) PrepareSubPath(uid types.UID, sp spec.SubPathMount) (string, 
 		return "", err
 	}
 	return fmt.Sprintf("/fake/pods/%s/volume-subpaths/%s/%s/%d", uid, sp.Volume, sp.Container, sp.Index), nil
+}
+func (h *fakeHost) MakeMountSource(path string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.madeSources = append(h.madeSources, path)
+	return h.fail["mount-source"]
 }
 func (h *fakeHost) TerminationLog(uid types.UID, container, id string) (string, error) {
 	if err := h.err("termlog"); err != nil {

@@ -231,9 +231,10 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, ShimGroup: shimGroupOf(sb), PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
-		Data:           s.cfg.Data,
-		Warn:           func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
-		PrepareSubPath: func(sp spec.SubPathMount) (string, error) { return s.vol.PrepareSubPath(pod.UID, sp) },
+		Data:            s.cfg.Data,
+		Warn:            func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
+		PrepareSubPath:  func(sp spec.SubPathMount) (string, error) { return s.vol.PrepareSubPath(pod.UID, sp) },
+		MakeMountSource: s.vol.MakeMountSource,
 	}
 }
 

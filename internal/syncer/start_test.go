@@ -31,17 +31,23 @@ func TestScopeStopTimeoutAnnotation(t *testing.T) {
 }
 
 // Container specs prepare subPaths with the pod's volumes.PrepareSubPath
-// (the kubelet's makeMounts): the mount source is what it returns.
+// (the kubelet's makeMounts): the mount source is what it returns; and
+// they create missing mount sources with volumes.MakeMountSource when the
+// container is created (containerd CRI's WithMounts), not before the init
+// containers run.
 func TestSpecPodPreparesSubPaths(t *testing.T) {
 	w := newWorld()
 	pod := worldPod(corev1.RestartPolicyAlways, "app")
 	sp := w.s.specPod(startInput{pod: pod})
-	if sp.PrepareSubPath == nil {
-		t.Fatal("spec.Pod has no PrepareSubPath hook")
+	if sp.PrepareSubPath == nil || sp.MakeMountSource == nil {
+		t.Fatal("spec.Pod lacks the PrepareSubPath or MakeMountSource hook")
 	}
 	got, err := sp.PrepareSubPath(spec.SubPathMount{Volume: "v", Container: "app", Index: 2, VolumePath: "/v", Path: "a"})
 	if want := "/fake/pods/" + string(pod.UID) + "/volume-subpaths/v/app/2"; err != nil || got != want {
 		t.Fatalf("got %q, %v; want %q", got, err, want)
+	}
+	if err := sp.MakeMountSource("/x/conf"); err != nil || len(w.host.madeSources) != 1 || w.host.madeSources[0] != "/x/conf" {
+		t.Fatalf("MakeMountSource: %v, made %v, want [/x/conf]", err, w.host.madeSources)
 	}
 }
 

@@ -97,6 +97,10 @@ type Volumes interface {
 	// PrepareSubPath makes a volumeMount's subPath safe to mount and
 	// returns the host path to bind-mount (the kubelet's subpather).
 	PrepareSubPath(uid types.UID, sp spec.SubPathMount) (string, error)
+	// MakeMountSource creates a missing mount source as a directory when
+	// a container that mounts it is created (containerd CRI's WithMounts:
+	// an unset-type hostPath).
+	MakeMountSource(path string) error
 }
 
 // Store is the persistent state the syncer reads and writes.

@@ -4,9 +4,11 @@
 //   - hostPath: checked against its declared type (DirectoryOrCreate creates a
 //     0755 directory, FileOrCreate an empty 0644 file but, as the kubelet,
 //     not its parent directory; Directory, File, Socket, CharDevice and
-//     BlockDevice must already exist with that type). Without a type, a
-//     missing path is created as a 0755 directory, as containerd's CRI
-//     plugin does for any missing mount source (WithMounts).
+//     BlockDevice must already exist with that type). Without a type,
+//     nothing is checked or created here: a missing path becomes a 0755
+//     directory when a container that mounts it is created
+//     (MakeMountSource, called from the spec as containerd's CRI plugin
+//     creates any missing mount source: WithMounts).
 //   - configMap, secret: the keys of a ConfigMap or Secret of the manifest
 //     dir, written with the kubelet's atomic layout (WriteAtomic) into
 //     <root>/<pod uid>/volumes/configmap/<name> or .../secret/<name>; a
@@ -140,12 +142,9 @@ func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 	p := filepath.Clean(hp.Path)
 	switch t {
 	case corev1.HostPathUnset:
-		// containerd's CRI WithMounts creates any missing mount source.
-		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				return "", fmt.Errorf("hostPath %s: %w", p, err)
-			}
-		}
+		// No check, nothing created here: containerd's CRI WithMounts
+		// creates a missing mount source when it creates the container
+		// that mounts it (MakeMountSource), after the init containers ran.
 	case corev1.HostPathDirectoryOrCreate:
 		if err := os.MkdirAll(p, 0o755); err != nil {
 			return "", fmt.Errorf("hostPath %s: %w", p, err)
@@ -162,6 +161,25 @@ func prepareHostPath(hp *corev1.HostPathVolumeSource) (string, error) {
 		f.Close()
 	}
 	return p, checkType(p, t)
+}
+
+// MakeMountSource creates path as a 0755 directory (parents too) if it
+// does not exist, as containerd's CRI plugin does for every mount source
+// when it creates a container (WithMounts): an unset-type hostPath is
+// created when the first container that mounts it is, so an init container
+// can still make it a file through a parent hostPath.
+func (m *Manager) MakeMountSource(path string) error {
+	_, err := os.Stat(path)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("failed to stat %q: %w", path, err)
+	}
+	if err := os.MkdirAll(path, 0o755); err != nil {
+		return fmt.Errorf("failed to mkdir %q: %w", path, err)
+	}
+	return nil
 }
 
 // checkType verifies that p has the kind of file the hostPath type demands.

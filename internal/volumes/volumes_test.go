@@ -32,7 +32,6 @@ func TestPrepareHostPath(t *testing.T) {
 		typ     corev1.HostPathType
 		wantErr string
 	}{
-		{"unset creates a missing directory", filepath.Join(dir, "missing", "deep"), corev1.HostPathUnset, ""},
 		{"unset takes a file", file, corev1.HostPathUnset, ""},
 		{"directory ok", dir, corev1.HostPathDirectory, ""},
 		{"directory missing", filepath.Join(dir, "nope"), corev1.HostPathDirectory, "no such file"},
@@ -64,6 +63,32 @@ func TestPrepareHostPath(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// An unset-type hostPath is neither checked nor created by Prepare (before
+// the init containers run): containerd's CRI creates a missing mount source
+// when it creates the container that mounts it (MakeMountSource).
+func TestUnsetHostPathMadeAtContainerCreation(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "x", "conf")
+	got, err := prepareHostPath(&corev1.HostPathVolumeSource{Path: missing})
+	if err != nil || got != missing {
+		t.Fatalf("prepare: %q, %v", got, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "x")); !os.IsNotExist(err) {
+		t.Fatalf("Prepare created the hostPath (or its parent): %v", err)
+	}
+	m := New(t.TempDir())
+	must(t, m.MakeMountSource(missing))
+	if fi, err := os.Stat(missing); err != nil || !fi.IsDir() {
+		t.Fatalf("mount source: %v, %v", fi, err)
+	}
+	file := filepath.Join(dir, "file") // what an init container wrote
+	must(t, os.WriteFile(file, nil, 0o644))
+	must(t, m.MakeMountSource(file))
+	if fi, err := os.Stat(file); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("an existing file is kept: %v, %v", fi, err)
 	}
 }
 
