@@ -162,7 +162,7 @@ func podAsRun(p *corev1.Pod) string {
 	c := p.DeepCopy()
 	c.Status = corev1.PodStatus{}
 	c.Spec.NodeName = ""
-	for _, a := range []string{podstate.AnnotationConfigHash, podstate.AnnotationIdentityHash, podstate.AnnotationConfigSource} {
+	for _, a := range manifest.PodhostAnnotations {
 		delete(c.Annotations, a)
 	}
 	if len(c.Annotations) == 0 {

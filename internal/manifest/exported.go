@@ -14,9 +14,11 @@ import (
 // sets; a manifest does not carry them.
 var serverMetadata = []string{"creationTimestamp", "resourceVersion", "generation", "selfLink", "managedFields"}
 
-// podhostAnnotations are the annotations podhost sets on every pod it
-// decodes (the decoder sets them again).
-var podhostAnnotations = []string{podstate.AnnotationConfigHash, podstate.AnnotationIdentityHash, podstate.AnnotationConfigSource}
+// PodhostAnnotations are the annotations podhost sets on the pods it shows
+// (the decoder sets the first three again; the API adds warnings and a
+// rollback's): never part of a manifest.
+var PodhostAnnotations = []string{podstate.AnnotationConfigHash, podstate.AnnotationIdentityHash, podstate.AnnotationConfigSource,
+	podstate.AnnotationWarnings, podstate.AnnotationRolledBackFrom, podstate.AnnotationRolledBackReason}
 
 // CleanExported returns a Pod document without what `podhost get -o
 // yaml|json` adds to it: status, the fields an API server sets, podhost's
@@ -38,7 +40,7 @@ func CleanExported(doc []byte) []byte {
 	if meta, ok := obj["metadata"].(map[string]any); ok {
 		changed = deleteKeys(meta, serverMetadata...) || changed
 		if ann, ok := meta["annotations"].(map[string]any); ok {
-			changed = deleteKeys(ann, podhostAnnotations...) || changed
+			changed = deleteKeys(ann, PodhostAnnotations...) || changed
 			if len(ann) == 0 {
 				delete(meta, "annotations")
 			}

@@ -74,24 +74,48 @@ func lstatMount(path string) (mountKey, bool, error) {
 
 // removeAllOneFS removes path and everything below it, like
 // rm -rf --one-file-system (the kubelet's RemoveAllOneFilesystem): it
-// never descends into a directory on another mount than path's parent
-// directory (another device or mount ID; path itself may be the mount
-// point) and fails naming it instead, so nothing is ever deleted through a
-// mount. It removes what it can and returns the first error. A missing
-// path is success.
+// never descends into a mount point (one /proc/self/mountinfo lists, or a
+// directory on another device or mount ID than path's parent directory;
+// path itself may be one) and fails naming it instead, so nothing is ever
+// deleted through a mount. It removes what it can and returns the first
+// error. A missing path is success.
 func removeAllOneFS(path string) error {
 	path = filepath.Clean(path)
 	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
-	root, _, err := lstatMount(filepath.Dir(path))
+	parent := filepath.Dir(path)
+	if real, err := filepath.EvalSymlinks(parent); err == nil {
+		parent = real // a symlinked state dir: walk the real path, as mountinfo lists it
+	}
+	path = filepath.Join(parent, filepath.Base(path))
+	root, _, err := lstatMount(parent)
 	if err != nil {
 		return err
 	}
-	return removeOnMount(path, root)
+	// mountinfo holds on every kernel: statx reports mount IDs only from
+	// Linux 5.8, and a bind mount of the same filesystem has the same device.
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(path))
+	if err != nil {
+		return fmt.Errorf("list mounts under %s: %w", path, err)
+	}
+	w := oneFSWalk{root: root, mountpoints: map[string]bool{}}
+	for _, mi := range mounts {
+		w.mountpoints[mi.Mountpoint] = true
+	}
+	return w.remove(path)
 }
 
-func removeOnMount(path string, root mountKey) error {
+// oneFSWalk is removeAllOneFS's walk: root is the mount it may delete on.
+type oneFSWalk struct {
+	root        mountKey
+	mountpoints map[string]bool
+}
+
+func (w oneFSWalk) remove(path string) error {
+	if w.mountpoints[path] {
+		return fmt.Errorf("cannot delete %s: it is a mount point", path)
+	}
 	rmErr := os.Remove(path)
 	if rmErr == nil || errors.Is(rmErr, fs.ErrNotExist) {
 		return nil
@@ -103,7 +127,7 @@ func removeOnMount(path string, root mountKey) error {
 	if err != nil {
 		return err
 	}
-	if k != root {
+	if k != w.root {
 		return fmt.Errorf("cannot delete %s: it is a mount point", path)
 	}
 	if !isDir {
@@ -111,7 +135,7 @@ func removeOnMount(path string, root mountKey) error {
 	}
 	entries, err := os.ReadDir(path)
 	for _, e := range entries {
-		if cerr := removeOnMount(filepath.Join(path, e.Name()), root); err == nil {
+		if cerr := w.remove(filepath.Join(path, e.Name())); err == nil {
 			err = cerr
 		}
 	}

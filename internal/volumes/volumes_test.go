@@ -316,3 +316,24 @@ func TestWriteAtomicNeverDeletesThroughAMount(t *testing.T) {
 		t.Fatalf("the host's file under the mount: %v", err)
 	}
 }
+
+// A state dir reached through a symlink to another filesystem is removed
+// normally: its files are on the symlink target's mount, not the link's.
+func TestRemoveAllOneFSThroughSymlinkedParent(t *testing.T) {
+	target, err := os.MkdirTemp("/dev/shm", "podhost-remove-")
+	if err != nil {
+		t.Skip("no /dev/shm:", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(target) })
+	link := filepath.Join(t.TempDir(), "pods")
+	must(t, os.Symlink(target, link))
+	dir := filepath.Join(link, "u1", "volumes")
+	must(t, os.MkdirAll(dir, 0o755))
+	must(t, os.WriteFile(filepath.Join(dir, "f"), nil, 0o644))
+	if err := removeAllOneFS(filepath.Join(link, "u1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(target, "u1")); !os.IsNotExist(err) {
+		t.Fatalf("pod dir still there: %v", err)
+	}
+}
