@@ -82,6 +82,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
+	if err := ownTempMounts(filepath.Join(cfg.StateDir, "tmpmounts"), log); err != nil {
+		return err
+	}
 	// From here to the end of Run: a start-up or shutdown that hangs is
 	// where a dump helps most.
 	stacksCtx, stopStacks := context.WithCancel(context.WithoutCancel(ctx))
