@@ -46,7 +46,8 @@ func NodeLabels(hostname string, extra map[string]string) map[string]string {
 }
 
 // NodeName is the kubelet's node name for hostname (nodeutil.GetHostname:
-// trimmed, lower case).
+// trimmed, lower case): the node the labels name, and every pod's
+// spec.nodeName (the kubelet's config.applyDefaults sets it).
 func NodeName(hostname string) string { return strings.ToLower(strings.TrimSpace(hostname)) }
 
 // Admit is the kubelet's predicate admission on this node, in its order:

@@ -178,7 +178,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
-	limits.NodeName = nodeName(limits.Hostname)
+	limits.NodeName = admission.NodeName(limits.Hostname)
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	rro := &featureCache{ask: func() (bool, error) { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) }}
@@ -245,7 +245,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, nodeName(host)), health: health, state: stateHealth}
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})

@@ -25,14 +25,6 @@ func bootID() (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
-// nodeName is the node name as the kubelet's GetHostname
-// (component-helpers/node/util, no --hostname-override): the host name,
-// whitespace trimmed and lower-cased. It is every pod's spec.nodeName, as
-// the kubelet's config.applyDefaults sets it.
-func nodeName(hostname string) string {
-	return strings.ToLower(strings.TrimSpace(hostname))
-}
-
 // hostLimits reads what this host lets podhost grant containers: without
 // CAP_SYS_RESOURCE an oom_score_adj below our own makes runc fail ("can't
 // get final child's PID from pipe"); containerd calls this

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/podhost/podhost/internal/admission"
 )
 
 type fakeProber struct {
@@ -49,8 +51,8 @@ func TestNodeName(t *testing.T) {
 		{"Edge-Box-7", "edge-box-7"},
 		{" MyHost.Example.COM\n", "myhost.example.com"},
 	} {
-		if got := nodeName(tt.host); got != tt.want {
-			t.Errorf("nodeName(%q) = %q, want %q", tt.host, got, tt.want)
+		if got := admission.NodeName(tt.host); got != tt.want {
+			t.Errorf("admission.NodeName(%q) = %q, want %q", tt.host, got, tt.want)
 		}
 	}
 }
