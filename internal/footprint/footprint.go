@@ -66,11 +66,15 @@ func Reap(n int) {
 
 // Reaper reaps down to Max once After is closed (the end of the cold
 // start: every pod of the first snapshot synced), then checks every Period.
+// It also trims the executable's mapped pages (TrimText) then and every
+// TrimPeriod, so what a burst mapped is given back.
 type Reaper struct {
-	After  <-chan struct{} // nil: start checking at once
-	Period time.Duration   // default 30s
-	Max    int             // default MaxIdleThreads()
-	Logger *slog.Logger
+	After      <-chan struct{} // nil: start checking at once
+	Period     time.Duration   // default 30s
+	TrimPeriod time.Duration   // default 5m; rounded up to a multiple of Period
+	Max        int             // default MaxIdleThreads()
+	Logger     *slog.Logger
+	Trim       func() (int, error) // default TrimText
 }
 
 // Run reaps until ctx is done.
@@ -78,8 +82,14 @@ func (r Reaper) Run(ctx context.Context) {
 	if r.Period <= 0 {
 		r.Period = 30 * time.Second
 	}
+	if r.TrimPeriod <= 0 {
+		r.TrimPeriod = 5 * time.Minute
+	}
 	if r.Max <= 0 {
 		r.Max = MaxIdleThreads()
+	}
+	if r.Trim == nil {
+		r.Trim = TrimText
 	}
 	select {
 	case <-ctx.Done():
@@ -88,8 +98,12 @@ func (r Reaper) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(r.Period)
 	defer t.Stop()
-	for {
+	every := max(int((r.TrimPeriod+r.Period-1)/r.Period), 1)
+	for i := 0; ; i++ {
 		r.reap()
+		if i%every == 0 {
+			r.trim()
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -107,4 +121,16 @@ func (r Reaper) reap() {
 	if r.Logger != nil {
 		r.Logger.Debug("footprint: idle threads ended", "before", n, "after", Threads())
 	}
+}
+
+func (r Reaper) trim() {
+	n, err := r.Trim()
+	if r.Logger == nil {
+		return
+	}
+	if err != nil {
+		r.Logger.Warn("footprint: executable pages not trimmed", "err", err)
+		return
+	}
+	r.Logger.Debug("footprint: executable pages trimmed", "bytes", n)
 }
