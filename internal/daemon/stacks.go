@@ -7,7 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/pprof"
+	"runtime"
 	"syscall"
 	"time"
 )
@@ -43,7 +43,7 @@ func dumpStacks(dir string, now time.Time) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("dump stacks: %w", err)
 	}
-	err = pprof.Lookup("goroutine").WriteTo(f, 2) // 2: the panic format, wait times included
+	_, err = f.Write(allStacks())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -51,4 +51,19 @@ func dumpStacks(dir string, now time.Time) (string, error) {
 		return "", fmt.Errorf("dump stacks to %s: %w", path, err)
 	}
 	return path, nil
+}
+
+// allStacks is every goroutine's stack in the panic format, wait times
+// included (what runtime/pprof's goroutine profile writes at debug=2; that
+// package is not linked into the daemon: its memory profile would make the
+// runtime keep a sampled allocation profile, docs/decisions.md 16).
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
