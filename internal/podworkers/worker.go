@@ -67,7 +67,7 @@ func (p *PodWorkers) run(s *podSyncStatus) {
 		}
 		p.persist(s, w)
 		started := p.clock.Now()
-		out, err := p.doWork(s, w, lastSync)
+		out, err := p.doWorkOwnStack(s, w, lastSync)
 		lastSync = p.clock.Now()
 		if err == nil && out.Settled {
 			lastSync = started // SyncResult.Settled
@@ -137,6 +137,25 @@ func (p *PodWorkers) startSync(s *podSyncStatus) (work, startResult) {
 	s.mergeActive(w.opts)
 	w.runtimeOnly = w.opts.Pod == nil
 	return w, startRun
+}
+
+// doWorkOwnStack runs doWork on a goroutine of its own and waits for it. A
+// sync's call chain (containerd client, gRPC, volumes, CNI) grows its
+// stack to 16–32 KiB; the pod's long-lived goroutine would keep that stack
+// while it waits, and the GC only halves an idle stack per cycle, so with
+// hundreds of pods the stacks held megabytes (docs/decisions.md 16).
+func (p *PodWorkers) doWorkOwnStack(s *podSyncStatus, w work, lastSync time.Time) (SyncResult, error) {
+	type result struct {
+		out SyncResult
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, err := p.doWork(s, w, lastSync)
+		done <- result{out, err}
+	}()
+	r := <-done
+	return r.out, r.err
 }
 
 // doWork calls the handler for w, without the lock.
