@@ -3,11 +3,12 @@
 # root, private containerd): for N in BENCH_N (default 1,30,100,250) podhost's
 # cold start vs the floor (the same netns + CNI ADD + containers + tasks
 # straight through the containerd client, in parallel, same run), add→running
-# and remove→gone of one pod vs the floor, podhost and containerd RSS; at N=30
-# the per-pod helper PSS (shim / log driver, and the old re-executed podhost
-# as log driver), podhost's idle CPU over BENCH_IDLE (60s) twice: right after
-# the cold start and in the window after it (settled); the CPU each cold
-# start used (machine, containerd, podhost or the bench). Prints the table
+# and remove→gone of one pod vs the floor, containerd RSS, podhost RSS right
+# after the cold start and BENCH_SETTLE (30s) later; at N=30 the per-pod
+# helper PSS (shim / log driver, and the old re-executed podhost as log
+# driver), podhost's idle CPU over BENCH_IDLE (60s) twice (the second window:
+# settled) and its RSS after them; the CPU each cold start used (machine,
+# containerd, podhost or the bench). Prints the table
 # and writes _output/bench/footprint.{json,txt}.
 #
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit
