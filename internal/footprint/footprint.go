@@ -99,10 +99,11 @@ func (r Reaper) Run(ctx context.Context) {
 	t := time.NewTicker(r.Period)
 	defer t.Stop()
 	every := max(int((r.TrimPeriod+r.Period-1)/r.Period), 1)
+	warned := false
 	for i := 0; ; i++ {
 		r.reap()
 		if i%every == 0 {
-			r.trim()
+			warned = r.trim(warned)
 		}
 		select {
 		case <-ctx.Done():
@@ -123,14 +124,19 @@ func (r Reaper) reap() {
 	}
 }
 
-func (r Reaper) trim() {
+// trim trims and logs; a failure is logged once (warned: already), as it
+// would repeat every TrimPeriod.
+func (r Reaper) trim(warned bool) bool {
 	n, err := r.Trim()
 	if r.Logger == nil {
-		return
+		return warned || err != nil
 	}
 	if err != nil {
-		r.Logger.Warn("footprint: executable pages not trimmed", "err", err)
-		return
+		if !warned {
+			r.Logger.Info("footprint: executable pages not trimmed (logged once)", "bytes", n, "err", err)
+		}
+		return true
 	}
 	r.Logger.Debug("footprint: executable pages trimmed", "bytes", n)
+	return warned
 }

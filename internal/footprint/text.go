@@ -3,6 +3,8 @@ package footprint
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,18 +17,26 @@ import (
 // a burst used (package init, a cold start, a big apply): it drops this
 // process's page-table entries for the executable's read-only mappings
 // (text, rodata, pclntab) with MADV_DONTNEED. The pages stay in the page
-// cache, so what is still used faults back in on its next access, from
-// memory. A static Go binary is never written there; a mapping holding
-// private copies (a debugger's breakpoints) is left alone, as dropping
-// them would undo the writes. It returns the bytes advised.
+// cache (and charged to the daemon's cgroup), so what is still used faults
+// back in on its next access, from memory. It returns the bytes advised.
+//
+// Only a static executable (ET_EXEC, no dynamic section, no RELRO: what
+// `make build` makes) is trimmed, as nothing writes its read-only
+// mappings; a PIE or cgo build's relocated RELRO pages are private copies
+// that would be lost. A mapping holding private copies, in memory or
+// swapped (a debugger's breakpoint, a uprobe), is left alone; one set in
+// the moment between reading /proc/self/smaps and the madvise is lost.
 //
 // Why it pays: a read fault of a file mapping maps the 64 KiB around the
-// page (the kernel's fault-around), so code run once at start leaves its
-// windows mapped, and counted in RSS, for the life of the process
-// (docs/decisions.md 16).
+// page (the kernel's fault-around), so code run once at start stays
+// mapped, counted in RSS, until memory pressure makes the kernel reclaim
+// it (docs/decisions.md 16).
 func TrimText() (int, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
+		return 0, fmt.Errorf("trim text: %w", err)
+	}
+	if err := staticExecutable("/proc/self/exe"); err != nil {
 		return 0, fmt.Errorf("trim text: %w", err)
 	}
 	f, err := os.Open("/proc/self/smaps")
@@ -39,27 +49,50 @@ func TrimText() (int, error) {
 		return 0, fmt.Errorf("trim text: /proc/self/smaps: %w", err)
 	}
 	total := 0
+	var errs []error
 	for _, m := range maps {
 		// A raw system call: the range is not Go memory, no slice is made of it.
 		if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); e != 0 {
-			return total, fmt.Errorf("trim text: madvise %x-%x: %w", m.start, m.end, e)
+			errs = append(errs, fmt.Errorf("trim text: madvise %x-%x: %w", m.start, m.end, e))
+			continue
 		}
 		total += int(m.end - m.start)
 	}
-	return total, nil
+	return total, errors.Join(errs...)
+}
+
+// staticExecutable fails unless path is an ET_EXEC ELF file without a
+// dynamic section, an interpreter or a RELRO segment.
+func staticExecutable(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if f.Type != elf.ET_EXEC {
+		return fmt.Errorf("%s is %v, not a static executable", path, f.Type)
+	}
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_DYNAMIC, elf.PT_INTERP, elf.PT_GNU_RELRO:
+			return fmt.Errorf("%s has a %v segment: not a static executable", path, p.Type)
+		}
+	}
+	return nil
 }
 
 type mapping struct{ start, end uintptr }
 
 // readOnlyMappings returns the mappings of path in an smaps listing that
-// are private, not writable and hold no anonymous (copied-on-write) page.
+// are private, not writable and hold no anonymous (copied-on-write) page,
+// in memory or swapped.
 func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 	var out []mapping
 	inPath := false // the last header was one of path's read-only mappings
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Bytes()
-		if v, ok := bytes.CutPrefix(line, []byte("Anonymous:")); ok {
+		if v, ok := cutAnyPrefix(line, "Anonymous:", "Swap:"); ok {
 			if inPath && len(bytes.Fields(v)) > 0 && string(bytes.Fields(v)[0]) != "0" {
 				out, inPath = out[:len(out)-1], false
 			}
@@ -85,4 +118,13 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 		out, inPath = append(out, mapping{uintptr(start), uintptr(end)}), true
 	}
 	return out, sc.Err()
+}
+
+func cutAnyPrefix(line []byte, prefixes ...string) ([]byte, bool) {
+	for _, p := range prefixes {
+		if v, ok := bytes.CutPrefix(line, []byte(p)); ok {
+			return v, true
+		}
+	}
+	return nil, false
 }

@@ -2,6 +2,8 @@ package footprint
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"os"
 	"strconv"
 	"strings"
@@ -26,6 +28,10 @@ Anonymous:           132 kB
 Anonymous:             0 kB
 04000000-04002000 r-xp 00000000 08:01 123 /usr/bin/podhost
 Anonymous:             4 kB
+05000000-05002000 r--p 00000000 08:01 123 /usr/bin/podhost
+Anonymous:             0 kB
+Swap:                  8 kB
+SwapPss:               8 kB
 7f0000000000-7f0000001000 r--p 00000000 08:01 125 /usr/lib/x.so
 Anonymous:             0 kB
 `
@@ -35,7 +41,7 @@ func TestReadOnlyMappings(t *testing.T) {
 		name, path, smaps string
 		want              []mapping
 	}{
-		{name: "text and rodata, not data, not another file, not a copied-on-write mapping",
+		{name: "text and rodata, not data, not another file, not a copied-on-write mapping (in memory or swapped)",
 			path: "/usr/bin/podhost", smaps: smapsSample,
 			want: []mapping{{0x400000, 0x11e9000}, {0x11e9000, 0x214b000}}},
 		{name: "a replaced executable",
@@ -88,6 +94,13 @@ func rssFileKiB(t *testing.T) int {
 func TestTrimTextDropsMappedPages(t *testing.T) {
 	before := rssFileKiB(t)
 	n, err := TrimText()
+	if staticErr := staticExecutable("/proc/self/exe"); staticErr != nil {
+		// A PIE or cgo test binary (-buildmode=pie, -race): refused whole.
+		if err == nil || n != 0 || !strings.Contains(err.Error(), "not a static executable") {
+			t.Fatalf("TrimText of a non-static binary (%v) = %d, %v; want 0 and a refusal", staticErr, n, err)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,5 +132,32 @@ func TestReaperTrims(t *testing.T) {
 			t.Fatalf("trimmed %d times in 5s, want the first at once and then every TrimPeriod", calls.Load())
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// countingHandler counts the records logged at or above Info.
+type countingHandler struct{ n atomic.Int32 }
+
+func (h *countingHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
+func (h *countingHandler) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
+func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
+func (h *countingHandler) WithGroup(string) slog.Handler                { return h }
+
+func TestReaperLogsTrimFailureOnce(t *testing.T) {
+	var calls atomic.Int32
+	h := &countingHandler{}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go Reaper{After: closed(), Period: time.Millisecond, TrimPeriod: time.Millisecond, Logger: slog.New(h),
+		Trim: func() (int, error) { calls.Add(1); return 0, errors.New("not a static executable") }}.Run(ctx)
+	deadline := time.Now().Add(5 * time.Second)
+	for calls.Load() < 5 {
+		if time.Now().After(deadline) {
+			t.Fatalf("trimmed %d times in 5s", calls.Load())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if n := h.n.Load(); n != 1 {
+		t.Fatalf("%d failures logged at Info or above over %d trims, want 1", n, calls.Load())
 	}
 }
