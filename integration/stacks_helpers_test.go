@@ -132,6 +132,9 @@ func foldStacks(dump string, keep func(fn string) bool) string {
 			if i := strings.LastIndex(l, "("); i > 0 && !strings.HasPrefix(l, "created by") {
 				l = l[:i]
 			}
+			if i := strings.Index(l, " in goroutine "); i > 0 && strings.HasPrefix(l, "created by") {
+				l = l[:i] // the creator's number differs for every pod's sync
+			}
 			frames = append(frames, l)
 			kept = kept || keep(l)
 		}

@@ -57,11 +57,14 @@ func dumpStacks(dir string, now time.Time) (string, error) {
 // included (what runtime/pprof's goroutine profile writes at debug=2; that
 // package is not linked into the daemon: its memory profile would make the
 // runtime keep a sampled allocation profile, docs/decisions.md 16).
+// Like pprof's, it stops growing its buffer at 64 MiB (the dump is then
+// cut short).
 func allStacks() []byte {
+	const maxDump = 64 << 20
 	buf := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(buf, true)
-		if n < len(buf) {
+		if n < len(buf) || len(buf) >= maxDump {
 			return buf[:n]
 		}
 		buf = make([]byte, 2*len(buf))

@@ -141,9 +141,9 @@ func (p *PodWorkers) startSync(s *podSyncStatus) (work, startResult) {
 
 // doWorkOwnStack runs doWork on a goroutine of its own and waits for it. A
 // sync's call chain (containerd client, gRPC, volumes, CNI) grows its
-// stack to 16–32 KiB; the pod's long-lived goroutine would keep that stack
-// while it waits, and the GC only halves an idle stack per cycle, so with
-// hundreds of pods the stacks held megabytes (docs/decisions.md 16).
+// stack to 16–32 KiB; on the pod's long-lived goroutine every resync grew
+// it again soon after the GC shrank it, so with hundreds of pods the idle
+// workers' stacks held megabytes (docs/decisions.md 16).
 func (p *PodWorkers) doWorkOwnStack(s *podSyncStatus, w work, lastSync time.Time) (SyncResult, error) {
 	type result struct {
 		out SyncResult
@@ -151,8 +151,9 @@ func (p *PodWorkers) doWorkOwnStack(s *podSyncStatus, w work, lastSync time.Time
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := p.doWork(s, w, lastSync)
-		done <- result{out, err}
+		r := result{err: errors.New("sync ended without returning (runtime.Goexit)")}
+		defer func() { done <- r }()
+		r.out, r.err = p.doWork(s, w, lastSync)
 	}()
 	r := <-done
 	return r.out, r.err
