@@ -69,16 +69,18 @@ func pssKiB(pid int) int {
 	return procField(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"), "Pss:")
 }
 
-// rssKiB returns VmRSS of pid.
+// rssKiB returns the RSS of pid, from smaps_rollup (exact; the status
+// file's counters are approximate).
 func rssKiB(pid int) int {
-	return procField(filepath.Join("/proc", strconv.Itoa(pid), "status"), "VmRSS:")
+	return procField(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"), "Rss:")
 }
 
-// rssSplitKiB returns RssAnon and RssFile of pid (their sum, with
-// RssShmem, is VmRSS).
+// rssSplitKiB returns the anonymous and the file-backed (and shared) parts
+// of pid's RSS, from smaps_rollup.
 func rssSplitKiB(pid int) (anon, file int) {
-	st := filepath.Join("/proc", strconv.Itoa(pid), "status")
-	return procField(st, "RssAnon:"), procField(st, "RssFile:")
+	p := filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup")
+	rss, anon := procField(p, "Rss:"), procField(p, "Anonymous:")
+	return anon, rss - anon
 }
 
 func procField(path, key string) int {
