@@ -13,7 +13,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "get pods|configmaps|secrets [NAME]",
 		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
-		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n" +
+		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n  podhost get pods --show-labels\n  podhost get pods -L app,tier --no-headers\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -29,6 +29,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				if opts.Selector != "" {
 					return fmt.Errorf("-l: podhost selects pods by label, not %s", r)
 				}
+				if err := podsOnlyFlags(cmd, r); err != nil {
+					return err
+				}
 				return cli.GetData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
 					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output}, g.streams)
 			}
@@ -42,10 +45,23 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
 	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods only")
+	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods only")
+	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods only")
+	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output); pods only")
 	var all bool
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n)")
 	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
+}
+
+// podsOnlyFlags refuses the printer flags get supports for pods only.
+func podsOnlyFlags(cmd *cobra.Command, resource string) error {
+	for _, name := range []string{"show-labels", "label-columns", "no-headers"} {
+		if cmd.Flags().Changed(name) {
+			return fmt.Errorf("--%s: podhost supports it for pods, not %s", name, resource)
+		}
+	}
+	return nil
 }
 
 func newDescribeCmd(g *globalOptions) *cobra.Command {

@@ -25,6 +25,12 @@ type GetOptions struct {
 	Output    string // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
 	Watch     bool   // -w: the table, then a line per change
 	Selector  string // -l: a label selector, as kubectl's (get)
+
+	// Printer flags, as kubectl get's: label columns (the table's and the
+	// watch's), no header line (those and custom-columns).
+	ShowLabels   bool     // --show-labels: a LABELS column, last
+	LabelColumns []string // -L: a column per label key
+	NoHeaders    bool     // --no-headers
 }
 
 // matcher is the pods o selects: namespace, name and label selector.
@@ -57,8 +63,11 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
 		}
 	}
-	if o.Watch && o.Output != "" && o.Output != "wide" {
+	if o.Watch && !o.table() {
 		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
+	}
+	if o.ShowLabels && !o.table() {
+		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
 	}
 	if err := validateNames(o.Namespace, o.Name); err != nil {
 		return err
@@ -87,7 +96,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		for i := range pods {
 			objs[i] = &pods[i]
 		}
-		return printColumns(s.Out, tmpl, objs)
+		return printColumns(s.Out, tmpl, objs, o.NoHeaders)
 	}
 	switch o.Output {
 	case "json", "yaml":
@@ -100,7 +109,13 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		fmt.Fprintln(s.ErrOut, "No resources found")
 		return nil
 	}
-	return podview.Table(s.Out, pods, o.Output == "wide", time.Now())
+	return o.columns().print(s.Out, pods, o.NoHeaders, time.Now())
+}
+
+// table reports whether o prints the pods table (kubectl's human-readable
+// printer): the default output, or wide.
+func (o GetOptions) table() bool {
+	return o.Output == "" || o.Output == "wide"
 }
 
 // listOrPod is what -o json/yaml/jsonpath print: the pod when one was

@@ -100,9 +100,10 @@ func relaxedJSONPath(expr string) (string, error) {
 	return "{." + field + "}", nil
 }
 
-// printColumns prints one row per object under the columns' headers;
-// absent values print as <none>, several values joined by ",".
-func printColumns(w io.Writer, spec string, objs []any) error {
+// printColumns prints one row per object under the columns' headers (none
+// with noHeaders); absent values print as <none>, several values joined by
+// ",".
+func printColumns(w io.Writer, spec string, objs []any, noHeaders bool) error {
 	cols, err := parseColumns(spec)
 	if err != nil {
 		return err
@@ -112,7 +113,9 @@ func printColumns(w io.Writer, spec string, objs []any) error {
 	for i, c := range cols {
 		headers[i] = c.header
 	}
-	fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	if !noHeaders {
+		fmt.Fprintln(tw, strings.Join(headers, "\t"))
+	}
 	for _, o := range objs {
 		obj, err := toGeneric(o)
 		if err != nil {

@@ -9,35 +9,38 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/podview"
 )
 
 // podWatcher prints the `get pods -w` lines: the table first, then one
 // line each time a pod's row changes (AGE aside, which changes by itself).
 type podWatcher struct {
-	out   *lineWriter
-	wide  bool
-	match func(*corev1.Pod) bool
-	now   func() time.Time
-	shown map[types.UID]string // the row last printed, without AGE
+	out       *lineWriter
+	cols      podColumns
+	noHeaders bool
+	match     func(*corev1.Pod) bool
+	now       func() time.Time
+	shown     map[types.UID]string // the row last printed, without AGE
 }
 
 func newPodWatcher(lw *lineWriter, o GetOptions, match func(*corev1.Pod) bool, now func() time.Time) *podWatcher {
-	return &podWatcher{out: lw, wide: o.Output == "wide", match: match, now: now, shown: map[types.UID]string{}}
+	return &podWatcher{out: lw, cols: o.columns(), noHeaders: o.NoHeaders, match: match, now: now, shown: map[types.UID]string{}}
 }
 
-// initial prints the table of the pods listed before the watch.
+// initial prints the table of the pods listed before the watch (its
+// header too, unless --no-headers).
 func (w *podWatcher) initial(pods []corev1.Pod) {
-	rows := [][]string{podview.Header(w.wide)}
+	var rows [][]string
+	if !w.noHeaders {
+		rows = append(rows, w.cols.header())
+	}
 	for i := range pods {
-		rows = append(rows, podview.Row(&pods[i], w.wide, w.now()))
+		r := w.cols.row(&pods[i], w.now())
+		w.shown[pods[i].UID] = rowKey(r)
+		rows = append(rows, r)
 	}
 	w.out.fit(rows...)
-	for i, r := range rows {
+	for _, r := range rows {
 		w.out.print(r)
-		if i > 0 {
-			w.shown[pods[i-1].UID] = rowKey(r)
-		}
 	}
 }
 
@@ -50,11 +53,11 @@ func (w *podWatcher) event(e api.WatchEvent) {
 			// No longer selected (a label changed): its last row once more,
 			// as a deleted one, then nothing.
 			delete(w.shown, p.UID)
-			w.out.print(podview.Row(p, w.wide, w.now()))
+			w.out.print(w.cols.row(p, w.now()))
 		}
 		return
 	}
-	row := podview.Row(p, w.wide, w.now())
+	row := w.cols.row(p, w.now())
 	key := rowKey(row)
 	if e.Type == api.WatchDeleted {
 		delete(w.shown, p.UID)

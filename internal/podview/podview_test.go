@@ -2,6 +2,7 @@ package podview
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,20 +90,14 @@ func TestTableAndDescribe(t *testing.T) {
 	p.Namespace = "default"
 	p.Status.PodIP = "10.89.0.5"
 	p.Status.StartTime = &metav1.Time{Time: now.Add(-90 * time.Second)}
+	header, row := Header(true), Row(&p, true, now)
+	if want := []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "SOURCE"}; !slices.Equal(header, want) {
+		t.Fatalf("header %q, want %q", header, want)
+	}
+	if want := []string{"web", "1/2", "CrashLoopBackOff", "2", "90s", "10.89.0.5", "<none>", "<none>"}; !slices.Equal(row, want) {
+		t.Fatalf("row %q, want %q", row, want)
+	}
 	var buf bytes.Buffer
-	if err := Table(&buf, []corev1.Pod{p}, true, now); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[0], "IP") {
-		t.Fatalf("table:\n%s", buf.String())
-	}
-	for _, want := range []string{"web", "1/2", "CrashLoopBackOff", "2", "90s", "10.89.0.5"} {
-		if !strings.Contains(lines[1], want) {
-			t.Fatalf("row %q lacks %q", lines[1], want)
-		}
-	}
-	buf.Reset()
 	evs := []Event{{Time: now.Add(-time.Minute), Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container b"}}
 	if err := Describe(&buf, &p, evs, now.Add(-95*time.Second), now); err != nil {
 		t.Fatal(err)
@@ -120,14 +115,10 @@ func TestRolledBackShown(t *testing.T) {
 	p := pod("web", corev1.PodRunning, 0, running("a", true))
 	p.Annotations = map[string]string{podstate.AnnotationConfigSource: "/etc/podhost/manifests/web.yaml",
 		podstate.AnnotationRolledBackFrom: "0123456789abcdef", podstate.AnnotationRolledBackReason: "ImagePullBackOff: not Ready within 5s"}
+	if want, row := "/etc/podhost/manifests/web.yaml (rolled back from 0123456789abcdef)", Row(&p, true, now); row[len(row)-1] != want {
+		t.Fatalf("wide row %q: SOURCE is not %q", row, want)
+	}
 	var buf bytes.Buffer
-	if err := Table(&buf, []corev1.Pod{p}, true, now); err != nil {
-		t.Fatal(err)
-	}
-	if want := "/etc/podhost/manifests/web.yaml (rolled back from 0123456789abcdef)"; !strings.Contains(buf.String(), want) {
-		t.Fatalf("wide table lacks %q:\n%s", want, buf.String())
-	}
-	buf.Reset()
 	if err := Describe(&buf, &p, nil, time.Time{}, now); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,12 @@
 // Package podview renders pods for people, the way kubectl does: the
-// `get pods` table (with kubectl's STATUS column logic) and `describe pod`.
+// `get pods` table's columns (with kubectl's STATUS column logic) and
+// `describe pod`.
 // Pure functions over core/v1 objects; no I/O beyond the writer given.
 package podview
 
 import (
 	"fmt"
 	"io"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,19 +16,10 @@ import (
 	"github.com/podhost/podhost/internal/qos"
 )
 
-// Table writes NAME READY STATUS RESTARTS AGE (and IP NODE SOURCE with
-// wide; SOURCE is the manifest file or URL the pod came from, marked when
-// podhost rolled the pod back to it from a newer version).
-func Table(w io.Writer, pods []corev1.Pod, wide bool, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(Header(wide), "\t"))
-	for i := range pods {
-		fmt.Fprintln(tw, strings.Join(Row(&pods[i], wide, now), "\t"))
-	}
-	return tw.Flush()
-}
-
-// Header is the table's column names, one per cell of Row.
+// Header is the `get pods` table's column names, one per cell of Row: NAME
+// READY STATUS RESTARTS AGE, and IP NODE SOURCE with wide (SOURCE is the
+// manifest file or URL the pod came from, marked when podhost rolled the pod
+// back to it from a newer version).
 func Header(wide bool) []string {
 	h := []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}
 	if wide {

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/api"
+)
+
+// podsBackend serves fixed pods.
+type podsBackend struct{ pods []*corev1.Pod }
+
+func (b podsBackend) Pods() []*corev1.Pod                                           { return b.pods }
+func (podsBackend) Events(string, string) ([]api.Event, error)                      { return nil, nil }
+func (podsBackend) FileErrors() []api.FileError                                     { return nil }
+func (podsBackend) Ready() bool                                                     { return true }
+func (podsBackend) Runtime() api.RuntimeStatus                                      { return api.RuntimeStatus{Healthy: true} }
+func (podsBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
+func (podsBackend) Exec(context.Context, api.ExecRequest, io.Reader, io.Writer, io.Writer) (int, error) {
+	return 0, nil
+}
+
+// servePods runs the API server over pods and returns its socket.
+func servePods(t *testing.T, pods ...*corev1.Pod) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ph-cmd-") // short: socket paths are limited to 108 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = api.NewServer(podsBackend{pods: pods}, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
+	for api.NewClient(sock).Ready(ctx) != nil {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return sock
+}
+
+func namedPod(name string, labels map[string]string) *corev1.Pod {
+	p := &corev1.Pod{}
+	p.Namespace, p.Name, p.Labels = "default", name, labels
+	p.Spec.Containers = []corev1.Container{{Name: "c", Image: "img"}}
+	p.Status.Phase = corev1.PodRunning
+	return p
+}
+
+// The printer flags reach get pods: -L repeated and comma-separated,
+// --show-labels, --no-headers; they are refused for ConfigMaps and Secrets,
+// and --show-labels with an output other than the table.
+func TestGetPrinterFlags(t *testing.T) {
+	e := newTestEnv(t)
+	sock := servePods(t, namedPod("web", map[string]string{"app": "web", "tier": "front", "env": "prod"}))
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{args: []string{"get", "pods", "-L", "app,tier", "-L", "env", "--no-headers"},
+			stdout: "web   0/1   Running   0   <unknown>   web   front   prod\n"},
+		{args: []string{"get", "pods", "--label-columns=app", "--show-labels"}, stdout: "" +
+			"NAME   READY   STATUS    RESTARTS   AGE         APP   LABELS\n" +
+			"web    0/1     Running   0          <unknown>   web   app=web,env=prod,tier=front\n"},
+		{args: []string{"get", "pods", "-o", "name", "-L", "app", "--no-headers"}, stdout: "pod/web\n"},
+		{args: []string{"get", "pods", "-o", "yaml", "--show-labels"}, code: 1,
+			stderr: "Error: --show-labels option cannot be used with yaml printer\n"},
+		{args: []string{"get", "configmaps", "--show-labels"}, code: 1,
+			stderr: "Error: --show-labels: podhost supports it for pods, not configmaps\n"},
+		{args: []string{"get", "secrets", "-L", "app"}, code: 1,
+			stderr: "Error: --label-columns: podhost supports it for pods, not secrets\n"},
+		{args: []string{"get", "cm", "--no-headers"}, code: 1,
+			stderr: "Error: --no-headers: podhost supports it for pods, not configmaps\n"},
+	} {
+		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("podhost %s: code %d, stdout %q, stderr %q; want %d, %q, %q",
+				strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
