@@ -55,21 +55,7 @@ func CheckResource(r string) error {
 
 // Get prints pods as a table, JSON (a core/v1 PodList), YAML or names.
 func Get(ctx context.Context, o GetOptions, s IOStreams) error {
-	tmplFormat, tmpl := templateFormat(o.Output)
-	switch o.Output {
-	case "", "wide", "json", "yaml", "name":
-	default:
-		if tmplFormat == "" {
-			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
-		}
-	}
-	if o.Watch && !o.table() {
-		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
-	}
-	if o.ShowLabels && !o.table() {
-		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
-	}
-	if err := validateNames(o.Namespace, o.Name); err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	match, err := o.matcher()
@@ -88,7 +74,32 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if o.Watch {
 		return watchPods(ctx, c, o, match, pods, s)
 	}
-	switch tmplFormat {
+	return o.print(pods, s)
+}
+
+// validate checks the output format, the flags that go with it and the
+// names, before the daemon is asked.
+func (o GetOptions) validate() error {
+	tmplFormat, _ := templateFormat(o.Output)
+	switch o.Output {
+	case "", "wide", "json", "yaml", "name":
+	default:
+		if tmplFormat == "" {
+			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
+		}
+	}
+	if o.Watch && !o.table() {
+		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
+	}
+	if o.ShowLabels && !o.table() {
+		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
+	}
+	return validateNames(o.Namespace, o.Name)
+}
+
+// print writes pods in o's output format.
+func (o GetOptions) print(pods []corev1.Pod, s IOStreams) error {
+	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
 	case formatJSONPath:
 		return printJSONPath(s.Out, tmpl, listOrPod(pods, o.Name != ""))
 	case formatCustomColumns:
@@ -105,7 +116,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		podview.Names(s.Out, pods)
 		return nil
 	}
-	if len(pods) == 0 && !o.Watch {
+	if len(pods) == 0 {
 		fmt.Fprintln(s.ErrOut, "No resources found")
 		return nil
 	}
