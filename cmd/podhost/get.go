@@ -14,6 +14,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 		Use:   "get pods|configmaps|secrets [NAME]",
 		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
 		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n  podhost get pods --show-labels\n  podhost get pods -L app,tier --no-headers\n" +
+			"  podhost get pods --sort-by=.status.startTime\n  podhost get pods --sort-by='{.status.containerStatuses[0].restartCount}'\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -48,6 +49,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods only")
 	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods only")
 	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output); pods only")
+	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
 	var all bool
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n)")
 	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
@@ -56,7 +58,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 
 // podsOnlyFlags refuses the printer flags get supports for pods only.
 func podsOnlyFlags(cmd *cobra.Command, resource string) error {
-	for _, name := range []string{"show-labels", "label-columns", "no-headers"} {
+	for _, name := range []string{"show-labels", "label-columns", "no-headers", "sort-by"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s: podhost supports it for pods, not %s", name, resource)
 		}

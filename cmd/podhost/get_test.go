@@ -56,22 +56,24 @@ func namedPod(name string, labels map[string]string) *corev1.Pod {
 }
 
 // The printer flags reach get pods: -L repeated and comma-separated,
-// --show-labels, --no-headers; they are refused for ConfigMaps and Secrets,
-// and --show-labels with an output other than the table.
+// --show-labels, --no-headers, --sort-by; they are refused for ConfigMaps
+// and Secrets, --show-labels with an output other than the table, and a bad
+// --sort-by in one line.
 func TestGetPrinterFlags(t *testing.T) {
 	e := newTestEnv(t)
-	sock := servePods(t, namedPod("web", map[string]string{"app": "web", "tier": "front", "env": "prod"}))
+	sock := servePods(t, namedPod("web", map[string]string{"app": "web", "tier": "front", "env": "prod"}), namedPod("db", nil))
 	for _, tc := range []struct {
 		args           []string
 		code           int
 		stdout, stderr string
 	}{
-		{args: []string{"get", "pods", "-L", "app,tier", "-L", "env", "--no-headers"},
+		{args: []string{"get", "pods", "web", "-L", "app,tier", "-L", "env", "--no-headers"},
 			stdout: "web   0/1   Running   0   <unknown>   web   front   prod\n"},
 		{args: []string{"get", "pods", "--label-columns=app", "--show-labels"}, stdout: "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         APP   LABELS\n" +
-			"web    0/1     Running   0          <unknown>   web   app=web,env=prod,tier=front\n"},
-		{args: []string{"get", "pods", "-o", "name", "-L", "app", "--no-headers"}, stdout: "pod/web\n"},
+			"web    0/1     Running   0          <unknown>   web   app=web,env=prod,tier=front\n" +
+			"db     0/1     Running   0          <unknown>         <none>\n"},
+		{args: []string{"get", "pods", "-o", "name", "-L", "app", "--no-headers"}, stdout: "pod/web\npod/db\n"},
 		{args: []string{"get", "pods", "-o", "yaml", "--show-labels"}, code: 1,
 			stderr: "Error: --show-labels option cannot be used with yaml printer\n"},
 		{args: []string{"get", "configmaps", "--show-labels"}, code: 1,
@@ -80,6 +82,14 @@ func TestGetPrinterFlags(t *testing.T) {
 			stderr: "Error: --label-columns: podhost supports it for pods, not secrets\n"},
 		{args: []string{"get", "cm", "--no-headers"}, code: 1,
 			stderr: "Error: --no-headers: podhost supports it for pods, not configmaps\n"},
+		{args: []string{"get", "secret", "--sort-by=.metadata.name"}, code: 1,
+			stderr: "Error: --sort-by: podhost supports it for pods, not secrets\n"},
+		{args: []string{"get", "pods", "-o", "name", "--sort-by", "{.metadata.name}"}, stdout: "pod/db\npod/web\n"},
+		{args: []string{"get", "pods", "-o", "name", "--sort-by", "{.metadata.labels.app}"}, stdout: "pod/db\npod/web\n"},
+		{args: []string{"get", "pods", "--sort-by", "{.metadata.name"}, code: 1,
+			stderr: "Error: --sort-by \"{.metadata.name\": unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'\n"},
+		{args: []string{"get", "pods", "--sort-by", ".metadata.nope"}, code: 1,
+			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.nope}\" in the list of objects\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {

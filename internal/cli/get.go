@@ -31,6 +31,8 @@ type GetOptions struct {
 	ShowLabels   bool     // --show-labels: a LABELS column, last
 	LabelColumns []string // -L: a column per label key
 	NoHeaders    bool     // --no-headers
+
+	SortBy string // --sort-by: a JSONPath, as kubectl's
 }
 
 // matcher is the pods o selects: namespace, name and label selector.
@@ -62,6 +64,10 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
+	sorter, err := newPodSorter(o.SortBy)
+	if err != nil {
+		return err
+	}
 	c := newClient(o.Socket, s)
 	list, err := c.ListPods(ctx)
 	if err != nil {
@@ -70,6 +76,11 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	pods := filterPods(list.Items, match)
 	if o.Name != "" && len(pods) == 0 {
 		return fmt.Errorf("pods %q not found", o.Name)
+	}
+	if o.sorts(pods) {
+		if err := sorter.sort(pods); err != nil {
+			return err
+		}
 	}
 	if o.Watch {
 		return watchPods(ctx, c, o, match, pods, s)
@@ -127,6 +138,20 @@ func (o GetOptions) print(pods []corev1.Pod, s IOStreams) error {
 // printer): the default output, or wide.
 func (o GetOptions) table() bool {
 	return o.Output == "" || o.Output == "wide"
+}
+
+// sorts reports whether --sort-by applies to pods, as with kubectl get: to
+// the table (even of one named pod), to the first table of a watch when it
+// has more than one row (not to the lines after it), and to the List the
+// other outputs print (not to one named pod).
+func (o GetOptions) sorts(pods []corev1.Pod) bool {
+	switch {
+	case o.Watch:
+		return len(pods) > 1
+	case o.table():
+		return true
+	}
+	return o.Name == ""
 }
 
 // listOrPod is what -o json/yaml/jsonpath print: the pod when one was
