@@ -34,7 +34,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 					return err
 				}
 				return cli.GetData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
-					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output}, g.streams)
+					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output, NoHeaders: opts.NoHeaders}, g.streams)
 			}
 			if err := cli.CheckResource(args[0]); err != nil {
 				return err
@@ -48,7 +48,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods only")
 	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods only")
 	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods only")
-	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output); pods only")
+	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output)")
 	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
 	var all bool
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n)")
@@ -58,7 +58,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 
 // podsOnlyFlags refuses the printer flags get supports for pods only.
 func podsOnlyFlags(cmd *cobra.Command, resource string) error {
-	for _, name := range []string{"show-labels", "label-columns", "no-headers", "sort-by"} {
+	for _, name := range []string{"show-labels", "label-columns", "sort-by"} {
 		if cmd.Flags().Changed(name) {
 			return fmt.Errorf("--%s: podhost supports it for pods, not %s", name, resource)
 		}

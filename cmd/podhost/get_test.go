@@ -56,8 +56,8 @@ func namedPod(name string, labels map[string]string) *corev1.Pod {
 }
 
 // The printer flags reach get pods: -L repeated and comma-separated,
-// --show-labels, --no-headers, --sort-by; they are refused for ConfigMaps
-// and Secrets, --show-labels with an output other than the table, and a bad
+// --show-labels, --no-headers, --sort-by; all but --no-headers are refused
+// for ConfigMaps and Secrets, --show-labels with an output other than the table, and a bad
 // --sort-by in one line.
 func TestGetPrinterFlags(t *testing.T) {
 	e := newTestEnv(t)
@@ -80,8 +80,7 @@ func TestGetPrinterFlags(t *testing.T) {
 			stderr: "Error: --show-labels: podhost supports it for pods, not configmaps\n"},
 		{args: []string{"get", "secrets", "-L", "app"}, code: 1,
 			stderr: "Error: --label-columns: podhost supports it for pods, not secrets\n"},
-		{args: []string{"get", "cm", "--no-headers"}, code: 1,
-			stderr: "Error: --no-headers: podhost supports it for pods, not configmaps\n"},
+		{args: []string{"get", "cm", "--no-headers"}, stderr: "No resources found\n"},
 		{args: []string{"get", "secret", "--sort-by=.metadata.name"}, code: 1,
 			stderr: "Error: --sort-by: podhost supports it for pods, not secrets\n"},
 		{args: []string{"get", "pods", "-o", "name", "--sort-by", "{.metadata.name}"}, stdout: "pod/db\npod/web\n"},
@@ -90,6 +89,8 @@ func TestGetPrinterFlags(t *testing.T) {
 			stderr: "Error: --sort-by \"{.metadata.name\": unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'\n"},
 		{args: []string{"get", "pods", "--sort-by", ".metadata.nope"}, code: 1,
 			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.nope}\" in the list of objects\n"},
+		{args: []string{"get", "pods", "--sort-by", ".metadata.creationTimestamp"}, code: 1,
+			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.creationTimestamp}\" in the list of objects (podhost sets no creationTimestamp: .status.startTime is when a pod started)\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {

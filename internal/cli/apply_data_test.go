@@ -115,6 +115,11 @@ func TestGetConfigData(t *testing.T) {
 			t.Errorf("get %s -o %s printed the Secret value", tc.resource, tc.output)
 		}
 	}
+	var noHeaders bytes.Buffer
+	if err := GetData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, NoHeaders: true}, IOStreams{Out: &noHeaders, ErrOut: &noHeaders}); err != nil ||
+		noHeaders.String() != "default   app   1\n" {
+		t.Errorf("get configmaps --no-headers = %q, %v", noHeaders.String(), err)
+	}
 	if err := GetData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Name: "nope"}, IOStreams{Out: &out, ErrOut: &out}); err == nil ||
 		err.Error() != `secrets "nope" not found` {
 		t.Errorf("missing: %v", err)

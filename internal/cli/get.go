@@ -83,6 +83,9 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		}
 	}
 	if o.Watch {
+		if o.SortBy != "" { // kubectl's words; it, too, sorts only the first table
+			fmt.Fprintln(s.ErrOut, "warning: --watch or --watch-only requested, --sort-by will be ignored")
+		}
 		return watchPods(ctx, c, o, match, pods, s)
 	}
 	return o.print(pods, s)

@@ -31,6 +31,7 @@ type GetDataOptions struct {
 	Namespace     string // "" = all
 	Name          string
 	Output        string // "", json, yaml, name
+	NoHeaders     bool   // the table without its header line
 }
 
 // GetData prints the ConfigMaps or Secrets declared in the manifest dir
@@ -95,7 +96,9 @@ func GetData(o GetDataOptions, s IOStreams) error {
 	if kind == "secret" {
 		header = "NAMESPACE\tNAME\tTYPE\tDATA"
 	}
-	fmt.Fprintln(tw, header)
+	if !o.NoHeaders {
+		fmt.Fprintln(tw, header)
+	}
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}

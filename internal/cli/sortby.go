@@ -62,7 +62,11 @@ func (s *podSorter) sort(pods []corev1.Pod) error {
 		keys[i], found = k, found || k.found
 	}
 	if !found {
-		return fmt.Errorf("--sort-by: couldn't find any field with path %q in the list of objects", s.field)
+		hint := ""
+		if s.field == "{.metadata.creationTimestamp}" {
+			hint = " (podhost sets no creationTimestamp: .status.startTime is when a pod started)"
+		}
+		return fmt.Errorf("--sort-by: couldn't find any field with path %q in the list of objects%s", s.field, hint)
 	}
 	order := make([]int, len(pods))
 	for i := range order {
