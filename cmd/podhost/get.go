@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -95,21 +96,32 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 func newLogsCmd(g *globalOptions) *cobra.Command {
 	var opts cli.LogsOptions
 	cmd := &cobra.Command{
-		Use:     "logs NAME",
+		Use:     "logs NAME|-l SELECTOR",
 		Short:   "Print a container's logs",
-		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m",
-		Args:    cobra.ExactArgs(1),
+		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m\n  podhost logs web --all-containers --prefix\n  podhost logs -l app=web -f",
+		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
 				return err
 			}
-			opts.Socket, opts.Name = cfg.Socket, args[0]
+			opts.Socket = cfg.Socket
+			if len(args) == 1 {
+				opts.Name = args[0]
+			}
+			opts.TailSet = cmd.Flags().Changed("tail")
+			if cmd.Flags().Changed("max-log-requests") && opts.MaxLogRequests < 1 {
+				return errors.New("--max-log-requests must be greater than 0")
+			}
 			return cli.Logs(cmd.Context(), opts, g.streams)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	f.StringVarP(&opts.Selector, "selector", "l", "", "logs of the pods this label selector matches (e.g. app=web), instead of NAME; --tail defaults to 10")
+	f.BoolVar(&opts.AllContainers, "all-containers", false, "logs of every container of the pod(s): init containers first")
+	f.BoolVar(&opts.Prefix, "prefix", false, "prefix each line with its source: [pod/NAME/CONTAINER]")
+	f.IntVar(&opts.MaxLogRequests, "max-log-requests", 5, "with -f, the most log streams followed at once")
 	f.StringVarP(&opts.Container, "container", "c", "", "container name (default: the kubectl.kubernetes.io/default-container annotation's, else the first)")
 	f.BoolVarP(&opts.Follow, "follow", "f", false, "keep streaming new output")
 	f.BoolVarP(&opts.Previous, "previous", "p", false, "the previous (terminated) instance of the container")
