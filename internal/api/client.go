@@ -68,7 +68,7 @@ func (c *Client) do(ctx context.Context, method, path string) (*http.Response, e
 	if resp.StatusCode == http.StatusNotFound {
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return nil, fmt.Errorf("%s: %w", strings.TrimSpace(string(b)), ErrNotFound)
+		return nil, &statusError{msg: strings.TrimSpace(string(b)), sentinel: ErrNotFound} // the server's words, as they are
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()

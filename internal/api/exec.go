@@ -82,6 +82,12 @@ type statusError struct {
 func (e *statusError) Error() string { return e.msg }
 func (e *statusError) Unwrap() error { return e.sentinel }
 
+// NotFoundf returns an error matching ErrNotFound with the formatted message
+// (and nothing appended).
+func NotFoundf(format string, args ...any) error {
+	return &statusError{msg: fmt.Sprintf(format, args...), sentinel: ErrNotFound}
+}
+
 // Conflictf returns an error matching ErrConflict with the formatted message
 // (and nothing appended).
 func Conflictf(format string, args ...any) error {

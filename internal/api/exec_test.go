@@ -76,11 +76,17 @@ func TestExecQuery(t *testing.T) {
 
 // fakeBackend serves exec with fn; the rest is empty.
 type fakeBackend struct {
-	exec func(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	exec      func(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error)
+	eventsErr error // default ErrNotFound
 }
 
-func (fakeBackend) Pods() []*corev1.Pod                                         { return nil }
-func (fakeBackend) Events(string, string) ([]Event, error)                      { return nil, ErrNotFound }
+func (fakeBackend) Pods() []*corev1.Pod { return nil }
+func (f fakeBackend) Events(string, string) ([]Event, error) {
+	if f.eventsErr != nil {
+		return nil, f.eventsErr
+	}
+	return nil, ErrNotFound
+}
 func (fakeBackend) FileErrors() []FileError                                     { return nil }
 func (fakeBackend) Ready() bool                                                 { return true }
 func (fakeBackend) Runtime() RuntimeStatus                                      { return RuntimeStatus{Healthy: true} }
@@ -276,5 +282,16 @@ func TestExecDaemonDown(t *testing.T) {
 	_, err := c.Exec(context.Background(), ExecRequest{Namespace: "default", Name: "web", Command: []string{"x"}}, nil, io.Discard, io.Discard)
 	if !errors.Is(err, ErrDaemonDown) {
 		t.Fatalf("Exec: %v, want ErrDaemonDown", err)
+	}
+}
+
+// A 404's message reaches the client as the daemon wrote it (kubectl's
+// words, nothing appended), still matching ErrNotFound.
+func TestNotFoundMessageVerbatim(t *testing.T) {
+	want := `pods "gone" not found`
+	c := startServer(t, fakeBackend{eventsErr: NotFoundf("pods %q not found", "gone")})
+	_, err := c.Events(context.Background(), "default", "gone")
+	if err == nil || err.Error() != want || !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Events: %v (ErrNotFound: %v), want %q", err, errors.Is(err, ErrNotFound), want)
 	}
 }

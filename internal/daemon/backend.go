@@ -63,7 +63,7 @@ func (b *backend) find(namespace, name string) (*corev1.Pod, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("pods %q: %w", name, api.ErrNotFound)
+	return nil, api.NotFoundf("pods %q not found", name)
 }
 
 func (b *backend) Events(namespace, name string) ([]api.Event, error) {
@@ -103,7 +103,7 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 	}
 	if req.Previous {
 		if restarts == 0 {
-			return fmt.Errorf("previous terminated container %q in pod %q not found: %w", name, p.Name, api.ErrNotFound)
+			return api.NotFoundf("previous terminated container %q in pod %q not found", name, p.Name)
 		}
 		restarts--
 	}
@@ -174,7 +174,7 @@ func pickContainer(p *corev1.Pod, name string) (string, int, error) {
 		found = found || c.Name == name
 	}
 	if !found {
-		return "", 0, fmt.Errorf("container %s is not valid for pod %s: %w", name, p.Name, api.ErrNotFound)
+		return "", 0, api.NotFoundf("container %s is not valid for pod %s", name, p.Name)
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {
