@@ -69,6 +69,9 @@ func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
 	}
 	out := &lineOut{w: s.Out}
 	for _, st := range streams {
+		if ctx.Err() != nil {
+			return nil // interrupted: as one stream, the rest is not asked for
+		}
 		if err := o.copyLog(ctx, c, req, st, out, !o.Prefix); err != nil {
 			return err
 		}
@@ -81,7 +84,7 @@ func (o LogsOptions) validate() error {
 	case o.Name == "" && o.Selector == "":
 		return errors.New("a pod NAME or -l/--selector is required")
 	case o.Name != "" && o.Selector != "":
-		return errors.New("-l/--selector: only a selector (-l) or a POD name is allowed")
+		return errors.New("only a selector (-l) or a POD name is allowed")
 	case o.AllContainers && o.Container != "":
 		return fmt.Errorf("--all-containers=true should not be specified with container name %s", o.Container)
 	case o.MaxLogRequests < 0:
@@ -122,6 +125,13 @@ func (o LogsOptions) streams(ctx context.Context, c *api.Client, s IOStreams) ([
 		fmt.Fprintf(s.ErrOut, "No resources found in %s namespace.\n", o.Namespace)
 		return nil, nil
 	}
+	if o.Container != "" {
+		for _, p := range pods {
+			if err := hasContainer(p, o.Container); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var streams []logStream
 	for _, p := range pods {
 		for _, name := range o.containers(p, s) {
@@ -158,6 +168,19 @@ func (o LogsOptions) pods(ctx context.Context, c *api.Client) ([]*corev1.Pod, er
 	return pods, nil
 }
 
+// hasContainer fails, in kubectl's words, unless p has a container (init
+// or app) of that name.
+func hasContainer(p *corev1.Pod, name string) error {
+	var names []string
+	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
+		if c.Name == name {
+			return nil
+		}
+		names = append(names, c.Name)
+	}
+	return fmt.Errorf("container %s is not valid for pod %s out of: %s", name, p.Name, strings.Join(names, ", "))
+}
+
 // containers is the pod's containers o selects: all of them (init ones
 // first, as kubectl), -c, or the default one.
 func (o LogsOptions) containers(p *corev1.Pod, s IOStreams) []string {
@@ -190,8 +213,7 @@ func (o LogsOptions) copyLog(ctx context.Context, c *api.Client, req api.LogRequ
 		w.prefix = fmt.Sprintf("[pod/%s/%s] ", st.pod, st.container)
 	}
 	err := c.Logs(ctx, req, w)
-	w.flush()
-	return err
+	return errors.Join(err, w.flush())
 }
 
 // followAll follows every stream at once; the first error stops them all.
@@ -223,10 +245,11 @@ type lineOut struct {
 	w  io.Writer
 }
 
-func (l *lineOut) write(b []byte) {
+func (l *lineOut) write(b []byte) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	_, _ = l.w.Write(b)
+	_, err := l.w.Write(b)
+	return err
 }
 
 // lineWriterTo collects a stream's output into lines and writes each, with
@@ -244,21 +267,25 @@ func (w *lineWriterTo) Write(p []byte) (int, error) {
 		if i < 0 {
 			break
 		}
-		w.emit(w.buf[:i+1])
+		if err := w.emit(w.buf[:i+1]); err != nil {
+			return 0, err // stdout is gone: the stream stops, as kubectl's
+		}
 		w.buf = w.buf[i+1:]
 	}
 	return len(p), nil
 }
 
-func (w *lineWriterTo) flush() {
-	if len(w.buf) > 0 {
-		w.emit(w.buf)
-		w.buf = nil
+func (w *lineWriterTo) flush() error {
+	if len(w.buf) == 0 {
+		return nil
 	}
+	line := w.buf
+	w.buf = nil
+	return w.emit(line)
 }
 
-func (w *lineWriterTo) emit(line []byte) {
-	w.out.write(append([]byte(w.prefix), line...))
+func (w *lineWriterTo) emit(line []byte) error {
+	return w.out.write(append([]byte(w.prefix), line...))
 }
 
 // defaultContainer is the container kubectl would pick in the pod, after

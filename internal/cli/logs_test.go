@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -99,6 +100,7 @@ func TestLogsRefused(t *testing.T) {
 		{LogsOptions{Name: "web", Selector: "app=web"}, "only a selector (-l) or a POD name is allowed"},
 		{LogsOptions{}, "NAME or -l/--selector is required"},
 		{LogsOptions{Selector: "app in ("}, "-l/--selector: unable to parse"},
+		{LogsOptions{Selector: "app=web", Container: "nope"}, "container nope is not valid for pod web out of: setup, app, side"},
 		{LogsOptions{Name: "web", AllContainers: true, Follow: true, MaxLogRequests: 2},
 			"you are attempting to follow 3 log streams, but maximum allowed concurrency is 2, use --max-log-requests to increase the limit"},
 		{LogsOptions{Selector: "app=web", AllContainers: true, Follow: true},
@@ -203,7 +205,7 @@ func TestLogsFollowKeepsLinesWhole(t *testing.T) {
 	}
 }
 
-// A stream that fails (a container not started yet) ends the others: the
+// A stream that fails (e.g. a container the pod no longer has) ends the others: the
 // error is the command's, as kubectl's, and nothing hangs.
 func TestLogsFollowStopsAtFirstError(t *testing.T) {
 	write := func(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
@@ -219,5 +221,23 @@ func TestLogsFollowStopsAtFirstError(t *testing.T) {
 	_, _, err := runLogs(t, d, LogsOptions{Name: "web", AllContainers: true, Follow: true})
 	if err == nil || !strings.Contains(err.Error(), `container "side" in pod "web" is waiting to start`) {
 		t.Errorf("got %v, want side's error", err)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("stdout closed") }
+
+// A write that fails (stdout gone) ends the command with that error.
+func TestLogsStopsWhenOutputFails(t *testing.T) {
+	d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}}
+	d.runtime = api.RuntimeStatus{Healthy: true}
+	o := LogsOptions{Socket: serve(t, d), Namespace: "default", Name: "web", AllContainers: true, Prefix: true}
+	err := Logs(context.Background(), o, IOStreams{Out: failingWriter{}, ErrOut: &bytes.Buffer{}})
+	if err == nil || !strings.Contains(err.Error(), "stdout closed") {
+		t.Fatalf("Logs = %v, want the write error", err)
+	}
+	if got := d.streams(); len(got) != 1 {
+		t.Fatalf("log requests %v, want the first only", got)
 	}
 }
