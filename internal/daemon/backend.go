@@ -106,12 +106,48 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 			return api.NotFoundf("previous terminated container %q in pod %q not found", name, p.Name)
 		}
 		restarts--
+	} else if err := waitingToStart(p, name); err != nil {
+		return err
 	}
 	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, restarts)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps, Since: req.Since}
+	uid, attempt := p.UID, restarts
+	opts.Running = func() bool { // the followed attempt still runs
+		p, err := b.find(req.Namespace, req.Name)
+		return err == nil && p.UID == uid && attemptRunning(p, name, attempt)
+	}
 	return logs.Read(ctx, path, opts, fw, fw)
+}
+
+// containerStatus is the status of the pod's (init or app) container name.
+func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, l := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range l {
+			if l[i].Name == name {
+				return &l[i]
+			}
+		}
+	}
+	return nil
+}
+
+// waitingToStart fails, in the kubelet's words (validateContainerLogStatus),
+// for a container that waits and never ran: it has no log yet.
+func waitingToStart(p *corev1.Pod, name string) error {
+	cs := containerStatus(p, name)
+	if cs == nil || cs.State.Waiting == nil || cs.LastTerminationState.Terminated != nil {
+		return nil
+	}
+	return fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.Name, cs.State.Waiting.Reason)
+}
+
+// attemptRunning reports whether the container's attempt (its restart
+// count when it started) is the one running.
+func attemptRunning(p *corev1.Pod, name string, attempt int) bool {
+	cs := containerStatus(p, name)
+	return cs != nil && cs.State.Running != nil && int(cs.RestartCount) == attempt
 }
 
 // Exec runs a command in a running container of a pod.

@@ -52,3 +52,38 @@ func TestRunningContainerID(t *testing.T) {
 		t.Errorf("the annotation's container: %v", err)
 	}
 }
+
+// A container that waits and never ran has no log (the kubelet's
+// validateContainerLogStatus); a follow lasts while its attempt runs.
+func TestLogStatus(t *testing.T) {
+	pod := &corev1.Pod{}
+	pod.Name = "web"
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
+		{Name: "init", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
+		{Name: "new", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}},
+		{Name: "crashing", RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}},
+		{Name: "main", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+	}
+	for _, tc := range []struct {
+		name, err string
+		attempt   int
+		running   bool
+	}{
+		{name: "new", err: `container "new" in pod "web" is waiting to start: ContainerCreating`},
+		{name: "crashing", attempt: 2},            // its last run's log
+		{name: "init"},                            // terminated: its log, not followed
+		{name: "main", attempt: 1, running: true}, // the running attempt
+		{name: "main", attempt: 0},                // an earlier attempt: its follow ends
+		{name: "unknown"},                         // no status yet: as before, no error
+	} {
+		err := waitingToStart(pod, tc.name)
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%s: waitingToStart = %v, want %q", tc.name, err, tc.err)
+		}
+		if got := attemptRunning(pod, tc.name, tc.attempt); got != tc.running {
+			t.Errorf("%s attempt %d: running = %v, want %v", tc.name, tc.attempt, got, tc.running)
+		}
+	}
+}

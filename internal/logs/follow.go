@@ -28,6 +28,7 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 	var errs <-chan error
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
+	var stopAt time.Time // set once the container is seen stopped
 	for {
 		if watcher != nil && events == nil && watcher.Add(filepath.Dir(r.path)) == nil {
 			// the directory may appear only later: retried every round
@@ -53,6 +54,9 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 				continue
 			}
 		}
+		if r.stopped(&stopAt) {
+			return nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -62,6 +66,22 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// stopped reports whether the follow is over: the container was seen
+// stopped at least a poll interval ago (*stopAt), so what its log driver
+// wrote after the exit has been read.
+func (r *reader) stopped(stopAt *time.Time) bool {
+	if r.running == nil {
+		return false
+	}
+	if stopAt.IsZero() {
+		if !r.running() {
+			*stopAt = time.Now().Add(pollInterval)
+		}
+		return false
+	}
+	return !time.Now().Before(*stopAt)
 }
 
 // rotated reports whether r.path no longer names the file cur reads.

@@ -22,16 +22,22 @@ type ReadOptions struct {
 	Tail       int
 	Timestamps bool
 	Since      time.Time
+	// Running, when set, ends a Follow once it reports false (the
+	// container stopped), after what was written until a poll interval
+	// later: the kubelet's ReadLogs ends a follow when its container is no
+	// longer running. Nil: follow until ctx is done.
+	Running func() bool
 }
 
 // Read prints the messages of the CRI log file at path (and its rotated
 // predecessors <path>.N .. <path>.1, oldest first) to stdout / stderr by
 // stream, joining partial records. With Follow it keeps printing new
-// messages, across rotations, until ctx is cancelled, and then returns nil.
+// messages, across rotations, until ctx is cancelled or opts.Running
+// reports the container stopped, and then returns nil.
 // A missing file is not an error: nothing is printed (or, with Follow, the
 // file is waited for).
 func Read(ctx context.Context, path string, opts ReadOptions, stdout, stderr io.Writer) error {
-	r := &reader{path: path, sink: newSink(opts, stdout, stderr), asm: newAssembler()}
+	r := &reader{path: path, sink: newSink(opts, stdout, stderr), asm: newAssembler(), running: opts.Running}
 	files := rotatedFiles(path)
 	start := 0
 	if opts.Tail >= 0 {
@@ -64,9 +70,10 @@ func Read(ctx context.Context, path string, opts ReadOptions, stdout, stderr io.
 }
 
 type reader struct {
-	path string
-	sink *sink
-	asm  *assembler
+	path    string
+	sink    *sink
+	asm     *assembler
+	running func() bool // nil: always
 }
 
 // readFile feeds every complete record of a (rotated, closed) file.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,4 +195,30 @@ func TestFollowAcrossRotation(t *testing.T) {
 		}
 	}
 	out.waitFor(t, "all lines in order", func(s string) bool { return s == want.String() })
+}
+
+// A follow ends by itself once the container stopped, after reading what
+// its log driver wrote until a poll interval later (the kubelet's ReadLogs
+// ends a follow when the container is no longer running).
+func TestFollowEndsWhenContainerStops(t *testing.T) {
+	w := newTestWriter(t, logdriver.Config{})
+	_ = w.WriteRecord(Stdout, false, []byte("before"))
+	var running atomic.Bool
+	running.Store(true)
+	out := &syncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Read(context.Background(), w.Path(), ReadOptions{Follow: true, Tail: TailAll, Running: running.Load}, out, out)
+	}()
+	out.waitFor(t, "history", func(s string) bool { return s == "before\n" })
+	running.Store(false)
+	_ = w.WriteRecord(Stdout, false, []byte("last words")) // the driver's flush after the exit
+	select {
+	case err := <-done:
+		if err != nil || out.String() != "before\nlast words\n" {
+			t.Fatalf("Read = %v, printed %q", err, out.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("follow did not end after the container stopped")
+	}
 }
