@@ -101,19 +101,15 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 	if err != nil {
 		return err
 	}
-	if req.Previous {
-		if restarts == 0 {
-			return api.NotFoundf("previous terminated container %q in pod %q not found", name, p.Name)
-		}
-		restarts--
-	} else if err := waitingToStart(p, name); err != nil {
+	attempt, err := logAttempt(p, name, restarts, req.Previous)
+	if err != nil {
 		return err
 	}
-	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, restarts)
+	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, attempt)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
 	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps, Since: req.Since}
-	uid, attempt := p.UID, restarts
+	uid := p.UID
 	opts.Running = func() bool { // the followed attempt still runs
 		p, err := b.find(req.Namespace, req.Name)
 		return err == nil && p.UID == uid && attemptRunning(p, name, attempt)
@@ -133,21 +129,50 @@ func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 	return nil
 }
 
-// waitingToStart fails, in the kubelet's words (validateContainerLogStatus),
-// for a container that waits and never ran: it has no log yet.
-func waitingToStart(p *corev1.Pod, name string) error {
+// logAttempt is the attempt (restart count) whose log a request reads,
+// chosen as the kubelet's validateContainerLogStatus chooses the container:
+// with previous, the last terminated run (the one that just ended while
+// the container waits in back-off, else the one before the current); else
+// the current run, or the last one while it waits to restart. Its errors,
+// the kubelet's words, are bad requests (400).
+func logAttempt(p *corev1.Pod, name string, restarts int, previous bool) (int, error) {
 	cs := containerStatus(p, name)
-	if cs == nil || cs.State.Waiting == nil || cs.LastTerminationState.Terminated != nil {
-		return nil
+	if cs == nil {
+		return 0, fmt.Errorf("container %q in pod %q is not available", name, p.Name)
 	}
-	return fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.Name, cs.State.Waiting.Reason)
+	last := cs.LastTerminationState.Terminated
+	switch {
+	case previous && last != nil && cs.State.Waiting != nil:
+		return restarts, nil
+	case previous && (last != nil || restarts > 0):
+		return max(restarts-1, 0), nil
+	case previous:
+		return 0, fmt.Errorf("previous terminated container %q in pod %q not found", name, p.Name)
+	case cs.State.Running != nil, cs.State.Terminated != nil, last != nil:
+		return restarts, nil
+	case cs.State.Waiting != nil:
+		return 0, fmt.Errorf("container %q in pod %q is waiting to start: %s", name, p.Name, waitingReason(cs.State.Waiting.Reason))
+	}
+	return 0, fmt.Errorf("container %q in pod %q is waiting to start - no logs yet", name, p.Name)
+}
+
+// waitingReason is how the kubelet words a waiting reason in a log error.
+func waitingReason(reason string) string {
+	switch reason {
+	case "ErrImagePull":
+		return "image can't be pulled"
+	case "ImagePullBackOff":
+		return "trying and failing to pull image"
+	}
+	return reason
 }
 
 // attemptRunning reports whether the container's attempt (its restart
-// count when it started) is the one running.
+// count when it started) is the one running; a container with no status
+// (not reported yet, e.g. right after a daemon restart) counts as running.
 func attemptRunning(p *corev1.Pod, name string, attempt int) bool {
 	cs := containerStatus(p, name)
-	return cs != nil && cs.State.Running != nil && int(cs.RestartCount) == attempt
+	return cs == nil || cs.State.Running != nil && int(cs.RestartCount) == attempt
 }
 
 // Exec runs a command in a running container of a pod.
@@ -210,7 +235,7 @@ func pickContainer(p *corev1.Pod, name string) (string, int, error) {
 		found = found || c.Name == name
 	}
 	if !found {
-		return "", 0, api.NotFoundf("container %s is not valid for pod %s", name, p.Name)
+		return "", 0, fmt.Errorf("container %s is not valid for pod %s", name, p.Name) // a bad request, as the API server's
 	}
 	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
 	for _, cs := range statuses {

@@ -27,8 +27,8 @@ func TestRunningContainerID(t *testing.T) {
 		sentinel           error
 	}{
 		{container: "main", id: "m1"},
-		{container: "", id: "m1"}, // kubectl's default: the first app container
-		{container: "nope", err: "container nope is not valid for pod web", sentinel: api.ErrNotFound},
+		{container: "", id: "m1"},                                           // kubectl's default: the first app container
+		{container: "nope", err: "container nope is not valid for pod web"}, // a bad request (400), as the API server's
 		{container: "side", err: "container side is not running (state: waiting: CrashLoopBackOff)", sentinel: api.ErrConflict},
 		{container: "init", err: "container init is not running (state: terminated: Completed, exit code 0)", sentinel: api.ErrConflict},
 		{container: "new", err: "container new is not running (state: not created)", sentinel: api.ErrConflict},
@@ -53,37 +53,68 @@ func TestRunningContainerID(t *testing.T) {
 	}
 }
 
-// A container that waits and never ran has no log (the kubelet's
-// validateContainerLogStatus); a follow lasts while its attempt runs.
-func TestLogStatus(t *testing.T) {
+// The log a request reads, as the kubelet's validateContainerLogStatus
+// picks it; a follow lasts while its attempt runs.
+func TestLogAttempt(t *testing.T) {
+	terminated := corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	waiting := func(reason string) corev1.ContainerState {
+		return corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}
+	}
 	pod := &corev1.Pod{}
 	pod.Name = "web"
-	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{
-		{Name: "init", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Completed"}}}}
+	pod.Status.InitContainerStatuses = []corev1.ContainerStatus{{Name: "init", State: terminated}}
 	pod.Status.ContainerStatuses = []corev1.ContainerStatus{
-		{Name: "new", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}},
-		{Name: "crashing", RestartCount: 2, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}},
-			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}},
-		{Name: "main", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}},
+		{Name: "new", State: waiting("ContainerCreating")},
+		{Name: "pull", State: waiting("ImagePullBackOff")},
+		{Name: "crashing", RestartCount: 2, State: waiting("CrashLoopBackOff"), LastTerminationState: terminated},
+		{Name: "main", RestartCount: 1, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}, LastTerminationState: terminated},
+		{Name: "done", RestartCount: 3, State: terminated, LastTerminationState: terminated},
+		{Name: "blank"},
 	}
 	for _, tc := range []struct {
-		name, err string
-		attempt   int
-		running   bool
+		name     string
+		previous bool
+		attempt  int
+		err      string
 	}{
 		{name: "new", err: `container "new" in pod "web" is waiting to start: ContainerCreating`},
-		{name: "crashing", attempt: 2},            // its last run's log
-		{name: "init"},                            // terminated: its log, not followed
-		{name: "main", attempt: 1, running: true}, // the running attempt
-		{name: "main", attempt: 0},                // an earlier attempt: its follow ends
-		{name: "unknown"},                         // no status yet: as before, no error
+		{name: "new", previous: true, err: `previous terminated container "new" in pod "web" not found`},
+		{name: "pull", err: `container "pull" in pod "web" is waiting to start: trying and failing to pull image`},
+		{name: "crashing", attempt: 2},                 // back-off: the run that just ended
+		{name: "crashing", previous: true, attempt: 2}, // the same, as the kubelet's LastTerminationState
+		{name: "main", attempt: 1},
+		{name: "main", previous: true, attempt: 0},
+		{name: "done", attempt: 3},
+		{name: "done", previous: true, attempt: 2},
+		{name: "init"},
+		{name: "blank", err: `container "blank" in pod "web" is waiting to start - no logs yet`},
+		{name: "unknown", err: `container "unknown" in pod "web" is not available`},
 	} {
-		err := waitingToStart(pod, tc.name)
-		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
-			t.Errorf("%s: waitingToStart = %v, want %q", tc.name, err, tc.err)
+		attempt, err := logAttempt(pod, tc.name, int(restartsOf(pod, tc.name)), tc.previous)
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) || (err == nil && attempt != tc.attempt) {
+			t.Errorf("%s previous=%v: %d, %v; want %d, %q", tc.name, tc.previous, attempt, err, tc.attempt, tc.err)
 		}
+		if errors.Is(err, api.ErrNotFound) {
+			t.Errorf("%s: %v is a bad request, not a 404", tc.name, err)
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		attempt int
+		running bool
+	}{
+		{"main", 1, true}, {"main", 0, false}, {"crashing", 2, false}, {"init", 0, false},
+		{"unknown", 0, true}, // no status yet: unknown, the follow goes on
+	} {
 		if got := attemptRunning(pod, tc.name, tc.attempt); got != tc.running {
 			t.Errorf("%s attempt %d: running = %v, want %v", tc.name, tc.attempt, got, tc.running)
 		}
 	}
+}
+
+func restartsOf(p *corev1.Pod, name string) int32 {
+	if cs := containerStatus(p, name); cs != nil {
+		return cs.RestartCount
+	}
+	return 0
 }

@@ -28,7 +28,7 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 	var errs <-chan error
 	tick := time.NewTicker(pollInterval)
 	defer tick.Stop()
-	var stopAt time.Time // set once the container is seen stopped
+	var stop stopWatch
 	for {
 		if watcher != nil && events == nil && watcher.Add(filepath.Dir(r.path)) == nil {
 			// the directory may appear only later: retried every round
@@ -54,8 +54,8 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 				continue
 			}
 		}
-		if r.stopped(&stopAt) {
-			return nil
+		if stop.over(r) {
+			return r.sink.flush(r.asm) // a partial message left: printed, as without -f
 		}
 		select {
 		case <-ctx.Done():
@@ -68,20 +68,33 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 	}
 }
 
-// stopped reports whether the follow is over: the container was seen
-// stopped at least a poll interval ago (*stopAt), so what its log driver
-// wrote after the exit has been read.
-func (r *reader) stopped(stopAt *time.Time) bool {
+// stopWatch ends a follow once its container stopped and the log stopped
+// growing: the container's log driver writes what the container wrote
+// before it exited for a moment after the exit is seen.
+type stopWatch struct {
+	checked time.Time // last call of Running: at most one per poll interval
+	at      time.Time // when the container was seen stopped (zero: running)
+	lines   int       // r.lines then
+}
+
+func (w *stopWatch) over(r *reader) bool {
 	if r.running == nil {
 		return false
 	}
-	if stopAt.IsZero() {
-		if !r.running() {
-			*stopAt = time.Now().Add(pollInterval)
+	now := time.Now()
+	if w.at.IsZero() || r.lines != w.lines {
+		if now.Sub(w.checked) < pollInterval && w.at.IsZero() {
+			return false
 		}
+		w.checked = now
+		if r.running() {
+			w.at = time.Time{}
+			return false
+		}
+		w.at, w.lines = now, r.lines // (again, when lines still arrive)
 		return false
 	}
-	return !time.Now().Before(*stopAt)
+	return now.Sub(w.at) >= pollInterval
 }
 
 // rotated reports whether r.path no longer names the file cur reads.

@@ -23,9 +23,10 @@ type ReadOptions struct {
 	Timestamps bool
 	Since      time.Time
 	// Running, when set, ends a Follow once it reports false (the
-	// container stopped), after what was written until a poll interval
-	// later: the kubelet's ReadLogs ends a follow when its container is no
-	// longer running. Nil: follow until ctx is done.
+	// container stopped) and the file has not grown for a poll interval:
+	// the kubelet's ReadLogs ends a follow when its container is no longer
+	// running. Called at most once per poll interval. Nil: follow until
+	// ctx is done.
 	Running func() bool
 }
 
@@ -74,6 +75,7 @@ type reader struct {
 	sink    *sink
 	asm     *assembler
 	running func() bool // nil: always
+	lines   int         // records read so far
 }
 
 // readFile feeds every complete record of a (rotated, closed) file.
@@ -96,6 +98,7 @@ func (r *reader) drain(lf *logFile) error {
 		if err != nil {
 			return err
 		}
+		r.lines++
 		rec, err := ParseRecord(line)
 		if err != nil {
 			continue // not ours / torn: skip
