@@ -171,12 +171,9 @@ func (o LogsOptions) pods(ctx context.Context, c *api.Client) ([]*corev1.Pod, er
 // hasContainer fails, in kubectl's words, unless p has a container (init
 // or app) of that name.
 func hasContainer(p *corev1.Pod, name string) error {
-	var names []string
-	for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-		if c.Name == name {
-			return nil
-		}
-		names = append(names, c.Name)
+	names := podview.ContainerNames(p)
+	if slices.Contains(names, name) {
+		return nil
 	}
 	return fmt.Errorf("container %s is not valid for pod %s out of: %s", name, p.Name, strings.Join(names, ", "))
 }
@@ -186,11 +183,7 @@ func hasContainer(p *corev1.Pod, name string) error {
 func (o LogsOptions) containers(p *corev1.Pod, s IOStreams) []string {
 	switch {
 	case o.AllContainers:
-		var names []string
-		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-			names = append(names, c.Name)
-		}
-		return names
+		return podview.ContainerNames(p)
 	case o.Container != "":
 		return []string{o.Container}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,18 +118,6 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 	return logs.Read(ctx, path, opts, fw, fw)
 }
 
-// containerStatus is the status of the pod's (init or app) container name.
-func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
-	for _, l := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
-		for i := range l {
-			if l[i].Name == name {
-				return &l[i]
-			}
-		}
-	}
-	return nil
-}
-
 // logAttempt is the attempt (restart count) whose log a request reads,
 // chosen as the kubelet's validateContainerLogStatus chooses the container:
 // with previous, the last terminated run (the one that just ended while
@@ -136,7 +125,7 @@ func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
 // the current run, or the last one while it waits to restart. Its errors,
 // the kubelet's words, are bad requests (400).
 func logAttempt(p *corev1.Pod, name string, restarts int, previous bool) (int, error) {
-	cs := containerStatus(p, name)
+	cs := podview.ContainerStatus(p, name)
 	if cs == nil {
 		return 0, fmt.Errorf("container %q in pod %q is not available", name, p.Name)
 	}
@@ -171,7 +160,7 @@ func waitingReason(reason string) string {
 // count when it started) is the one running; a container with no status
 // (not reported yet, e.g. right after a daemon restart) counts as running.
 func attemptRunning(p *corev1.Pod, name string, attempt int) bool {
-	cs := containerStatus(p, name)
+	cs := podview.ContainerStatus(p, name)
 	return cs == nil || cs.State.Running != nil && int(cs.RestartCount) == attempt
 }
 
@@ -195,18 +184,15 @@ func runningContainerID(p *corev1.Pod, container string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range statuses {
-		if cs.Name != name {
-			continue
-		}
-		id := strings.TrimPrefix(cs.ContainerID, "containerd://")
-		if cs.State.Running == nil || id == "" {
-			return "", api.Conflictf("container %s is not running (state: %s)", name, stateSummary(cs.State))
-		}
-		return id, nil
+	cs := podview.ContainerStatus(p, name)
+	if cs == nil {
+		return "", api.Conflictf("container %s is not running (state: not created)", name)
 	}
-	return "", api.Conflictf("container %s is not running (state: not created)", name)
+	id := strings.TrimPrefix(cs.ContainerID, "containerd://")
+	if cs.State.Running == nil || id == "" {
+		return "", api.Conflictf("container %s is not running (state: %s)", name, stateSummary(cs.State))
+	}
+	return id, nil
 }
 
 // stateSummary describes a container state in a few words: "waiting:
@@ -226,22 +212,14 @@ func stateSummary(s corev1.ContainerState) string {
 // pickContainer resolves the container name (kubectl's default when none
 // was given: podview.DefaultContainer) and its restart count.
 func pickContainer(p *corev1.Pod, name string) (string, int, error) {
-	all := append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...)
 	if name == "" {
 		name, _ = podview.DefaultContainer(p)
 	}
-	found := false
-	for _, c := range all {
-		found = found || c.Name == name
-	}
-	if !found {
+	if !slices.Contains(podview.ContainerNames(p), name) {
 		return "", 0, fmt.Errorf("container %s is not valid for pod %s", name, p.Name) // a bad request, as the API server's
 	}
-	statuses := append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...)
-	for _, cs := range statuses {
-		if cs.Name == name {
-			return name, int(cs.RestartCount), nil
-		}
+	if cs := podview.ContainerStatus(p, name); cs != nil {
+		return name, int(cs.RestartCount), nil
 	}
 	return name, 0, nil
 }

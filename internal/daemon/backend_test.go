@@ -113,7 +113,7 @@ func TestLogAttempt(t *testing.T) {
 }
 
 func restartsOf(p *corev1.Pod, name string) int32 {
-	if cs := containerStatus(p, name); cs != nil {
+	if cs := podview.ContainerStatus(p, name); cs != nil {
 		return cs.RestartCount
 	}
 	return 0

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,7 +37,7 @@ func TrimText() (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("trim text: %w", err)
 	}
-	if err := staticExecutable("/proc/self/exe"); err != nil {
+	if err := selfStatic(); err != nil {
 		return 0, fmt.Errorf("trim text: %w", err)
 	}
 	f, err := os.Open("/proc/self/smaps")
@@ -60,6 +61,9 @@ func TrimText() (int, error) {
 	}
 	return total, errors.Join(errs...)
 }
+
+// selfStatic is staticExecutable of this process's executable, read once.
+var selfStatic = sync.OnceValue(func() error { return staticExecutable("/proc/self/exe") })
 
 // staticExecutable fails unless path is an ET_EXEC ELF file without a
 // dynamic section, an interpreter or a RELRO segment.

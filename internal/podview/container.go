@@ -2,6 +2,7 @@ package podview
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,18 +21,39 @@ func DefaultContainer(p *corev1.Pod) (name, note string) {
 	if len(p.Spec.Containers) == 0 {
 		return "", ""
 	}
-	if a := p.Annotations[DefaultContainerAnnotation]; a != "" {
-		for _, c := range append(append([]corev1.Container{}, p.Spec.InitContainers...), p.Spec.Containers...) {
-			if c.Name == a {
-				return a, ""
-			}
-		}
+	if a := p.Annotations[DefaultContainerAnnotation]; a != "" && slices.Contains(ContainerNames(p), a) {
+		return a, ""
 	}
 	name = p.Spec.Containers[0].Name
 	if len(p.Spec.Containers) > 1 || len(p.Spec.InitContainers) > 0 {
 		note = fmt.Sprintf("Defaulted container %q out of: %s", name, allContainerNames(p))
 	}
 	return name, note
+}
+
+// ContainerNames is the names of the pod's init containers (sidecars
+// included), then of its app containers: kubectl's --all-containers order.
+func ContainerNames(p *corev1.Pod) []string {
+	names := make([]string, 0, len(p.Spec.InitContainers)+len(p.Spec.Containers))
+	for _, l := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for _, c := range l {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+// ContainerStatus is the status of the pod's (init or app) container name,
+// nil if it has none yet.
+func ContainerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {
+	for _, l := range [][]corev1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range l {
+			if l[i].Name == name {
+				return &l[i]
+			}
+		}
+	}
+	return nil
 }
 
 // allContainerNames is kubectl's list: "app, side (init)".
