@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/proto"
 )
 
 // Flow-control windows of the containerd connection. Static windows turn
@@ -42,7 +45,30 @@ func (a *answerClock) dialOpts() []grpc.DialOption {
 		grpc.WithChainUnaryInterceptor(a.unary),
 		grpc.WithStaticStreamWindowSize(streamWindow),
 		grpc.WithStaticConnWindowSize(connWindow),
+		grpc.WithDefaultCallOptions(grpc.ForceCodecV2(sizedCodec{encoding.GetCodecV2("proto")})),
 	}
+}
+
+// pooledMessageMax is the largest message read into a buffer of gRPC's
+// pool: its tiers end at 32 KiB, then jump to 1 MiB.
+const pooledMessageMax = 32 << 10
+
+// sizedCodec is gRPC's proto codec, except that a message larger than
+// pooledMessageMax is read into a buffer of its own size, left to the
+// garbage collector. gRPC's codec reads every message spread over
+// several frames into a buffer of its pool's next tier, and keeps that
+// buffer pooled: a 100 KiB task list (250 pods) pinned a 1 MiB buffer
+// for the daemon's life, and a burst of them one each.
+type sizedCodec struct{ encoding.CodecV2 }
+
+func (c sizedCodec) Unmarshal(data mem.BufferSlice, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok || data.Len() <= pooledMessageMax {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	// Materialize copies into a new slice; proto.Unmarshal copies what it
+	// keeps, so the slice is garbage when this returns.
+	return proto.Unmarshal(data.Materialize(), m)
 }
 
 // LastAnswered is when containerd last answered a call of this Runtime
