@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/cli"
 )
 
 // podsBackend serves fixed pods.
@@ -96,6 +100,51 @@ func TestGetPrinterFlags(t *testing.T) {
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
 			t.Errorf("podhost %s: code %d, stdout %q, stderr %q; want %d, %q, %q",
 				strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// A missing pod, ConfigMap or Secret prints kubectl's NotFound line on
+// stderr, exit code 1.
+func TestNamesAsKubectl(t *testing.T) {
+	e := newTestEnv(t)
+	sock := servePods(t, namedPod("web", nil), namedPod("db", nil))
+	const notFound = "Error from server (NotFound): "
+	for _, tc := range []struct {
+		args           []string
+		code           int
+		stdout, stderr string
+	}{
+		{args: []string{"get", "pods", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
+		{args: []string{"get", "configmaps", "nope"}, code: 1, stderr: notFound + "configmaps \"nope\" not found\n"},
+		{args: []string{"describe", "pod", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
+	} {
+		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
+		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
+			t.Errorf("podhost %s: code %d, stdout %q, stderr %q; want %d, %q, %q",
+				strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
+		}
+	}
+}
+
+// Each error errors.Join joined prints on its own, a NotFoundError in
+// kubectl's words; other errors line by line after "Error: ".
+func TestErrorLines(t *testing.T) {
+	nf := func(name string) error { return &cli.NotFoundError{Resource: "pods", Name: name} }
+	a, b := errors.New("a"), errors.New("b")
+	for _, tc := range []struct {
+		err  error
+		want []string
+	}{
+		{nf("web"), []string{`Error from server (NotFound): pods "web" not found`}},
+		{errors.Join(nf("x"), errors.New("two\nlines"), nf("y")), []string{`Error from server (NotFound): pods "x" not found`,
+			"Error: two", "Error: lines", `Error from server (NotFound): pods "y" not found`}},
+		{errors.Join(errors.Join(nf("x"), a), b), []string{`Error from server (NotFound): pods "x" not found`, "Error: a", "Error: b"}},
+		{fmt.Errorf("%w: %w", a, b), []string{"Error: a: b"}},
+		{fmt.Errorf("delete: %w", nf("x")), []string{`Error: delete: pods "x" not found`}},
+	} {
+		if got := errorLines(tc.err); !slices.Equal(got, tc.want) {
+			t.Errorf("%q: %q, want %q", tc.err, got, tc.want)
 		}
 	}
 }

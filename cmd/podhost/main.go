@@ -103,18 +103,49 @@ type usageError struct {
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
-// printError prints every line of err as "Error: <line>".
+// printError prints every line of err as "Error: <line>", and a missing
+// object's as kubectl does: "Error from server (NotFound): <line>".
 func printError(w io.Writer, err error) {
 	if errors.Is(err, context.Canceled) {
 		fmt.Fprintln(w, "Error: interrupted")
 		return
 	}
-	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
-		fmt.Fprintf(w, "Error: %s\n", line)
+	for _, line := range errorLines(err) {
+		fmt.Fprintln(w, line)
 	}
 	if ue := (*usageError)(nil); errors.As(err, &ue) {
 		fmt.Fprintf(w, "See '%s --help' for usage.\n", ue.command)
 	}
+}
+
+// errorLines is err as printed: each error errors.Join joined in turn (a
+// NotFoundError in kubectl's words), the others line by line after "Error: ".
+func errorLines(err error) []string {
+	if nf, ok := err.(*cli.NotFoundError); ok {
+		return []string{"Error from server (NotFound): " + nf.Error()}
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok && joinedText(joined.Unwrap()) == err.Error() {
+		var lines []string
+		for _, e := range joined.Unwrap() {
+			lines = append(lines, errorLines(e)...)
+		}
+		return lines
+	}
+	var lines []string
+	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
+		lines = append(lines, "Error: "+line)
+	}
+	return lines
+}
+
+// joinedText is the text errors.Join gives errs (fmt.Errorf's errors with
+// several %w unwrap to a list too, but their text is not one per line).
+func joinedText(errs []error) string {
+	texts := make([]string, len(errs))
+	for i, e := range errs {
+		texts[i] = e.Error()
+	}
+	return strings.Join(texts, "\n")
 }
 
 func main() {

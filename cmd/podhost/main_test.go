@@ -236,7 +236,7 @@ func TestApplyDeleteRoundTrip(t *testing.T) {
 		{strings.ReplaceAll(goodPod, "busybox", "alpine"), []string{"apply", "-f", "-"}, 0, "pod/web configured\n", ""},
 		{"", []string{"apply", "-f", in, "--dry-run"}, 0, "pod/api unchanged (dry run)\n", ""},
 		{"", []string{"delete", "api"}, 0, "pod \"api\" deleted\n", ""},
-		{"", []string{"delete", "api"}, 1, "", "Error: pods \"api\" not found\n"},
+		{"", []string{"delete", "api"}, 1, "", "Error from server (NotFound): pods \"api\" not found\n"},
 		{"", []string{"delete", "api", "--ignore-not-found"}, 0, "", ""},
 		{"", []string{"delete", "-f", filepath.Join(e.manifests, "web.yaml")}, 0, "pod \"web\" deleted\n", ""},
 		{"", []string{"apply"}, 1, "", "Error: required flag(s) \"filename\" not set"},

@@ -43,8 +43,9 @@ func (t target) kindName() string {
 // Delete removes each pod's document from the manifest dir, whatever file
 // holds it: the whole file when it declares only that pod, else the file is
 // rewritten atomically without that document. It prints `pod "NAME" deleted`
-// per pod; missing pods are an error (`pods "NAME" not found`) unless
-// IgnoreNotFound. Found pods are deleted even when others are missing.
+// per pod, in the order given; each missing one is a NotFoundError (`pods
+// "NAME" not found`) unless IgnoreNotFound. Found pods are deleted even when
+// others are missing, as with kubectl.
 func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 	targets, err := deleteTargets(opts, s)
 	if err != nil {
@@ -66,21 +67,28 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 		loc, ok := idx[t.fullName()]
 		if !ok {
 			if !opts.IgnoreNotFound {
-				errs = append(errs, fmt.Errorf("%ss %q not found", t.kindName(), t.name))
+				errs = append(errs, &NotFoundError{Resource: t.kindName() + "s", Name: t.name})
 			}
 			continue
 		}
 		byFile[loc.file] = append(byFile[loc.file], t)
 	}
+	removed := map[target]bool{}
 	for _, file := range sortedKeys(byFile) {
 		if err := ctx.Err(); err != nil {
-			return err
+			errs = []error{err} // interrupted: what was removed is still printed
+			break
 		}
 		if err := removeDocs(file, byFile[file]); err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		for _, t := range byFile[file] {
+			removed[t] = true
+		}
+	}
+	for _, t := range targets {
+		if removed[t] {
 			fmt.Fprintf(s.Out, "%s %q deleted\n", t.kindName(), t.name)
 		}
 	}

@@ -42,6 +42,11 @@ func TestDelete(t *testing.T) {
 			opts: DeleteOptions{Names: []string{"web", "api"}}, wantOut: "pod \"web\" deleted\npod \"api\" deleted\n", want: map[string]string{},
 		},
 		{
+			name: "printed in the order named, whatever the files", manifests: map[string]string{"web.yaml": web, "api.yaml": api, "db.yaml": db},
+			opts: DeleteOptions{Names: []string{"web", "nope", "api"}}, wantOut: "pod \"web\" deleted\npod \"api\" deleted\n",
+			wantErr: []string{`pods "nope" not found`}, want: map[string]string{"db.yaml": db},
+		},
+		{
 			name: "by file", manifests: map[string]string{"all.yaml": api + "---\n" + web + "---\n" + db},
 			inputs: map[string]string{"x.yaml": web + "---\n" + db}, opts: DeleteOptions{Files: []string{"x.yaml"}},
 			wantOut: "pod \"web\" deleted\npod \"db\" deleted\n", want: map[string]string{"all.yaml": api},

@@ -75,7 +75,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	}
 	pods := filterPods(list.Items, match)
 	if o.Name != "" && len(pods) == 0 {
-		return fmt.Errorf("pods %q not found", o.Name)
+		return &NotFoundError{Resource: "pods", Name: o.Name}
 	}
 	if o.sorts(pods) {
 		if err := sorter.sort(pods); err != nil {
@@ -198,7 +198,7 @@ func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
 	c := newClient(o.Socket, s)
 	p, err := c.GetPod(ctx, o.Namespace, o.Name)
 	if errors.Is(err, api.ErrNotFound) {
-		return fmt.Errorf("pods %q not found", o.Name)
+		return &NotFoundError{Resource: "pods", Name: o.Name}
 	}
 	if err != nil {
 		return err

@@ -73,7 +73,7 @@ func GetData(o GetDataOptions, s IOStreams) error {
 		}
 	}
 	if o.Name != "" && len(objs) == 0 {
-		return fmt.Errorf("%s %q not found", o.Resource, o.Name)
+		return &NotFoundError{Resource: o.Resource, Name: o.Name}
 	}
 	switch o.Output {
 	case "json", "yaml":
@@ -153,7 +153,7 @@ func DescribeData(o GetDataOptions, s IOStreams) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%s %q not found", o.Resource, o.Name)
+	return &NotFoundError{Resource: o.Resource, Name: o.Name}
 }
 
 func describeMeta(s IOStreams, m metav1.ObjectMeta) {
