@@ -12,33 +12,32 @@ import (
 func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	cmd := &cobra.Command{
-		Use:   "get pods|configmaps|secrets [NAME]",
+		Use:   "get pods|configmaps|secrets [NAME...] | TYPE/NAME...",
 		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
-		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods -o wide\n  podhost get pods -w\n  podhost get pods --show-labels\n  podhost get pods -L app,tier --no-headers\n" +
+		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods web db\n  podhost get pod/web pod/db\n" +
+			"  podhost get pods -o wide\n  podhost get pods -w\n  podhost get pods --show-labels\n  podhost get pods -L app,tier --no-headers\n" +
 			"  podhost get pods --sort-by=.status.startTime\n  podhost get pods --sort-by='{.status.containerStatuses[0].restartCount}'\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
-		Args: cobra.RangeArgs(1, 2),
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
 				return err
 			}
-			opts.Socket = cfg.Socket
-			if len(args) == 2 {
-				opts.Name = args[1]
+			resource, names, err := cli.ResourceArgs("get", args)
+			if err != nil {
+				return err
 			}
-			if r := cli.DataResource(args[0]); r != "" {
+			opts.Socket, opts.Names = cfg.Socket, names
+			if resource != "pods" {
 				if opts.Selector != "" {
-					return fmt.Errorf("-l: podhost selects pods by label, not %s", r)
+					return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)
 				}
-				if err := podsOnlyFlags(cmd, r); err != nil {
+				if err := podsOnlyFlags(cmd, resource); err != nil {
 					return err
 				}
-				return cli.GetData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
-					Namespace: opts.Namespace, Name: opts.Name, Output: opts.Output, NoHeaders: opts.NoHeaders}, g.streams)
-			}
-			if err := cli.CheckResource(args[0]); err != nil {
-				return err
+				return cli.GetData(cli.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
+					Namespace: opts.Namespace, Names: names, Output: opts.Output, NoHeaders: opts.NoHeaders}, g.streams)
 			}
 			return cli.Get(cmd.Context(), opts, g.streams)
 		},
@@ -69,27 +68,37 @@ func podsOnlyFlags(cmd *cobra.Command, resource string) error {
 
 func newDescribeCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
+	var showEvents bool
 	cmd := &cobra.Command{
-		Use:   "describe pod|configmap|secret NAME",
-		Short: "Show a pod's details (containers, states, conditions, events), or a ConfigMap or Secret (Secret values never shown)",
-		Args:  cobra.ExactArgs(2),
+		Use:     "describe pod|configmap|secret NAME... | TYPE/NAME...",
+		Short:   "Show a pod's details (containers, states, conditions, events), or a ConfigMap or Secret (Secret values never shown)",
+		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events\n  podhost describe configmap app",
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
 				return err
 			}
-			if r := cli.DataResource(args[0]); r != "" {
-				return cli.DescribeData(cli.GetDataOptions{Resource: r, ManifestDir: cfg.ManifestDir,
-					AllowInsecure: cfg.AllowInsecureManifests, Namespace: opts.Namespace, Name: args[1]}, g.streams)
-			}
-			if err := cli.CheckResource(args[0]); err != nil {
+			resource, names, err := cli.ResourceArgs("describe", args)
+			if err != nil {
 				return err
 			}
-			opts.Socket, opts.Name = cfg.Socket, args[1]
+			if len(names) == 0 {
+				return fmt.Errorf("describe %s needs a NAME: podhost describes named objects only ('podhost get %s' lists them)", args[0], resource)
+			}
+			if resource != "pods" {
+				return cli.DescribeData(cli.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir,
+					AllowInsecure: cfg.AllowInsecureManifests, Namespace: opts.Namespace, Names: names}, g.streams)
+			}
+			opts.Socket, opts.Names = cfg.Socket, names
+			if cmd.Flags().Changed("show-events") {
+				opts.ShowEvents = &showEvents
+			}
 			return cli.Describe(cmd.Context(), opts, g.streams)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	cmd.Flags().BoolVar(&showEvents, "show-events", true, "show the pods' events (default: when one pod is described, as kubectl)")
 	return cmd
 }
 

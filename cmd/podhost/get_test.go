@@ -104,8 +104,8 @@ func TestGetPrinterFlags(t *testing.T) {
 	}
 }
 
-// A missing pod, ConfigMap or Secret prints kubectl's NotFound line on
-// stderr, exit code 1.
+// get and describe with several names or TYPE/NAME print what they found
+// and kubectl's line per missing name on stderr, exit code 1.
 func TestNamesAsKubectl(t *testing.T) {
 	e := newTestEnv(t)
 	sock := servePods(t, namedPod("web", nil), namedPod("db", nil))
@@ -115,15 +115,31 @@ func TestNamesAsKubectl(t *testing.T) {
 		code           int
 		stdout, stderr string
 	}{
-		{args: []string{"get", "pods", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
+		{args: []string{"get", "pods", "web", "nope", "db"}, code: 1,
+			stdout: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\ndb     0/1     Running   0          <unknown>\n",
+			stderr: notFound + "pods \"nope\" not found\n"},
+		{args: []string{"get", "pod/db", "po/nope", "pods/web", "-o", "name"}, code: 1, stdout: "pod/db\npod/web\n", stderr: notFound + "pods \"nope\" not found\n"},
+		{args: []string{"get", "pods", "nope", "gone"}, code: 1, stderr: notFound + "pods \"nope\" not found\n" + notFound + "pods \"gone\" not found\n"},
+		{args: []string{"get", "pod/web", "-o", "jsonpath={.metadata.name}"}, stdout: "web"},
+		{args: []string{"get", "pods", "pod/web"}, code: 1, stderr: "Error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form " +
+			"(e.g. 'podhost get resource/<resource_name>' instead of 'podhost get resource resource/<resource_name>')\n"},
 		{args: []string{"get", "configmaps", "nope"}, code: 1, stderr: notFound + "configmaps \"nope\" not found\n"},
 		{args: []string{"describe", "pod", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
+		{args: []string{"describe", "pods"}, code: 1, stderr: "Error: describe pods needs a NAME: podhost describes named objects only ('podhost get pods' lists them)\n"},
+		{args: []string{"describe", "secret/a", "secret/b"}, code: 1, stderr: notFound + "secrets \"a\" not found\n" + notFound + "secrets \"b\" not found\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
 			t.Errorf("podhost %s: code %d, stdout %q, stderr %q; want %d, %q, %q",
 				strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.stdout, tc.stderr)
 		}
+	}
+	code, stdout, stderr := e.podhost(t, "", "--socket", sock, "describe", "pod/db", "pod/nope", "pod/web")
+	if code != 1 || strings.Count(stdout, "\nContainers:") != 2 || strings.Contains(stdout, "Events:") || stderr != notFound+"pods \"nope\" not found\n" {
+		t.Errorf("describe of three pods: code %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	if _, stdout, _ := e.podhost(t, "", "--socket", sock, "describe", "pods", "db", "web", "--show-events"); strings.Count(stdout, "\nEvents:") != 2 {
+		t.Errorf("describe --show-events of two pods:\n%s", stdout)
 	}
 }
 

@@ -107,7 +107,7 @@ func TestGetConfigData(t *testing.T) {
 		{"configmaps", "app", "yaml", "k: one"},
 	} {
 		var o bytes.Buffer
-		err := GetData(GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Name: tc.name, Output: tc.output}, IOStreams{Out: &o, ErrOut: &o})
+		err := GetData(GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Names: strings.Fields(tc.name), Output: tc.output}, IOStreams{Out: &o, ErrOut: &o})
 		if err != nil || !strings.Contains(o.String(), tc.want) {
 			t.Errorf("get %s %s -o %s = %q, %v; want %q", tc.resource, tc.name, tc.output, o.String(), err, tc.want)
 		}
@@ -120,7 +120,7 @@ func TestGetConfigData(t *testing.T) {
 		noHeaders.String() != "default   app   1\n" {
 		t.Errorf("get configmaps --no-headers = %q, %v", noHeaders.String(), err)
 	}
-	if err := GetData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Name: "nope"}, IOStreams{Out: &out, ErrOut: &out}); err == nil ||
+	if err := GetData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Names: []string{"nope"}}, IOStreams{Out: &out, ErrOut: &out}); err == nil ||
 		err.Error() != `secrets "nope" not found` {
 		t.Errorf("missing: %v", err)
 	}
@@ -187,19 +187,19 @@ func TestDescribeData(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := DescribeData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: "default", Name: "app"}, streams); err != nil ||
+	if err := DescribeData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: "default", Names: []string{"app"}}, streams); err != nil ||
 		!strings.Contains(out.String(), "Name:         app") || !strings.Contains(out.String(), "k:\n----\none") {
 		t.Fatalf("describe configmap = %q, %v", out.String(), err)
 	}
 	out.Reset()
-	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Name: "creds"}, streams); err != nil ||
+	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Names: []string{"creds"}}, streams); err != nil ||
 		!strings.Contains(out.String(), "Type:  Opaque") || !strings.Contains(out.String(), "pw:  6 bytes") {
 		t.Fatalf("describe secret = %q, %v", out.String(), err)
 	}
 	if strings.Contains(out.String(), "s3cr3t") || strings.Contains(out.String(), "czNjcjN0") {
 		t.Fatal("describe secret printed the value")
 	}
-	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Name: "nope"}, streams); err == nil {
+	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Names: []string{"nope"}}, streams); err == nil {
 		t.Fatal("describe of a missing secret succeeded")
 	}
 }

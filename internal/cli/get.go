@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -20,11 +22,11 @@ import (
 // GetOptions select pods for get and describe.
 type GetOptions struct {
 	Socket    string
-	Namespace string // "" = all (get); describe defaults to "default"
-	Name      string
-	Output    string // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
-	Watch     bool   // -w: the table, then a line per change
-	Selector  string // -l: a label selector, as kubectl's (get)
+	Namespace string   // "" = all (get); describe defaults to "default"
+	Names     []string // none: every pod; else these, in order (missing ones are NotFoundErrors)
+	Output    string   // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
+	Watch     bool     // -w: the table, then a line per change
+	Selector  string   // -l: a label selector, as kubectl's (get)
 
 	// Printer flags, as kubectl get's: label columns (the table's and the
 	// watch's), no header line (those and custom-columns).
@@ -33,6 +35,8 @@ type GetOptions struct {
 	NoHeaders    bool     // --no-headers
 
 	SortBy string // --sort-by: a JSONPath, as kubectl's
+
+	ShowEvents *bool // describe --show-events; nil: only when one pod is described
 }
 
 // matcher is the pods o selects: namespace, name and label selector.
@@ -42,7 +46,7 @@ func (o GetOptions) matcher() (func(*corev1.Pod) bool, error) {
 		return nil, fmt.Errorf("unable to parse the label selector %q: %w", o.Selector, err)
 	}
 	return func(p *corev1.Pod) bool {
-		return (o.Namespace == "" || p.Namespace == o.Namespace) && (o.Name == "" || p.Name == o.Name) && sel.Matches(labels.Set(p.Labels))
+		return (o.Namespace == "" || p.Namespace == o.Namespace) && (len(o.Names) == 0 || slices.Contains(o.Names, p.Name)) && sel.Matches(labels.Set(p.Labels))
 	}, nil
 }
 
@@ -55,7 +59,10 @@ func CheckResource(r string) error {
 	return fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods)", r)
 }
 
-// Get prints pods as a table, JSON (a core/v1 PodList), YAML or names.
+// Get prints pods as a table, JSON (a core/v1 PodList), YAML or names. As
+// kubectl get, a named pod that is missing is a NotFoundError, returned
+// after the others are printed (none are with -w, or when it was the only
+// name).
 func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -73,9 +80,9 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	pods := filterPods(list.Items, match)
-	if o.Name != "" && len(pods) == 0 {
-		return &NotFoundError{Resource: "pods", Name: o.Name}
+	pods, missing := byName(filterPods(list.Items, match), o.Names, func(p *corev1.Pod) string { return p.Name }, "pods")
+	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
+		return errors.Join(missing...)
 	}
 	if o.sorts(pods) {
 		if err := sorter.sort(pods); err != nil {
@@ -88,7 +95,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		}
 		return watchPods(ctx, c, o, match, pods, s)
 	}
-	return o.print(pods, s)
+	return errors.Join(append([]error{o.print(pods, len(missing) > 0, s)}, missing...)...)
 }
 
 // validate checks the output format, the flags that go with it and the
@@ -108,14 +115,15 @@ func (o GetOptions) validate() error {
 	if o.ShowLabels && !o.table() {
 		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
 	}
-	return validateNames(o.Namespace, o.Name)
+	return validatePodNames(o.Namespace, o.Names)
 }
 
-// print writes pods in o's output format.
-func (o GetOptions) print(pods []corev1.Pod, s IOStreams) error {
+// print writes pods in o's output format; "No resources found" when there
+// are none, unless names were missing (their errors say it).
+func (o GetOptions) print(pods []corev1.Pod, missing bool, s IOStreams) error {
 	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
 	case formatJSONPath:
-		return printJSONPath(s.Out, tmpl, listOrPod(pods, o.Name != ""))
+		return printJSONPath(s.Out, tmpl, o.listOrPod(pods))
 	case formatCustomColumns:
 		objs := make([]any, len(pods))
 		for i := range pods {
@@ -125,13 +133,15 @@ func (o GetOptions) print(pods []corev1.Pod, s IOStreams) error {
 	}
 	switch o.Output {
 	case "json", "yaml":
-		return printObject(s, listOrPod(pods, o.Name != ""), o.Output)
+		return printObject(s, o.listOrPod(pods), o.Output)
 	case "name":
 		podview.Names(s.Out, pods)
 		return nil
 	}
 	if len(pods) == 0 {
-		fmt.Fprintln(s.ErrOut, "No resources found")
+		if !missing {
+			fmt.Fprintln(s.ErrOut, "No resources found")
+		}
 		return nil
 	}
 	return o.columns().print(s.Out, pods, o.NoHeaders, time.Now())
@@ -146,7 +156,7 @@ func (o GetOptions) table() bool {
 // sorts reports whether --sort-by applies to pods, as with kubectl get: to
 // the table (even of one named pod), to the first table of a watch when it
 // has more than one row (not to the lines after it), and to the List the
-// other outputs print (not to one named pod).
+// other outputs print (not to one object).
 func (o GetOptions) sorts(pods []corev1.Pod) bool {
 	switch {
 	case o.Watch:
@@ -154,13 +164,20 @@ func (o GetOptions) sorts(pods []corev1.Pod) bool {
 	case o.table():
 		return true
 	}
-	return o.Name == ""
+	return !o.oneObject(pods)
 }
 
-// listOrPod is what -o json/yaml/jsonpath print: the pod when one was
-// named, else a List.
-func listOrPod(pods []corev1.Pod, one bool) any {
-	if one {
+// oneObject reports whether -o json/yaml/jsonpath print pods as one object,
+// not a List: as kubectl's, when one name was given (and, podhost's names
+// standing for every namespace without -n, one pod has it).
+func (o GetOptions) oneObject(pods []corev1.Pod) bool {
+	return len(o.Names) == 1 && len(pods) == 1
+}
+
+// listOrPod is what -o json/yaml/jsonpath print: the pod (oneObject), else
+// a List.
+func (o GetOptions) listOrPod(pods []corev1.Pod) any {
+	if o.oneObject(pods) {
 		return &pods[0]
 	}
 	return &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}
@@ -190,52 +207,44 @@ func printObject(s IOStreams, v any, format string) error {
 	return enc.Encode(v)
 }
 
-// Describe prints one pod's details and events.
-func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
-	if err := validateNames(o.Namespace, o.Name); err != nil {
-		return err
-	}
-	c := newClient(o.Socket, s)
-	p, err := c.GetPod(ctx, o.Namespace, o.Name)
-	if errors.Is(err, api.ErrNotFound) {
-		return &NotFoundError{Resource: "pods", Name: o.Name}
-	}
-	if err != nil {
-		return err
-	}
-	evs, err := c.Events(ctx, o.Namespace, o.Name)
-	if err != nil {
-		return err
-	}
-	view := make([]podview.Event, 0, len(evs))
-	for _, e := range evs {
-		view = append(view, podview.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message})
-	}
-	rs, err := c.Runtime(ctx)
-	if err != nil {
-		return err
-	}
-	return podview.Describe(s.Out, p, view, rs.LastConfirmed, time.Now())
-}
-
 // newClient returns an API client that prints the daemon's warnings (refused
-// manifest files, a containerd outage) on stderr as kubectl does.
+// manifest files, a containerd outage) on stderr as kubectl does: each text
+// once, however many requests it answers.
 func newClient(socket string, s IOStreams) *api.Client {
 	c := api.NewClient(socket)
-	c.Warn = func(text string) { fmt.Fprintf(s.ErrOut, "Warning: %s\n", text) }
+	var mu sync.Mutex
+	printed := map[string]bool{}
+	c.Warn = func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !printed[text] {
+			printed[text] = true
+			fmt.Fprintf(s.ErrOut, "Warning: %s\n", text)
+		}
+	}
 	return c
 }
 
 // validateNames checks a namespace and pod name given on the command line
 // as the manifest decoder checks them ("" = not given).
 func validateNames(namespace, name string) error {
+	return validatePodNames(namespace, []string{name})
+}
+
+// validatePodNames is validateNames for several pod names (ConfigMaps and
+// Secrets: the same DNS-1123 subdomain rule).
+func validatePodNames(namespace string, names []string) error {
 	if namespace != "" {
 		if err := manifest.ValidateNamespace(namespace); err != nil {
 			return err
 		}
 	}
-	if name != "" {
-		return manifest.ValidatePodName(name)
+	for _, name := range names {
+		if name != "" {
+			if err := manifest.ValidatePodName(name); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podhost/podhost/internal/source"
 )
 
 // DataResource returns "configmaps" or "secrets" for the names kubectl
@@ -28,67 +31,96 @@ type GetDataOptions struct {
 	Resource      string // "configmaps" or "secrets" (DataResource)
 	ManifestDir   string
 	AllowInsecure bool
-	Namespace     string // "" = all
-	Name          string
-	Output        string // "", json, yaml, name
-	NoHeaders     bool   // the table without its header line
+	Namespace     string   // "" = all
+	Names         []string // none: every object; else these, in order (missing ones are NotFoundErrors)
+	Output        string   // "", json, yaml, name
+	NoHeaders     bool     // the table without its header line
+}
+
+// dataObject is a ConfigMap or Secret of the manifest dir and its row of
+// get's table.
+type dataObject struct {
+	meta metav1.ObjectMeta
+	obj  any // *corev1.ConfigMap or *corev1.Secret, as read (printable: as printed)
+	row  []string
+}
+
+// printable is the object as get -o json|yaml prints it: a Secret without
+// its values.
+func (d dataObject) printable() any {
+	if sec, ok := d.obj.(*corev1.Secret); ok {
+		return redacted(sec)
+	}
+	return d.obj
 }
 
 // GetData prints the ConfigMaps or Secrets declared in the manifest dir
 // (read from the files, as apply does: the daemon runs with the same
 // objects, or their last good version while a file is invalid). Secret
 // values are never printed: -o json/yaml show each key with a null value.
+// Missing names are NotFoundErrors, as in Get.
 func GetData(o GetDataOptions, s IOStreams) error {
 	switch o.Output {
 	case "", "json", "yaml", "name":
 	default:
 		return fmt.Errorf("output format %q is not supported for %s by podhost (json, yaml, name)", o.Output, o.Resource)
 	}
-	if err := validateNames(o.Namespace, o.Name); err != nil {
+	if err := validatePodNames(o.Namespace, o.Names); err != nil {
 		return err
 	}
 	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
 	if err != nil {
 		return err
 	}
-	var objs []any
-	var rows [][]string
-	kind := "configmap"
-	if o.Resource == "secrets" {
-		kind = "secret"
+	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
+	if len(missing) > 0 && len(o.Names) == 1 {
+		return missing[0]
 	}
-	match := func(m metav1.ObjectMeta) bool {
-		return (o.Namespace == "" || m.Namespace == o.Namespace) && (o.Name == "" || m.Name == o.Name)
-	}
+	return errors.Join(append([]error{o.print(objs, len(missing) > 0, s)}, missing...)...)
+}
+
+// objects is the ConfigMaps or Secrets of snap in o's namespace.
+func (o GetDataOptions) objects(snap source.Snapshot) []dataObject {
+	var out []dataObject
+	inNamespace := func(m metav1.ObjectMeta) bool { return o.Namespace == "" || m.Namespace == o.Namespace }
 	for _, cm := range snap.ConfigMaps {
-		if o.Resource == "configmaps" && match(cm.ObjectMeta) {
-			objs = append(objs, cm)
-			rows = append(rows, []string{cm.Namespace, cm.Name, fmt.Sprint(len(cm.Data) + len(cm.BinaryData))})
+		if o.Resource == "configmaps" && inNamespace(cm.ObjectMeta) {
+			out = append(out, dataObject{cm.ObjectMeta, cm, []string{cm.Namespace, cm.Name, fmt.Sprint(len(cm.Data) + len(cm.BinaryData))}})
 		}
 	}
 	for _, sec := range snap.Secrets {
-		if o.Resource == "secrets" && match(sec.ObjectMeta) {
-			objs = append(objs, redacted(sec))
-			rows = append(rows, []string{sec.Namespace, sec.Name, string(sec.Type), fmt.Sprint(len(sec.Data))})
+		if o.Resource == "secrets" && inNamespace(sec.ObjectMeta) {
+			out = append(out, dataObject{sec.ObjectMeta, sec, []string{sec.Namespace, sec.Name, string(sec.Type), fmt.Sprint(len(sec.Data))}})
 		}
 	}
-	if o.Name != "" && len(objs) == 0 {
-		return &NotFoundError{Resource: o.Resource, Name: o.Name}
-	}
+	return out
+}
+
+// print writes objs in o's output format: one object for one name, else a
+// List, as kubectl; "No resources found" for none, unless names were
+// missing.
+func (o GetDataOptions) print(objs []dataObject, missing bool, s IOStreams) error {
+	kind := strings.TrimSuffix(o.Resource, "s")
 	switch o.Output {
 	case "json", "yaml":
-		if o.Name != "" {
-			return printObject(s, objs[0], o.Output)
+		if len(o.Names) == 1 && len(objs) == 1 {
+			return printObject(s, objs[0].printable(), o.Output)
 		}
-		return printObject(s, map[string]any{"apiVersion": "v1", "kind": "List", "items": objs}, o.Output)
+		items := make([]any, 0, len(objs))
+		for _, d := range objs {
+			items = append(items, d.printable())
+		}
+		return printObject(s, map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, o.Output)
 	case "name":
-		for _, r := range rows {
-			fmt.Fprintf(s.Out, "%s/%s\n", kind, r[1])
+		for _, d := range objs {
+			fmt.Fprintf(s.Out, "%s/%s\n", kind, d.meta.Name)
 		}
 		return nil
 	}
-	if len(rows) == 0 {
-		fmt.Fprintln(s.ErrOut, "No resources found")
+	if len(objs) == 0 {
+		if !missing {
+			fmt.Fprintln(s.ErrOut, "No resources found")
+		}
 		return nil
 	}
 	tw := tabwriter.NewWriter(s.Out, 0, 8, 3, ' ', 0)
@@ -99,8 +131,8 @@ func GetData(o GetDataOptions, s IOStreams) error {
 	if !o.NoHeaders {
 		fmt.Fprintln(tw, header)
 	}
-	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	for _, d := range objs {
+		fmt.Fprintln(tw, strings.Join(d.row, "\t"))
 	}
 	return tw.Flush()
 }
@@ -118,42 +150,48 @@ func redacted(sec *corev1.Secret) *corev1.Secret {
 	return out
 }
 
-// DescribeData prints one ConfigMap or Secret of the manifest dir as
-// kubectl describe does: metadata, then each key (a ConfigMap's values; a
-// Secret's sizes only — its values are never printed).
+// DescribeData prints each named ConfigMap or Secret of the manifest dir
+// as kubectl describe does: metadata, then each key (a ConfigMap's values;
+// a Secret's sizes only — its values are never printed); in the order
+// named, two blank lines apart, missing ones as NotFoundErrors after them.
 func DescribeData(o GetDataOptions, s IOStreams) error {
-	if err := validateNames(o.Namespace, o.Name); err != nil {
+	if err := validatePodNames(o.Namespace, o.Names); err != nil {
 		return err
 	}
 	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
 	if err != nil {
 		return err
 	}
-	for _, cm := range snap.ConfigMaps {
-		if o.Resource == "configmaps" && cm.Namespace == o.Namespace && cm.Name == o.Name {
-			describeMeta(s, cm.ObjectMeta)
-			fmt.Fprintf(s.Out, "\nData\n====\n")
-			for _, k := range slices.Sorted(maps.Keys(cm.Data)) {
-				fmt.Fprintf(s.Out, "%s:\n----\n%s\n\n", k, cm.Data[k])
-			}
-			fmt.Fprintf(s.Out, "\nBinaryData\n====\n")
-			for _, k := range slices.Sorted(maps.Keys(cm.BinaryData)) {
-				fmt.Fprintf(s.Out, "%s: %d bytes\n", k, len(cm.BinaryData[k]))
-			}
-			return nil
+	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
+	for i, d := range objs {
+		if i > 0 {
+			fmt.Fprint(s.Out, "\n\n")
+		}
+		describeDataObject(s, d.obj)
+	}
+	return errors.Join(missing...)
+}
+
+// describeDataObject writes one ConfigMap's or Secret's description.
+func describeDataObject(s IOStreams, obj any) {
+	switch obj := obj.(type) {
+	case *corev1.ConfigMap:
+		describeMeta(s, obj.ObjectMeta)
+		fmt.Fprintf(s.Out, "\nData\n====\n")
+		for _, k := range slices.Sorted(maps.Keys(obj.Data)) {
+			fmt.Fprintf(s.Out, "%s:\n----\n%s\n\n", k, obj.Data[k])
+		}
+		fmt.Fprintf(s.Out, "\nBinaryData\n====\n")
+		for _, k := range slices.Sorted(maps.Keys(obj.BinaryData)) {
+			fmt.Fprintf(s.Out, "%s: %d bytes\n", k, len(obj.BinaryData[k]))
+		}
+	case *corev1.Secret:
+		describeMeta(s, obj.ObjectMeta)
+		fmt.Fprintf(s.Out, "\nType:  %s\n\nData\n====\n", obj.Type)
+		for _, k := range slices.Sorted(maps.Keys(obj.Data)) {
+			fmt.Fprintf(s.Out, "%s:  %d bytes\n", k, len(obj.Data[k]))
 		}
 	}
-	for _, sec := range snap.Secrets {
-		if o.Resource == "secrets" && sec.Namespace == o.Namespace && sec.Name == o.Name {
-			describeMeta(s, sec.ObjectMeta)
-			fmt.Fprintf(s.Out, "\nType:  %s\n\nData\n====\n", sec.Type)
-			for _, k := range slices.Sorted(maps.Keys(sec.Data)) {
-				fmt.Fprintf(s.Out, "%s:  %d bytes\n", k, len(sec.Data[k]))
-			}
-			return nil
-		}
-	}
-	return &NotFoundError{Resource: o.Resource, Name: o.Name}
 }
 
 func describeMeta(s IOStreams, m metav1.ObjectMeta) {

@@ -111,7 +111,7 @@ func TestDescribeShowsLastConfirmed(t *testing.T) {
 	d := &fakeDaemon{pods: []*corev1.Pod{webPod()}, runtime: api.RuntimeStatus{Healthy: true, LastConfirmed: confirmed}}
 	sock := serve(t, d)
 	var out, errOut bytes.Buffer
-	if err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Name: "web"}, IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+	if err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"web"}}, IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 		t.Fatal(err)
 	}
 	want := "Last confirmed: " + confirmed.Format(time.RFC1123Z) + " (3m"
@@ -131,8 +131,8 @@ func TestInvalidNamesRejectedBeforeTheDaemon(t *testing.T) {
 		{"default", "Web", `invalid pod name "Web"`},
 	} {
 		errs := map[string]error{
-			"get":      Get(ctx, GetOptions{Socket: sock, Namespace: tt.ns, Name: tt.name}, s),
-			"describe": Describe(ctx, GetOptions{Socket: sock, Namespace: tt.ns, Name: tt.name}, s),
+			"get":      Get(ctx, GetOptions{Socket: sock, Namespace: tt.ns, Names: []string{tt.name}}, s),
+			"describe": Describe(ctx, GetOptions{Socket: sock, Namespace: tt.ns, Names: []string{tt.name}}, s),
 			"logs":     Logs(ctx, LogsOptions{Socket: sock, Namespace: tt.ns, Name: tt.name}, s),
 			"delete":   Delete(ctx, DeleteOptions{ManifestDir: t.TempDir(), Namespace: tt.ns, Names: []string{tt.name}}, s),
 		}

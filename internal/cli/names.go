@@ -1,6 +1,10 @@
 package cli
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
 
 // NotFoundError is kubectl's NotFound for a named object: `pods "web" not
 // found`. podhost prints it as kubectl does, one line each:
@@ -12,4 +16,92 @@ type NotFoundError struct {
 
 func (e *NotFoundError) Error() string {
 	return fmt.Sprintf("%s %q not found", e.Resource, e.Name)
+}
+
+// ResourceArgs parses the arguments of get and describe (cmd is the
+// command's name, for the error) as kubectl's resource builder does: TYPE
+// [NAME...], or TYPE/NAME... with every argument in that form. The type is
+// one podhost serves, returned as "pods", "configmaps" or "secrets"; the
+// names are in order, repeats kept (kubectl prints such an object again).
+// Unlike kubectl, podhost takes one type per command (pod/web configmap/app
+// is refused).
+func ResourceArgs(cmd string, args []string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, fmt.Errorf("you must specify the type of resource to %s: pods, configmaps or secrets", cmd)
+	}
+	slashed := 0
+	for _, a := range args {
+		if strings.Contains(a, "/") {
+			slashed++
+		}
+	}
+	switch {
+	case slashed == 0:
+		r, err := resourceType(args[0])
+		return r, args[1:], err
+	case slashed < len(args):
+		return "", nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form "+
+			"(e.g. 'podhost %s resource/<resource_name>' instead of 'podhost %s resource resource/<resource_name>')", cmd, cmd)
+	}
+	resource, names := "", make([]string, 0, len(args))
+	for _, a := range args {
+		r, name, err := splitTypeName(a)
+		if err != nil {
+			return "", nil, err
+		}
+		if resource != "" && r != resource {
+			return "", nil, fmt.Errorf("%s and %s: podhost %s takes one resource type at a time", args[0], a, cmd)
+		}
+		resource, names = r, append(names, name)
+	}
+	return resource, names, nil
+}
+
+// splitTypeName splits "pod/web" into ("pods", "web"), with the errors of
+// kubectl's resource builder.
+func splitTypeName(arg string) (string, string, error) {
+	seg := strings.Split(arg, "/")
+	if len(seg) != 2 {
+		return "", "", errors.New("arguments in resource/name form may not have more than one slash")
+	}
+	if seg[0] == "" || seg[1] == "" {
+		return "", "", errors.New("arguments in resource/name form must have a single resource and name")
+	}
+	r, err := resourceType(seg[0])
+	return r, seg[1], err
+}
+
+// resourceType maps the words kubectl users type for the types get and
+// describe serve to "pods", "configmaps" or "secrets".
+func resourceType(word string) (string, error) {
+	if r := DataResource(word); r != "" {
+		return r, nil
+	}
+	if CheckResource(strings.ToLower(word)) == nil {
+		return "pods", nil
+	}
+	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, configmaps and secrets)", word)
+}
+
+// byName returns the items of each name in turn (every item without
+// names; a name given twice lists its items twice, as kubectl's) and a
+// NotFoundError per name no item has.
+func byName[T any](items []T, names []string, name func(*T) string, resource string) ([]T, []error) {
+	if len(names) == 0 {
+		return items, nil
+	}
+	out := make([]T, 0, len(items))
+	var missing []error
+	for _, n := range names {
+		found := false
+		for i := range items {
+			if name(&items[i]) == n {
+				out, found = append(out, items[i]), true
+			}
+		}
+		if !found {
+			missing = append(missing, &NotFoundError{Resource: resource, Name: n})
+		}
+	}
+	return out, missing
 }

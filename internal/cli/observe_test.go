@@ -113,7 +113,7 @@ func TestGetTemplates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := Get(context.Background(), GetOptions{Socket: sock, Name: tc.pod, Output: tc.output}, IOStreams{Out: &out, ErrOut: &errOut})
+			err := Get(context.Background(), GetOptions{Socket: sock, Names: strings.Fields(tc.pod), Output: tc.output}, IOStreams{Out: &out, ErrOut: &errOut})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)

@@ -168,8 +168,8 @@ func TestGetSortBy(t *testing.T) {
 		{"name", GetOptions{SortBy: ".metadata.name", Output: "name"}, []string{"pod/a", "pod/b", "pod/c"}, ""},
 		{"custom-columns", GetOptions{SortBy: restarts, Output: "custom-columns=N:.metadata.name"}, []string{"N", "c", "b", "a"}, ""},
 		{"jsonpath", GetOptions{SortBy: restarts, Output: `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`}, []string{"c", "b", "a"}, ""},
-		{"one pod, jsonpath: not a list", GetOptions{SortBy: ".status.nope", Name: "a", Output: "jsonpath={.metadata.name}"}, []string{"a"}, ""},
-		{"one pod, table: sorted", GetOptions{SortBy: ".status.nope", Name: "a"}, nil, `couldn't find any field with path "{.status.nope}"`},
+		{"one pod, jsonpath: not a list", GetOptions{SortBy: ".status.nope", Names: []string{"a"}, Output: "jsonpath={.metadata.name}"}, []string{"a"}, ""},
+		{"one pod, table: sorted", GetOptions{SortBy: ".status.nope", Names: []string{"a"}}, nil, `couldn't find any field with path "{.status.nope}"`},
 		{"unsortable", GetOptions{SortBy: ".spec"}, nil, "--sort-by: field {.spec} is an unsortable type: object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -229,7 +229,7 @@ func TestGetSortByWatch(t *testing.T) {
 		{GetOptions{Watch: true, SortBy: ".metadata.name"}, []corev1.Pod{b, a}, true},
 		{GetOptions{Watch: true, SortBy: ".status.nope"}, []corev1.Pod{b}, false}, // one row: not sorted, so no error
 		{GetOptions{SortBy: ".status.nope"}, []corev1.Pod{b}, true},
-		{GetOptions{SortBy: ".status.nope", Output: "json", Name: "b"}, []corev1.Pod{b}, false},
+		{GetOptions{SortBy: ".status.nope", Output: "json", Names: []string{"b"}}, []corev1.Pod{b}, false},
 		{GetOptions{SortBy: ".status.nope", Output: "json"}, []corev1.Pod{b}, true},
 	} {
 		if got := tc.o.sorts(tc.pods); got != tc.sorts {

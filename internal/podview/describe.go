@@ -21,7 +21,8 @@ type Event struct {
 }
 
 // Describe writes a kubectl-style description of a pod: metadata, status,
-// containers with their states, conditions, volumes and recent events.
+// containers with their states, conditions, volumes and recent events (no
+// Events section when events is nil, as kubectl's --show-events=false).
 // confirmed is when the status was last confirmed against the runtime
 // (containerd last answered); zero omits the line.
 func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Time) error {
@@ -182,7 +183,12 @@ func describeVolumes(w io.Writer, vols []corev1.Volume) {
 	}
 }
 
+// describeEvents writes the Events section; none for nil events (kubectl
+// describe's --show-events=false), "<none>" for an empty list.
 func describeEvents(w io.Writer, events []Event, now time.Time) {
+	if events == nil {
+		return
+	}
 	if len(events) == 0 {
 		fmt.Fprintln(w, "Events:\t<none>")
 		return

@@ -1,0 +1,246 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/api"
+)
+
+// get and describe take kubectl's TYPE NAME... and TYPE/NAME... forms,
+// with the resource builder's errors; one type per command.
+func TestResourceArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		resource string
+		names    []string
+		err      string
+	}{
+		{args: []string{"pods"}, resource: "pods"},
+		{args: []string{"po", "web", "db", "web"}, resource: "pods", names: []string{"web", "db", "web"}},
+		{args: []string{"CM", "app"}, resource: "configmaps", names: []string{"app"}},
+		{args: []string{"pod/web", "pods/db"}, resource: "pods", names: []string{"web", "db"}},
+		{args: []string{"secret/creds"}, resource: "secrets", names: []string{"creds"}},
+		{args: []string{"pods", "pod/web"}, err: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form " +
+			"(e.g. 'podhost get resource/<resource_name>' instead of 'podhost get resource resource/<resource_name>')"},
+		{args: []string{"pod/web/x"}, err: "arguments in resource/name form may not have more than one slash"},
+		{args: []string{"pod/"}, err: "arguments in resource/name form must have a single resource and name"},
+		{args: []string{"/web"}, err: "arguments in resource/name form must have a single resource and name"},
+		{args: []string{"pod/web", "configmap/app"}, err: "pod/web and configmap/app: podhost get takes one resource type at a time"},
+		{args: []string{"deployments", "web"}, err: `the server doesn't have a resource type "deployments" (podhost serves pods, configmaps and secrets)`},
+		{args: []string{"deploy/web"}, err: `the server doesn't have a resource type "deploy" (podhost serves pods, configmaps and secrets)`},
+		{args: nil, err: "you must specify the type of resource to get: pods, configmaps or secrets"},
+	} {
+		resource, names, err := ResourceArgs("get", tc.args)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%q: err %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || resource != tc.resource || !slices.Equal(names, tc.names) {
+			t.Errorf("%q: %q %q %v; want %q %q", tc.args, resource, names, err, tc.resource, tc.names)
+		}
+	}
+}
+
+// notFound is the names of err's NotFoundErrors (errors.Join's parts),
+// "" for an error of another kind.
+func notFound(err error) []string {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else if err != nil {
+		errs = []error{err}
+	}
+	var names []string
+	for _, e := range errs {
+		nf, ok := e.(*NotFoundError)
+		if !ok {
+			names = append(names, "")
+			continue
+		}
+		names = append(names, nf.Resource+"/"+nf.Name)
+	}
+	return names
+}
+
+// objectOrList prints a pod's name before "|", a List's items' after it.
+const objectOrList = "jsonpath={.metadata.name}|{range .items[*]}{.metadata.name} {end}"
+
+// get pods with names: the found ones in the order named, in one table or
+// List, a NotFoundError per missing one, returned after; one name gives
+// one object, and prints nothing when it is missing, as kubectl get.
+func TestGetNames(t *testing.T) {
+	infra := ipPod("web", "10.0.0.9")
+	infra.Namespace = "infra"
+	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2"), infra}, runtime: api.RuntimeStatus{Healthy: true}})
+	const header = "NAME   READY   STATUS    RESTARTS   AGE\n"
+	for _, tc := range []struct {
+		name, ns, output string
+		names            []string
+		watch            bool
+		out, errOut      string
+		missing          []string
+	}{
+		{name: "table, in the order named", ns: "default", names: []string{"db", "web"},
+			out: header + "db     0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n"},
+		{name: "table, one missing", ns: "default", names: []string{"web", "nope", "db", "gone"},
+			out: header + "web    0/1     Running   0          <unknown>\ndb     0/1     Running   0          <unknown>\n", missing: []string{"pods/nope", "pods/gone"}},
+		{name: "table, all missing: no No resources found", names: []string{"nope", "gone"}, missing: []string{"pods/nope", "pods/gone"}},
+		{name: "one name missing", names: []string{"nope"}, missing: []string{"pods/nope"}},
+		{name: "a name twice is printed twice", ns: "default", output: "name", names: []string{"web", "web"}, out: "pod/web\npod/web\n"},
+		{name: "name, one missing", ns: "default", output: "name", names: []string{"nope", "db"}, out: "pod/db\n", missing: []string{"pods/nope"}},
+		{name: "one name, one object", ns: "default", output: objectOrList, names: []string{"web"}, out: "web|"},
+		{name: "several names, a List", ns: "default", output: objectOrList, names: []string{"web", "db"}, out: "|web db "},
+		{name: "a List of the found ones", output: objectOrList, names: []string{"db", "nope"}, out: "|db ", missing: []string{"pods/nope"}},
+		{name: "one name in two namespaces: a List", output: objectOrList, names: []string{"web"}, out: "|web web "},
+		{name: "watch: nothing printed", ns: "default", names: []string{"web", "nope"}, watch: true, missing: []string{"pods/nope"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output, Watch: tc.watch},
+				IOStreams{Out: &out, ErrOut: &errOut})
+			if got := notFound(err); !slices.Equal(got, tc.missing) {
+				t.Errorf("err %v: not found %q, want %q", err, got, tc.missing)
+			}
+			if out.String() != tc.out || errOut.String() != tc.errOut {
+				t.Errorf("stdout %q, stderr %q; want %q, %q", out.String(), errOut.String(), tc.out, tc.errOut)
+			}
+		})
+	}
+}
+
+// -o json with several names is a List even when all are missing (kubectl
+// prints the empty List, then the errors); one missing name prints nothing.
+func TestGetNamesJSON(t *testing.T) {
+	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{webPod()}, runtime: api.RuntimeStatus{Healthy: true}})
+	for _, tc := range []struct {
+		names []string
+		want  string // kind and item count; "" = no output
+	}{
+		{[]string{"web"}, "Pod web"},
+		{[]string{"web", "nope"}, "List 1"},
+		{[]string{"nope", "gone"}, "List 0"},
+		{[]string{"nope"}, ""},
+	} {
+		var out bytes.Buffer
+		err := Get(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		got := ""
+		if out.Len() > 0 {
+			var v struct {
+				Metadata struct{ Name string }
+				Items    *[]json.RawMessage
+			}
+			if jerr := json.Unmarshal(out.Bytes(), &v); jerr != nil {
+				t.Fatalf("%q: bad JSON %v:\n%s", tc.names, jerr, out.String())
+			}
+			got = "Pod " + v.Metadata.Name
+			if v.Items != nil {
+				got = fmt.Sprint("List ", len(*v.Items))
+			}
+		}
+		if got != tc.want || (err == nil) != (len(tc.names) == 1 && tc.names[0] == "web") {
+			t.Errorf("%q: %q, %v; want %q", tc.names, got, err, tc.want)
+		}
+	}
+}
+
+// describe with several names: each pod in the order named, two blank
+// lines apart, events only for one pod unless --show-events says.
+func TestDescribeNames(t *testing.T) {
+	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{webPod(), ipPod("db", "")}, runtime: api.RuntimeStatus{Healthy: true}})
+	yes, no := true, false
+	for _, tc := range []struct {
+		names      []string
+		showEvents *bool
+		described  []string // the Name: lines, in order
+		events     int      // Events sections
+		missing    []string
+	}{
+		{names: []string{"web"}, described: []string{"web"}, events: 1},
+		{names: []string{"web"}, showEvents: &no, described: []string{"web"}},
+		{names: []string{"db", "web"}, described: []string{"db", "web"}},
+		{names: []string{"db", "web"}, showEvents: &yes, described: []string{"db", "web"}, events: 2},
+		{names: []string{"web", "nope"}, described: []string{"web"}, missing: []string{"pods/nope"}},
+		{names: []string{"nope", "gone"}, missing: []string{"pods/nope", "pods/gone"}},
+	} {
+		var out bytes.Buffer
+		err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, ShowEvents: tc.showEvents},
+			IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		var described []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if name, ok := strings.CutPrefix(l, "Name:"); ok {
+				described = append(described, strings.TrimSpace(name))
+			}
+		}
+		if got := notFound(err); !slices.Equal(got, tc.missing) || !slices.Equal(described, tc.described) ||
+			strings.Count(out.String(), "\nEvents:") != tc.events {
+			t.Errorf("describe %q: described %q, not found %q (%v); want %q, %q, %d Events:\n%s",
+				tc.names, described, got, err, tc.described, tc.missing, tc.events, out.String())
+		}
+		if len(tc.described) == 2 && !strings.Contains(out.String(), "\n\n\nName:") {
+			t.Errorf("describe %q: not two blank lines apart:\n%s", tc.names, out.String())
+		}
+	}
+}
+
+// get and describe of ConfigMaps and Secrets take several names as pods do.
+func TestDataNames(t *testing.T) {
+	other := strings.Replace(cmYAML("two", false), "name: app", "name: other", 1)
+	e := newEnv(t, map[string]string{"app.yaml": cmYAML("one", false), "other.yaml": other, "creds.yaml": secretYAML}, map[string]string{})
+	if err := os.Chmod(filepath.Join(e.manifests, "creds.yaml"), 0o600); err != nil { // a Secret's file may not be world-readable
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		describe  bool
+		resource  string
+		names     []string
+		output    string
+		want      []string // lines the output holds
+		notWanted string
+		missing   []string
+	}{
+		{resource: "configmaps", names: []string{"other", "app"}, output: "name", want: []string{"configmap/other\nconfigmap/app\n"}},
+		{resource: "configmaps", names: []string{"nope", "app"}, want: []string{"NAMESPACE   NAME   DATA\ndefault     app    1\n"}, missing: []string{"configmaps/nope"}},
+		{resource: "configmaps", names: []string{"app"}, output: "yaml", want: []string{"kind: ConfigMap"}, notWanted: "kind: List"},
+		{resource: "secrets", names: []string{"creds", "nope"}, output: "yaml", want: []string{"kind: List", "pw: null"}, notWanted: "s3cr3t", missing: []string{"secrets/nope"}},
+		{resource: "secrets", names: []string{"nope"}, missing: []string{"secrets/nope"}},
+		{describe: true, resource: "configmaps", names: []string{"other", "nope", "app"}, want: []string{"Name:         other", "k:\n----\ntwo",
+			"\n\n\nName:         app"}, missing: []string{"configmaps/nope"}},
+		{describe: true, resource: "secrets", names: []string{"creds"}, want: []string{"pw:  6 bytes"}, notWanted: "s3cr3t"},
+	} {
+		var out bytes.Buffer
+		s := IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}
+		o := GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Names: tc.names, Output: tc.output}
+		err := GetData(o, s)
+		if tc.describe {
+			o.Namespace = "default"
+			out.Reset()
+			err = DescribeData(o, s)
+		}
+		if got := notFound(err); !slices.Equal(got, tc.missing) {
+			t.Errorf("%s %q: not found %q (%v), want %q", tc.resource, tc.names, got, err, tc.missing)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s %q -o %s lacks %q:\n%s", tc.resource, tc.names, tc.output, w, out.String())
+			}
+		}
+		if tc.notWanted != "" && strings.Contains(out.String(), tc.notWanted) {
+			t.Errorf("%s %q -o %s holds %q:\n%s", tc.resource, tc.names, tc.output, tc.notWanted, out.String())
+		}
+		if len(tc.missing) == len(tc.names) && out.Len() > 0 {
+			t.Errorf("%s %q: output for missing names only:\n%s", tc.resource, tc.names, out.String())
+		}
+	}
+}
