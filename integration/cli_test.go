@@ -71,9 +71,7 @@ func TestCLIWorkflow(t *testing.T) {
 	if names := d.mustCLI("get", "pods", "-o", "name"); strings.TrimSpace(names) != "pod/counter" {
 		t.Fatalf("-o name: %q", names)
 	}
-	if _, err := d.cli("get", "pods", "nope"); err == nil {
-		t.Fatal("get of a missing pod succeeded")
-	}
+	checkNotFound(t, d)
 	desc := d.mustCLI("describe", "pod", "counter")
 	for _, want := range []string{"Name:", "counter", "Running", "Conditions:", "Ready", "Events:", "Started"} {
 		if !strings.Contains(desc, want) {
@@ -105,6 +103,28 @@ func TestCLIWorkflow(t *testing.T) {
 	}
 	if _, err := d.cli("delete", "counter"); err == nil {
 		t.Fatal("second delete succeeded")
+	}
+}
+
+// checkNotFound: a missing pod is kubectl's NotFound line, exit code 1, for
+// get (after what was found), logs and exec: the daemon's 404 words it as
+// kubectl, which the CLI relies on.
+func checkNotFound(t *testing.T, d *podhostd) {
+	t.Helper()
+	const notFound = "Error from server (NotFound): pods \"nope\" not found\n"
+	for _, tc := range []struct {
+		args  []string
+		found bool // the table of counter comes first
+	}{
+		{[]string{"get", "pods", "counter", "nope"}, true},
+		{[]string{"get", "pod/nope"}, false},
+		{[]string{"logs", "pod/nope"}, false},
+		{[]string{"exec", "nope", "--", "true"}, false},
+	} {
+		out, err := d.cli(tc.args...)
+		if err == nil || !strings.HasSuffix(out, notFound) || strings.Contains(out, "Error: ") || regexpLine(out, `counter\s+1/1\s+Running`) != tc.found {
+			t.Fatalf("podhost %s: %v\n%s", strings.Join(tc.args, " "), err, out)
+		}
 	}
 }
 

@@ -23,8 +23,19 @@ type ExecOptions struct {
 // Exec runs a command in a running container through the daemon, like
 // `kubectl exec`, and returns the command's exit code. With Stdin and TTY
 // and a terminal on stdin, the terminal is in raw mode while the command
-// runs (keys, ^C included, go to the command).
+// runs (keys, ^C included, go to the command). The pod may be named
+// pod/NAME, as with kubectl; a missing one is a NotFoundError.
 func Exec(ctx context.Context, o ExecOptions, s IOStreams) (int, error) {
+	name, err := podArg(o.Name)
+	if err != nil {
+		return -1, err
+	}
+	o.Name = name
+	code, err := o.exec(ctx, s)
+	return code, podNotFound(err, o.Name)
+}
+
+func (o ExecOptions) exec(ctx context.Context, s IOStreams) (int, error) {
 	if len(o.Command) == 0 {
 		return -1, errors.New("you must specify at least one command for the container")
 	}

@@ -45,8 +45,18 @@ const selectorTail = 10
 type logStream struct{ pod, container string }
 
 // Logs prints container logs through the daemon: without -f one after
-// another, with -f all followed at once.
+// another, with -f all followed at once. The pod may be named pod/NAME, as
+// with kubectl; a missing one is a NotFoundError.
 func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
+	name, err := podArg(o.Name)
+	if err != nil {
+		return err
+	}
+	o.Name = name
+	return podNotFound(o.logs(ctx, s), o.Name)
+}
+
+func (o LogsOptions) logs(ctx context.Context, s IOStreams) error {
 	if err := o.validate(); err != nil {
 		return err
 	}

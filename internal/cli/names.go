@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/podhost/podhost/internal/api"
 )
 
 // NotFoundError is kubectl's NotFound for a named object: `pods "web" not
@@ -81,6 +83,30 @@ func resourceType(word string) (string, error) {
 		return "pods", nil
 	}
 	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, configmaps and secrets)", word)
+}
+
+// podArg is the pod name of a NAME or pod/NAME argument (logs, exec,
+// rollout): kubectl takes TYPE/NAME there too; the type must be a pod's.
+func podArg(arg string) (string, error) {
+	kind, name, ok := strings.Cut(arg, "/")
+	if !ok {
+		return arg, nil
+	}
+	if err := CheckResource(strings.ToLower(kind)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// podNotFound turns the daemon's 404 for a missing pod into a NotFoundError
+// (the daemon words it as kubectl, `pods "web" not found`; a 404 for a
+// missing container is left as it is).
+func podNotFound(err error, name string) error {
+	nf := &NotFoundError{Resource: "pods", Name: name}
+	if errors.Is(err, api.ErrNotFound) && err.Error() == nf.Error() {
+		return nf
+	}
+	return err
 }
 
 // byName returns the items of each name in turn (every item without

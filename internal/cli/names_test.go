@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -243,4 +246,50 @@ func TestDataNames(t *testing.T) {
 			t.Errorf("%s %q: output for missing names only:\n%s", tc.resource, tc.names, out.String())
 		}
 	}
+}
+
+// logs and exec take pod/NAME as kubectl; a missing pod is a NotFoundError
+// (the daemon's 404 for a missing container is not).
+func TestLogsExecPodArg(t *testing.T) {
+	d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}}
+	d.write = func(_ context.Context, req api.LogRequest, w http.ResponseWriter) error {
+		if req.Name != "web" {
+			return api.NotFoundf("pods %q not found", req.Name)
+		}
+		if req.Container != "app" {
+			return api.NotFoundf("container %s is not valid for pod %s", req.Container, req.Name)
+		}
+		_, err := w.Write([]byte("hi\n"))
+		return err
+	}
+	for _, tc := range []struct {
+		o        LogsOptions
+		out, err string
+		missing  bool
+	}{
+		{o: LogsOptions{Name: "pod/web"}, out: "hi\n"},
+		{o: LogsOptions{Name: "po/web", Container: "app"}, out: "hi\n"},
+		{o: LogsOptions{Name: "pods/nope"}, err: `pods "nope" not found`, missing: true},
+		{o: LogsOptions{Name: "nope", Container: "app"}, err: `pods "nope" not found`, missing: true},
+		{o: LogsOptions{Name: "web", Container: "side"}, err: "container side is not valid for pod web"},
+		{o: LogsOptions{Name: "deployment/web"}, err: `the server doesn't have a resource type "deployment" (podhost serves pods)`},
+	} {
+		out, _, err := runLogs(t, d, tc.o)
+		var nf *NotFoundError
+		if out != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) || errors.As(err, &nf) != tc.missing {
+			t.Errorf("logs %s -c %q: %q, %v; want %q, %q (NotFoundError: %v)", tc.o.Name, tc.o.Container, out, err, tc.out, tc.err, tc.missing)
+		}
+	}
+	_, err := Exec(context.Background(), ExecOptions{Socket: serve(t, noPodsExec{&fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}}), Name: "pod/nope", Namespace: "default", Command: []string{"true"}},
+		IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	if nf := (*NotFoundError)(nil); !errors.As(err, &nf) || nf.Name != "nope" {
+		t.Errorf("exec pod/nope: %v, want a NotFoundError", err)
+	}
+}
+
+// noPodsExec answers every exec as the daemon does for a missing pod.
+type noPodsExec struct{ *fakeDaemon }
+
+func (noPodsExec) Exec(_ context.Context, req api.ExecRequest, _ io.Reader, _, _ io.Writer) (int, error) {
+	return -1, api.NotFoundf("pods %q not found", req.Name)
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -25,9 +24,9 @@ func (o RolloutOptions) target() (string, string, error) {
 	if ns == "" {
 		ns = "default"
 	}
-	name := o.Name
-	for _, p := range []string{"pod/", "pods/", "po/"} {
-		name = strings.TrimPrefix(name, p)
+	name, err := podArg(o.Name)
+	if err != nil {
+		return "", "", err
 	}
 	return ns, name, validateNames(ns, name)
 }

@@ -58,6 +58,8 @@ func (b *backend) Ready() bool {
 // read-only.
 func (b *backend) Pods() []*corev1.Pod { return b.views.build(b.mgr.Pods()) }
 
+// find is the pod, or kubectl's words for a missing one (the CLI prints
+// them as kubectl's NotFound: keep them).
 func (b *backend) find(namespace, name string) (*corev1.Pod, error) {
 	for _, p := range b.Pods() {
 		if p.Namespace == namespace && p.Name == name {
