@@ -85,7 +85,7 @@ func TestExec(t *testing.T) {
 		{args: []string{"duo", "-c", "done", "--", "true"}, code: 1,
 			stderr: "Error: container done is not running (state: terminated: Completed, exit code 0)\n"},
 		{args: []string{"duo", "-c", "nope", "--", "true"}, code: 1, stderr: "Error: container nope is not valid for pod duo"},
-		{args: []string{"nope", "--", "true"}, code: 1, stderr: "Error: pods \"nope\""},
+		{args: []string{"nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},
 		{args: []string{"web", "--", "/no/such/binary"}, code: 1, stderr: "Error: "},
 	} {
 		stdout, stderr, code := d.execCLI(tc.stdin, tc.args...)

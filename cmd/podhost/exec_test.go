@@ -31,7 +31,7 @@ func (execBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) er
 func (b execBackend) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, _ io.Writer) (int, error) {
 	b.got <- req
 	if req.Name != "web" {
-		return -1, fmt.Errorf("pods %q: %w", req.Name, api.ErrNotFound)
+		return -1, api.NotFoundf("pods %q not found", req.Name) // the daemon's words (internal/daemon/backend.go)
 	}
 	if stdin != nil {
 		_, err := io.Copy(stdout, stdin)
@@ -69,7 +69,8 @@ func TestExec(t *testing.T) {
 		{args: []string{"exec", "web", "-n", "ns", "-c", "side", "-t", "--", "sh", "-c", "exit 0"},
 			req: &api.ExecRequest{Namespace: "ns", Name: "web", Container: "side", TTY: true, Command: []string{"sh", "-c", "exit 0"}}},
 		{stdin: "abc", args: []string{"exec", "-i", "web", "--", "cat"}, stdout: "abc"},
-		{args: []string{"exec", "nope", "--", "true"}, code: 1, stderr: "Error: pods \"nope\": not found\n"},
+		{args: []string{"exec", "nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},
+		{args: []string{"exec", "pod/nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},
 		{args: []string{"exec", "web", "true"}, code: 1, stderr: "use exec NAME -- COMMAND"},
 		{args: []string{"exec", "web", "x", "--", "true"}, code: 1, stderr: "exactly one pod NAME"},
 		{args: []string{"exec", "web"}, code: 1, stderr: "Error: you must specify at least one command for the container\n"},
