@@ -124,6 +124,8 @@ func TestNamesAsKubectl(t *testing.T) {
 		{args: []string{"get", "pods", "pod/web"}, code: 1, stderr: "Error: there is no need to specify a resource type as a separate argument when passing arguments in resource/name form " +
 			"(e.g. 'podhost get resource/<resource_name>' instead of 'podhost get resource resource/<resource_name>')\n"},
 		{args: []string{"get", "configmaps", "nope"}, code: 1, stderr: notFound + "configmaps \"nope\" not found\n"},
+		{args: []string{"get", "pods", ""}, code: 1, stderr: "Error: resource name may not be empty\n"},
+		{args: []string{"describe", "pods", "web", ""}, code: 1, stderr: "Error: resource name may not be empty\n"},
 		{args: []string{"describe", "pod", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
 		{args: []string{"describe", "pods"}, code: 1, stderr: "Error: describe pods needs a NAME: podhost describes named objects only ('podhost get pods' lists them)\n"},
 		{args: []string{"describe", "secret/a", "secret/b"}, code: 1, stderr: notFound + "secrets \"a\" not found\n" + notFound + "secrets \"b\" not found\n"},

@@ -228,11 +228,18 @@ func newClient(socket string, s IOStreams) *api.Client {
 // validateNames checks a namespace and pod name given on the command line
 // as the manifest decoder checks them ("" = not given).
 func validateNames(namespace, name string) error {
+	if name == "" {
+		return validatePodNames(namespace, nil)
+	}
 	return validatePodNames(namespace, []string{name})
 }
 
+// errEmptyName is kubectl's error for an empty name argument (get pods "").
+var errEmptyName = errors.New("resource name may not be empty")
+
 // validatePodNames is validateNames for several pod names (ConfigMaps and
-// Secrets: the same DNS-1123 subdomain rule).
+// Secrets: the same DNS-1123 subdomain rule); each is given, so an empty
+// one is kubectl's error.
 func validatePodNames(namespace string, names []string) error {
 	if namespace != "" {
 		if err := manifest.ValidateNamespace(namespace); err != nil {
@@ -240,10 +247,11 @@ func validatePodNames(namespace string, names []string) error {
 		}
 	}
 	for _, name := range names {
-		if name != "" {
-			if err := manifest.ValidatePodName(name); err != nil {
-				return err
-			}
+		if name == "" {
+			return errEmptyName
+		}
+		if err := manifest.ValidatePodName(name); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -56,6 +56,36 @@ func TestResourceArgs(t *testing.T) {
 	}
 }
 
+// An empty name is kubectl's "resource name may not be empty", refused
+// before the daemon or the manifest dir is asked (get pods "" printed a
+// NotFound for it).
+func TestEmptyName(t *testing.T) {
+	s := IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	noDaemon := filepath.Join(t.TempDir(), "none.sock")
+	for _, tc := range []struct {
+		name string
+		run  func(names []string) error
+	}{
+		{"get", func(n []string) error { return Get(context.Background(), GetOptions{Socket: noDaemon, Names: n}, s) }},
+		{"get -o json", func(n []string) error {
+			return Get(context.Background(), GetOptions{Socket: noDaemon, Names: n, Output: "json"}, s)
+		}},
+		{"describe", func(n []string) error {
+			return Describe(context.Background(), GetOptions{Socket: noDaemon, Namespace: "default", Names: n}, s)
+		}},
+		{"get configmaps", func(n []string) error { return GetData(GetDataOptions{Resource: "configmaps", Names: n}, s) }},
+		{"describe secrets", func(n []string) error {
+			return DescribeData(GetDataOptions{Resource: "secrets", Namespace: "default", Names: n}, s)
+		}},
+	} {
+		for _, names := range [][]string{{""}, {"web", ""}} {
+			if err := tc.run(names); err == nil || err.Error() != "resource name may not be empty" {
+				t.Errorf("%s %q: %v, want resource name may not be empty", tc.name, names, err)
+			}
+		}
+	}
+}
+
 // notFound is the names of err's NotFoundErrors (errors.Join's parts),
 // "" for an error of another kind.
 func notFound(err error) []string {
