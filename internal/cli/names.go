@@ -47,7 +47,11 @@ func ResourceArgs(cmd string, args []string) (string, []string, error) {
 	}
 	resource, names := "", make([]string, 0, len(args))
 	for _, a := range args {
-		r, name, err := splitTypeName(a)
+		typ, name, err := splitTypeName(a)
+		if err != nil {
+			return "", nil, err
+		}
+		r, err := resourceType(typ)
 		if err != nil {
 			return "", nil, err
 		}
@@ -59,8 +63,8 @@ func ResourceArgs(cmd string, args []string) (string, []string, error) {
 	return resource, names, nil
 }
 
-// splitTypeName splits "pod/web" into ("pods", "web"), with the errors of
-// kubectl's resource builder.
+// splitTypeName splits "pod/web" into its type and name ("pod", "web"),
+// with the errors of kubectl's resource builder; the type is as typed.
 func splitTypeName(arg string) (string, string, error) {
 	seg := strings.Split(arg, "/")
 	if len(seg) != 2 {
@@ -69,8 +73,7 @@ func splitTypeName(arg string) (string, string, error) {
 	if seg[0] == "" || seg[1] == "" {
 		return "", "", errors.New("arguments in resource/name form must have a single resource and name")
 	}
-	r, err := resourceType(seg[0])
-	return r, seg[1], err
+	return seg[0], seg[1], nil
 }
 
 // resourceType maps the words kubectl users type for the types get and
@@ -86,13 +89,20 @@ func resourceType(word string) (string, error) {
 }
 
 // podArg is the pod name of a NAME or pod/NAME argument (logs, exec,
-// rollout): kubectl takes TYPE/NAME there too; the type must be a pod's.
+// rollout): kubectl takes TYPE/NAME there too, with the resource builder's
+// errors (pod/, pods/web/x); the type must be pods, pod or po.
 func podArg(arg string) (string, error) {
-	kind, name, ok := strings.Cut(arg, "/")
-	if !ok {
+	if !strings.Contains(arg, "/") {
 		return arg, nil
 	}
-	if err := CheckResource(strings.ToLower(kind)); err != nil {
+	typ, name, err := splitTypeName(arg)
+	if err != nil {
+		return "", err
+	}
+	if DataResource(typ) != "" {
+		return "", fmt.Errorf("%s is not a pod: podhost takes NAME or pod/NAME here", arg)
+	}
+	if err := CheckResource(strings.ToLower(typ)); err != nil {
 		return "", err
 	}
 	return name, nil

@@ -56,6 +56,40 @@ func TestResourceArgs(t *testing.T) {
 	}
 }
 
+// logs, exec and rollout take NAME or pod/NAME: the resource builder's
+// errors for a malformed TYPE/NAME, and only a pod's type.
+func TestPodArg(t *testing.T) {
+	for _, tc := range []struct{ arg, name, err string }{
+		{arg: "web", name: "web"},
+		{arg: "pod/web", name: "web"},
+		{arg: "pods/web", name: "web"},
+		{arg: "PO/web", name: "web"},
+		{arg: "pod/", err: "arguments in resource/name form must have a single resource and name"},
+		{arg: "/web", err: "arguments in resource/name form must have a single resource and name"},
+		{arg: "pods/p01/x", err: "arguments in resource/name form may not have more than one slash"},
+		{arg: "deployment/web", err: `the server doesn't have a resource type "deployment" (podhost serves pods)`},
+		{arg: "cm/app", err: "cm/app is not a pod: podhost takes NAME or pod/NAME here"},
+	} {
+		name, err := podArg(tc.arg)
+		if name != tc.name || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("podArg(%q) = %q, %v; want %q, %q", tc.arg, name, err, tc.name, tc.err)
+		}
+	}
+	// logs, exec and rollout all parse with it.
+	s := IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	noDaemon := filepath.Join(t.TempDir(), "none.sock")
+	const want = "arguments in resource/name form must have a single resource and name"
+	if err := Logs(context.Background(), LogsOptions{Socket: noDaemon, Namespace: "default", Name: "pod/"}, s); err == nil || err.Error() != want {
+		t.Errorf("logs pod/: %v", err)
+	}
+	if _, err := Exec(context.Background(), ExecOptions{Socket: noDaemon, Namespace: "default", Name: "pod/", Command: []string{"true"}}, s); err == nil || err.Error() != want {
+		t.Errorf("exec pod/: %v", err)
+	}
+	if err := RolloutHistory(context.Background(), RolloutOptions{Socket: noDaemon, Name: "pod/"}, s); err == nil || err.Error() != want {
+		t.Errorf("rollout history pod/: %v", err)
+	}
+}
+
 // An empty name is kubectl's "resource name may not be empty", refused
 // before the daemon or the manifest dir is asked (get pods "" printed a
 // NotFound for it).
