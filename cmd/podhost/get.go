@@ -11,6 +11,7 @@ import (
 
 func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
+	var all bool
 	cmd := &cobra.Command{
 		Use:   "get pods|configmaps|secrets [NAME...] | TYPE/NAME...",
 		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
@@ -26,6 +27,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 			}
 			resource, names, err := cli.ResourceArgs("get", args)
 			if err != nil {
+				return err
+			}
+			if err := cli.CheckNameArgs(args, opts.Selector, all); err != nil {
 				return err
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
@@ -50,8 +54,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods only")
 	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output)")
 	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
-	var all bool
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n)")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n; not with names, as kubectl)")
 	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +115,9 @@ func (o GetOptions) validate() error {
 	}
 	if o.ShowLabels && !o.table() {
 		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
+	}
+	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
+		return errNameAndSelector
 	}
 	return validatePodNames(o.Namespace, o.Names)
 }

@@ -63,6 +63,30 @@ func ResourceArgs(cmd string, args []string) (string, []string, error) {
 	return resource, names, nil
 }
 
+// errNameAndSelector is kubectl's refusal of names with a label selector.
+var errNameAndSelector = errors.New("name cannot be provided when a selector is specified")
+
+// CheckNameArgs refuses what kubectl's resource builder refuses with names
+// among get's args (as given to ResourceArgs): a label selector (it does
+// not narrow the names: kubectl's error, not a NotFound for a pod that
+// exists), or -A (podhost looks for names in every namespace without -n;
+// with -A it says what kubectl says).
+func CheckNameArgs(args []string, selector string, allNamespaces bool) error {
+	typeName := len(args) > 0 && strings.Contains(args[0], "/")
+	if !typeName && len(args) < 2 {
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(selector) != "" && typeName:
+		return errors.New("selectors and the all flag cannot be used when passing resource/name arguments")
+	case strings.TrimSpace(selector) != "":
+		return errNameAndSelector
+	case allNamespaces:
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
+	}
+	return nil
+}
+
 // splitTypeName splits "pod/web" into its type and name ("pod", "web"),
 // with the errors of kubectl's resource builder; the type is as typed.
 func splitTypeName(arg string) (string, string, error) {

@@ -56,6 +56,44 @@ func TestResourceArgs(t *testing.T) {
 	}
 }
 
+// Names with a label selector or -A are kubectl's resource builder's
+// errors (get pods p01 -l app=nomatch reported p01 as NotFound).
+func TestCheckNameArgs(t *testing.T) {
+	const (
+		nameSel = "name cannot be provided when a selector is specified"
+		typeSel = "selectors and the all flag cannot be used when passing resource/name arguments"
+		allNS   = "a resource cannot be retrieved by name across all namespaces"
+	)
+	for _, tc := range []struct {
+		args     []string
+		selector string
+		all      bool
+		err      string
+	}{
+		{args: []string{"pods"}, selector: "app=web", all: true},
+		{args: []string{"pods", "web"}},
+		{args: []string{"pods", "web"}, selector: " "},
+		{args: []string{"pods", "web"}, selector: "app=nomatch", err: nameSel},
+		{args: []string{"pods", "web", "db"}, selector: "app=web", all: true, err: nameSel},
+		{args: []string{"pod/web"}, selector: "app=web", err: typeSel},
+		{args: []string{"cm", "app"}, selector: "x", err: nameSel},
+		{args: []string{"pods", "web"}, all: true, err: allNS},
+		{args: []string{"pod/web", "pod/db"}, all: true, err: allNS},
+		{args: []string{"secrets", "creds"}, all: true, err: allNS},
+	} {
+		err := CheckNameArgs(tc.args, tc.selector, tc.all)
+		if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("%q -l %q -A=%v: %v, want %q", tc.args, tc.selector, tc.all, err, tc.err)
+		}
+	}
+	// Get itself refuses names with a selector, before asking the daemon.
+	err := Get(context.Background(), GetOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Names: []string{"p01"}, Selector: "app=nomatch"},
+		IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	if err == nil || err.Error() != nameSel {
+		t.Errorf("get pods p01 -l app=nomatch: %v, want %q", err, nameSel)
+	}
+}
+
 // logs, exec and rollout take NAME or pod/NAME: the resource builder's
 // errors for a malformed TYPE/NAME, and only a pod's type.
 func TestPodArg(t *testing.T) {
