@@ -85,6 +85,9 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
 		return errors.Join(missing...)
 	}
+	if o.objectOutput() && len(o.Names) == 1 && len(pods) > 1 {
+		return inNamespaces("pods", o.Names[0], pods, func(p *corev1.Pod) string { return p.Namespace })
+	}
 	if o.sorts(pods) {
 		if err := sorter.sort(pods); err != nil {
 			return err
@@ -171,9 +174,17 @@ func (o GetOptions) sorts(pods []corev1.Pod) bool {
 	return !o.oneObject(pods)
 }
 
+// objectOutput reports whether o prints objects (json, yaml, jsonpath) or
+// their names, not rows: outputs for which one name stands for one object.
+func (o GetOptions) objectOutput() bool {
+	tmplFormat, _ := templateFormat(o.Output)
+	return o.Output == "json" || o.Output == "yaml" || o.Output == "name" || tmplFormat == formatJSONPath
+}
+
 // oneObject reports whether -o json/yaml/jsonpath print pods as one object,
-// not a List: as kubectl's, when one name was given (and, podhost's names
-// standing for every namespace without -n, one pod has it).
+// not a List: as kubectl's, when one name was given (and one pod has it:
+// Get refuses one name that pods of several namespaces have with those
+// outputs, podhost's names standing for every namespace without -n).
 func (o GetOptions) oneObject(pods []corev1.Pod) bool {
 	return len(o.Names) == 1 && len(pods) == 1
 }

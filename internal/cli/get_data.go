@@ -76,6 +76,9 @@ func GetData(o GetDataOptions, s IOStreams) error {
 	if len(missing) > 0 && len(o.Names) == 1 {
 		return missing[0]
 	}
+	if o.Output != "" && len(o.Names) == 1 && len(objs) > 1 {
+		return inNamespaces(o.Resource, o.Names[0], objs, func(d *dataObject) string { return d.meta.Namespace })
+	}
 	return errors.Join(append([]error{o.print(objs, len(missing) > 0, s)}, missing...)...)
 }
 

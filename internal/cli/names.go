@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/podhost/podhost/internal/api"
@@ -164,4 +165,19 @@ func byName[T any](items []T, names []string, name func(*T) string, resource str
 		}
 	}
 	return out, missing
+}
+
+// inNamespaces is the error for one name that items of several namespaces
+// have, when the output is one object (json, yaml, jsonpath) or a name:
+// podhost looks for names in every namespace without -n, kubectl in one, so
+// which object is meant must be said (get pod web -o jsonpath=… printed
+// nothing from a List of two pods).
+func inNamespaces[T any](resource, name string, items []T, namespace func(*T) string) error {
+	var namespaces []string
+	for i := range items {
+		namespaces = append(namespaces, namespace(&items[i]))
+	}
+	slices.Sort(namespaces)
+	return fmt.Errorf("%s %q is in several namespaces (%s): choose one with -n NAMESPACE",
+		resource, name, strings.Join(slices.Compact(namespaces), ", "))
 }

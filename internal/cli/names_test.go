@@ -208,7 +208,6 @@ func TestGetNames(t *testing.T) {
 		{name: "one name, one object", ns: "default", output: objectOrList, names: []string{"web"}, out: "web|"},
 		{name: "several names, a List", ns: "default", output: objectOrList, names: []string{"web", "db"}, out: "|web db "},
 		{name: "a List of the found ones", output: objectOrList, names: []string{"db", "nope"}, out: "|db ", missing: []string{"pods/nope"}},
-		{name: "one name in two namespaces: a List", output: objectOrList, names: []string{"web"}, out: "|web web "},
 		{name: "watch: nothing printed", ns: "default", names: []string{"web", "nope"}, watch: true, missing: []string{"pods/nope"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -222,6 +221,38 @@ func TestGetNames(t *testing.T) {
 				t.Errorf("stdout %q, stderr %q; want %q, %q", out.String(), errOut.String(), tc.out, tc.errOut)
 			}
 		})
+	}
+}
+
+// One name that pods of two namespaces have (get searches every namespace
+// without -n): rows of both in the table outputs, an error naming the
+// namespaces for those printing one object or names (get pod web -o
+// jsonpath='{.status.podIP}' printed "" from a List, exit 0).
+func TestGetNameInNamespaces(t *testing.T) {
+	infra := ipPod("web", "10.0.0.9")
+	infra.Namespace = "infra"
+	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), infra, ipPod("db", "10.0.0.2")}, runtime: api.RuntimeStatus{Healthy: true}})
+	const several = `pods "web" is in several namespaces (default, infra): choose one with -n NAMESPACE`
+	for _, tc := range []struct {
+		ns, output string
+		names      []string
+		out, err   string
+	}{
+		{output: "jsonpath={.status.podIP}", names: []string{"web"}, err: several},
+		{output: "json", names: []string{"web"}, err: several},
+		{output: "yaml", names: []string{"web"}, err: several},
+		{output: "name", names: []string{"web"}, err: several},
+		{output: "custom-columns=NS:.metadata.namespace", names: []string{"web"}, out: "NS\ndefault\ninfra\n"},
+		{names: []string{"web"}, out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n"},
+		{ns: "infra", output: "jsonpath={.status.podIP}", names: []string{"web"}, out: "10.0.0.9"},
+		{output: "jsonpath={.status.podIP}", names: []string{"db"}, out: "10.0.0.2"},
+		{output: "name", names: []string{"web", "db"}, out: "pod/web\npod/web\npod/db\n"}, // several names: a List, as kubectl
+	} {
+		var out bytes.Buffer
+		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		if out.String() != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("get pods %q -n %q -o %s: %q, %v; want %q, %q", tc.names, tc.ns, tc.output, out.String(), err, tc.out, tc.err)
+		}
 	}
 }
 
@@ -346,6 +377,31 @@ func TestDataNames(t *testing.T) {
 		}
 		if len(tc.missing) == len(tc.names) && out.Len() > 0 {
 			t.Errorf("%s %q: output for missing names only:\n%s", tc.resource, tc.names, out.String())
+		}
+	}
+}
+
+// A ConfigMap name in two namespaces: both rows in the table, an error
+// naming the namespaces for -o yaml|json|name, as for pods.
+func TestDataNameInNamespaces(t *testing.T) {
+	infra := strings.Replace(cmYAML("two", false), "name: app", "name: app\n  namespace: infra", 1)
+	e := newEnv(t, map[string]string{"app.yaml": cmYAML("one", false), "infra.yaml": infra}, map[string]string{})
+	const several = `configmaps "app" is in several namespaces (default, infra): choose one with -n NAMESPACE`
+	for _, tc := range []struct {
+		ns, output string
+		out, err   string
+	}{
+		{out: "NAMESPACE   NAME   DATA\ndefault     app    1\ninfra       app    1\n"},
+		{output: "yaml", err: several},
+		{output: "json", err: several},
+		{output: "name", err: several},
+		{ns: "infra", output: "name", out: "configmap/app\n"},
+	} {
+		var out bytes.Buffer
+		err := GetData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: tc.ns, Names: []string{"app"}, Output: tc.output},
+			IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		if out.String() != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
+			t.Errorf("get configmaps app -n %q -o %s: %q, %v; want %q, %q", tc.ns, tc.output, out.String(), err, tc.out, tc.err)
 		}
 	}
 }
