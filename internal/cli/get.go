@@ -63,7 +63,8 @@ func CheckResource(r string) error {
 // Get prints pods as a table, JSON (a core/v1 PodList), YAML or names. As
 // kubectl get, a named pod that is missing is a NotFoundError, returned
 // after the others are printed (none are with -w, or when it was the only
-// name).
+// name); -w watches one name at most (several: the table, then kubectl's
+// error).
 func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err := o.validate(); err != nil {
 		return err
@@ -97,10 +98,18 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 		if o.SortBy != "" { // kubectl's words; it, too, sorts only the first table
 			fmt.Fprintln(s.ErrOut, "warning: --watch or --watch-only requested, --sort-by will be ignored")
 		}
+		if len(o.Names) > 1 { // as kubectl get -w: the table, then its refusal to watch several objects
+			newPodWatcher(&lineWriter{w: s.Out}, o, match, time.Now).initial(pods)
+			return errWatchNames
+		}
 		return watchPods(ctx, c, o, match, pods, s)
 	}
 	return errors.Join(append([]error{o.print(pods, len(missing) > 0, s)}, missing...)...)
 }
+
+// errWatchNames is kubectl get -w's error for several names (cli-runtime's
+// Result.Watch), after the table of the named objects.
+var errWatchNames = errors.New("you may only watch a single resource or type of resource at a time")
 
 // validate checks the output format, the flags that go with it and the
 // names, before the daemon is asked.

@@ -256,6 +256,28 @@ func TestGetNameInNamespaces(t *testing.T) {
 	}
 }
 
+// get -w with several names, as kubectl: the table of them, then the
+// error (nothing is watched); a missing one is its NotFound, nothing
+// printed.
+func TestGetWatchNames(t *testing.T) {
+	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2")}, runtime: api.RuntimeStatus{Healthy: true}})
+	const watchErr = "you may only watch a single resource or type of resource at a time"
+	for _, tc := range []struct {
+		names    []string
+		out, err string
+	}{
+		{names: []string{"db", "web"}, out: "NAME   READY   STATUS    RESTARTS   AGE\ndb     0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n", err: watchErr},
+		{names: []string{"web", "web"}, out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n", err: watchErr},
+		{names: []string{"web", "nope"}, err: `pods "nope" not found`},
+	} {
+		var out bytes.Buffer
+		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, Watch: true}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		if out.String() != tc.out || err == nil || err.Error() != tc.err {
+			t.Errorf("get pods %q -w: %q, %v; want %q, %q", tc.names, out.String(), err, tc.out, tc.err)
+		}
+	}
+}
+
 // -o json with several names is a List even when all are missing (kubectl
 // prints the empty List, then the errors); one missing name prints nothing.
 func TestGetNamesJSON(t *testing.T) {
