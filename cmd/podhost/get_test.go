@@ -130,6 +130,8 @@ func TestNamesAsKubectl(t *testing.T) {
 		{args: []string{"get", "pods", "web", "-A"}, code: 1, stderr: "Error: a resource cannot be retrieved by name across all namespaces\n"},
 		{args: []string{"get", "cm/app", "-A"}, code: 1, stderr: "Error: a resource cannot be retrieved by name across all namespaces\n"},
 		{args: []string{"get", "pods", "-A", "-o", "name"}, stdout: "pod/web\npod/db\n"},
+		{args: []string{"get", "pods", "web", "nope", "--sort-by=.bad"}, code: 1,
+			stderr: "Error: --sort-by: couldn't find any field with path \"{.bad}\" in the list of objects\n" + notFound + "pods \"nope\" not found\n"},
 		{args: []string{"get", "pods", "db", "web", "-w"}, code: 1,
 			stdout: "NAME   READY   STATUS    RESTARTS   AGE\ndb     0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n",
 			stderr: "Error: you may only watch a single resource or type of resource at a time\n"},

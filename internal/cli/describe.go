@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,26 +33,35 @@ func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
 	}
 	rs, err := c.Runtime(ctx)
 	if err != nil {
-		return err
+		return errors.Join(append([]error{err}, missing...)...)
 	}
 	showEvents := len(pods) == 1 && len(missing) == 0
 	if o.ShowEvents != nil {
 		showEvents = *o.ShowEvents
 	}
 	now := time.Now()
-	for i, p := range pods {
-		if i > 0 {
+	var errs []error // as kubectl describe: a pod that cannot be described does not stop the others
+	printed := 0
+	for _, p := range pods {
+		var b bytes.Buffer
+		if err := describePod(ctx, c, p, showEvents, rs.LastConfirmed, now, &b); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if printed > 0 {
 			fmt.Fprint(s.Out, "\n\n")
 		}
-		if err := describePod(ctx, c, p, showEvents, rs.LastConfirmed, now, s.Out); err != nil {
-			return err
+		printed++
+		if _, err := b.WriteTo(s.Out); err != nil {
+			return errors.Join(append(append(errs, err), missing...)...)
 		}
 	}
-	return errors.Join(missing...)
+	return errors.Join(append(errs, missing...)...)
 }
 
 // getPods asks the daemon for each named pod in turn: the ones it has, a
-// NotFoundError per one it has not, or the first other error.
+// NotFoundError per one it has not, or the first other error (with the
+// NotFoundErrors until then).
 func getPods(ctx context.Context, c *api.Client, namespace string, names []string) ([]*corev1.Pod, []error, error) {
 	var pods []*corev1.Pod
 	var missing []error
@@ -61,7 +71,7 @@ func getPods(ctx context.Context, c *api.Client, namespace string, names []strin
 		case errors.Is(err, api.ErrNotFound):
 			missing = append(missing, &NotFoundError{Resource: "pods", Name: name})
 		case err != nil:
-			return nil, nil, err
+			return nil, missing, err
 		default:
 			pods = append(pods, p)
 		}

@@ -91,7 +91,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	}
 	if o.sorts(pods) {
 		if err := sorter.sort(pods); err != nil {
-			return err
+			return errors.Join(append([]error{err}, missing...)...)
 		}
 	}
 	if o.Watch {

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -465,6 +468,106 @@ func TestLogsExecPodArg(t *testing.T) {
 	if nf := (*NotFoundError)(nil); !errors.As(err, &nf) || nf.Name != "nope" {
 		t.Errorf("exec pod/nope: %v, want a NotFoundError", err)
 	}
+}
+
+// An error besides missing names does not lose their NotFoundErrors: get
+// --sort-by with a bad field, describe when the runtime status or a pod's
+// events cannot be read (the other pods are still described, as kubectl's).
+func TestNamesKeepNotFound(t *testing.T) {
+	d := &eventsErrDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, runtime: api.RuntimeStatus{Healthy: true}}, failFor: "db"}
+	sock := serve(t, d)
+	noRuntime := proxyFailing(t, sock, "/v1/runtime")
+	yes := true
+	const (
+		sortErr   = `--sort-by: couldn't find any field with path "{.bad}" in the list of objects`
+		eventsErr = "500 Internal Server Error: events of db: store unreadable"
+		rtErr     = "500 Internal Server Error: runtime: unavailable"
+	)
+	for _, tc := range []struct {
+		name      string
+		run       func(IOStreams) error
+		errs      []string // err's parts, in order
+		described []string
+	}{
+		{name: "get --sort-by", run: func(s IOStreams) error {
+			return Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"a", "nope", "web"}, SortBy: ".bad"}, s)
+		}, errs: []string{sortErr, `pods "nope" not found`}},
+		{name: "describe, events unreadable", run: func(s IOStreams) error {
+			return Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"db", "nope", "web"}, ShowEvents: &yes}, s)
+		}, errs: []string{eventsErr, `pods "nope" not found`}, described: []string{"web"}},
+		{name: "describe, runtime unreadable", run: func(s IOStreams) error {
+			return Describe(context.Background(), GetOptions{Socket: noRuntime, Namespace: "default", Names: []string{"web", "nope"}}, s)
+		}, errs: []string{rtErr, `pods "nope" not found`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := tc.run(IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+			var parts []string
+			if j, ok := err.(interface{ Unwrap() []error }); ok {
+				for _, e := range j.Unwrap() {
+					parts = append(parts, e.Error())
+				}
+			} else if err != nil {
+				parts = []string{err.Error()}
+			}
+			var described []string
+			for _, l := range strings.Split(out.String(), "\n") {
+				if name, ok := strings.CutPrefix(l, "Name:"); ok {
+					described = append(described, strings.TrimSpace(name))
+				}
+			}
+			if !slices.Equal(parts, tc.errs) || !slices.Equal(described, tc.described) {
+				t.Errorf("errors %q, described %q; want %q, %q", parts, described, tc.errs, tc.described)
+			}
+			if len(tc.described) == 1 && strings.HasPrefix(out.String(), "\n") {
+				t.Errorf("a separator before the first pod described:\n%s", out.String())
+			}
+		})
+	}
+}
+
+// eventsErrDaemon cannot read the events of one pod.
+type eventsErrDaemon struct {
+	*fakeDaemon
+	failFor string
+}
+
+func (d *eventsErrDaemon) Events(_, name string) ([]api.Event, error) {
+	if name == d.failFor {
+		return nil, fmt.Errorf("events of %s: store unreadable", name)
+	}
+	return nil, nil
+}
+
+// proxyFailing serves the API at sock on a socket of its own, but answers
+// path with a 500.
+func proxyFailing(t *testing.T, sock, path string) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ph-cli-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	l, err := net.Listen("unix", filepath.Join(dir, "proxy.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "podhost" },
+		Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+		}},
+	}
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == path {
+			http.Error(w, "runtime: unavailable", http.StatusInternalServerError)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return l.Addr().String()
 }
 
 // noPodsExec answers every exec as the daemon does for a missing pod.
