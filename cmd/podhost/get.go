@@ -75,7 +75,7 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "describe pod|configmap|secret NAME... | TYPE/NAME...",
 		Short:   "Show a pod's details (containers, states, conditions, events), or a ConfigMap or Secret (Secret values never shown)",
-		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events\n  podhost describe configmap app",
+		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n  podhost describe configmap app",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
@@ -94,14 +94,12 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 					AllowInsecure: cfg.AllowInsecureManifests, Namespace: opts.Namespace, Names: names}, g.streams)
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
-			if cmd.Flags().Changed("show-events") {
-				opts.ShowEvents = &showEvents
-			}
+			opts.HideEvents = !showEvents
 			return cli.Describe(cmd.Context(), opts, g.streams)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
-	cmd.Flags().BoolVar(&showEvents, "show-events", true, "show the pods' events (default: when one pod is described, as kubectl)")
+	cmd.Flags().BoolVar(&showEvents, "show-events", true, "show each described pod's events, as kubectl (--show-events=false: none)")
 	return cmd
 }
 

@@ -150,11 +150,15 @@ func TestNamesAsKubectl(t *testing.T) {
 		}
 	}
 	code, stdout, stderr := e.podhost(t, "", "--socket", sock, "describe", "pod/db", "pod/nope", "pod/web")
-	if code != 1 || strings.Count(stdout, "\nContainers:") != 2 || strings.Contains(stdout, "Events:") || stderr != notFound+"pods \"nope\" not found\n" {
+	if code != 1 || strings.Count(stdout, "\nContainers:") != 2 || strings.Count(stdout, "\nEvents:") != 2 || stderr != notFound+"pods \"nope\" not found\n" {
 		t.Errorf("describe of three pods: code %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
-	if _, stdout, _ := e.podhost(t, "", "--socket", sock, "describe", "pods", "db", "web", "--show-events"); strings.Count(stdout, "\nEvents:") != 2 {
-		t.Errorf("describe --show-events of two pods:\n%s", stdout)
+	if _, stdout, _ := e.podhost(t, "", "--socket", sock, "describe", "pods", "db", "web", "--show-events=false"); strings.Contains(stdout, "Events:") {
+		t.Errorf("describe --show-events=false of two pods:\n%s", stdout)
+	}
+	// The help says the default once, and it is what describe does.
+	if _, stdout, _ := e.podhost(t, "", "describe", "--help"); !strings.Contains(stdout, "show each described pod's events, as kubectl (--show-events=false: none) (default true)\n") {
+		t.Errorf("describe --help:\n%s", stdout)
 	}
 }
 

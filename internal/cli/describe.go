@@ -16,9 +16,8 @@ import (
 
 // Describe prints each named pod's details, as kubectl describe: in the
 // order named, two blank lines apart; a missing pod is a NotFoundError,
-// returned after the others are printed. As kubectl's, the events are shown
-// when one pod is described and no name was missing, unless ShowEvents
-// says otherwise.
+// returned after the others are printed. As kubectl's, each pod's events
+// are shown, unless HideEvents (--show-events=false).
 func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
 	if len(o.Names) == 0 {
 		return errors.New("describe needs a pod NAME (podhost get pods lists them)")
@@ -35,10 +34,7 @@ func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err != nil {
 		return errors.Join(append([]error{err}, missing...)...)
 	}
-	showEvents := len(pods) == 1 && len(missing) == 0
-	if o.ShowEvents != nil {
-		showEvents = *o.ShowEvents
-	}
+	showEvents := !o.HideEvents
 	now := time.Now()
 	var errs []error // as kubectl describe: a pod that cannot be described does not stop the others
 	printed := 0

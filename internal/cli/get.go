@@ -37,7 +37,7 @@ type GetOptions struct {
 
 	SortBy string // --sort-by: a JSONPath, as kubectl's
 
-	ShowEvents *bool // describe --show-events; nil: only when one pod is described
+	HideEvents bool // describe --show-events=false: no Events section (kubectl shows each pod's)
 }
 
 // matcher is the pods o selects: namespace, name and label selector.

@@ -317,26 +317,25 @@ func TestGetNamesJSON(t *testing.T) {
 }
 
 // describe with several names: each pod in the order named, two blank
-// lines apart, events only for one pod unless --show-events says.
+// lines apart, each with its events unless --show-events=false, as kubectl.
 func TestDescribeNames(t *testing.T) {
 	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{webPod(), ipPod("db", "")}, runtime: api.RuntimeStatus{Healthy: true}})
-	yes, no := true, false
 	for _, tc := range []struct {
 		names      []string
-		showEvents *bool
+		hideEvents bool
 		described  []string // the Name: lines, in order
 		events     int      // Events sections
 		missing    []string
 	}{
 		{names: []string{"web"}, described: []string{"web"}, events: 1},
-		{names: []string{"web"}, showEvents: &no, described: []string{"web"}},
-		{names: []string{"db", "web"}, described: []string{"db", "web"}},
-		{names: []string{"db", "web"}, showEvents: &yes, described: []string{"db", "web"}, events: 2},
-		{names: []string{"web", "nope"}, described: []string{"web"}, missing: []string{"pods/nope"}},
+		{names: []string{"web"}, hideEvents: true, described: []string{"web"}},
+		{names: []string{"db", "web"}, described: []string{"db", "web"}, events: 2},
+		{names: []string{"db", "web"}, hideEvents: true, described: []string{"db", "web"}},
+		{names: []string{"web", "nope"}, described: []string{"web"}, events: 1, missing: []string{"pods/nope"}},
 		{names: []string{"nope", "gone"}, missing: []string{"pods/nope", "pods/gone"}},
 	} {
 		var out bytes.Buffer
-		err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, ShowEvents: tc.showEvents},
+		err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, HideEvents: tc.hideEvents},
 			IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		var described []string
 		for _, l := range strings.Split(out.String(), "\n") {
@@ -477,7 +476,6 @@ func TestNamesKeepNotFound(t *testing.T) {
 	d := &eventsErrDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, runtime: api.RuntimeStatus{Healthy: true}}, failFor: "db"}
 	sock := serve(t, d)
 	noRuntime := proxyFailing(t, sock, "/v1/runtime")
-	yes := true
 	const (
 		sortErr   = `--sort-by: couldn't find any field with path "{.bad}" in the list of objects`
 		eventsErr = "500 Internal Server Error: events of db: store unreadable"
@@ -493,7 +491,7 @@ func TestNamesKeepNotFound(t *testing.T) {
 			return Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"a", "nope", "web"}, SortBy: ".bad"}, s)
 		}, errs: []string{sortErr, `pods "nope" not found`}},
 		{name: "describe, events unreadable", run: func(s IOStreams) error {
-			return Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"db", "nope", "web"}, ShowEvents: &yes}, s)
+			return Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"db", "nope", "web"}}, s)
 		}, errs: []string{eventsErr, `pods "nope" not found`}, described: []string{"web"}},
 		{name: "describe, runtime unreadable", run: func(s IOStreams) error {
 			return Describe(context.Background(), GetOptions{Socket: noRuntime, Namespace: "default", Names: []string{"web", "nope"}}, s)
