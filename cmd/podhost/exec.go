@@ -12,11 +12,11 @@ import (
 func newExecCmd(g *globalOptions) *cobra.Command {
 	var opts cli.ExecOptions
 	cmd := &cobra.Command{
-		Use:   "exec NAME -- COMMAND [ARG...]",
+		Use:   "exec NAME|pod/NAME -- COMMAND [ARG...]",
 		Short: "Run a command in a running container",
 		Long: "Run a command in a running container of a pod, like kubectl exec. podhost exits with\n" +
 			"the command's exit code (and prints \"command terminated with exit code N\" if not 0).",
-		Example: "  podhost exec web -- ls /\n  podhost exec web -c sidecar -- cat /etc/hosts\n" +
+		Example: "  podhost exec web -- ls /\n  podhost exec pod/web -c sidecar -- cat /etc/hosts\n" +
 			"  podhost exec -it web -- sh\n  echo hi | podhost exec -i web -- cat",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

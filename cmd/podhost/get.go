@@ -106,9 +106,9 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 func newLogsCmd(g *globalOptions) *cobra.Command {
 	var opts cli.LogsOptions
 	cmd := &cobra.Command{
-		Use:     "logs NAME|-l SELECTOR",
+		Use:     "logs NAME|pod/NAME|-l SELECTOR",
 		Short:   "Print a container's logs",
-		Example: "  podhost logs web\n  podhost logs web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m\n  podhost logs web --all-containers --prefix\n  podhost logs -l app=web -f",
+		Example: "  podhost logs web\n  podhost logs pod/web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m\n  podhost logs web --all-containers --prefix\n  podhost logs -l app=web -f",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)

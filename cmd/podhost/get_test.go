@@ -162,6 +162,24 @@ func TestNamesAsKubectl(t *testing.T) {
 	}
 }
 
+// The help of the commands that take a pod names pod/NAME too.
+func TestPodArgUsage(t *testing.T) {
+	e := newTestEnv(t)
+	for _, tc := range []struct {
+		args []string
+		use  string
+	}{
+		{[]string{"logs", "--help"}, "podhost logs NAME|pod/NAME|-l SELECTOR [flags]"},
+		{[]string{"exec", "--help"}, "podhost exec NAME|pod/NAME -- COMMAND [ARG...] [flags]"},
+		{[]string{"rollout", "history", "--help"}, "podhost rollout history NAME|pod/NAME [flags]"},
+		{[]string{"rollout", "undo", "--help"}, "podhost rollout undo NAME|pod/NAME [flags]"},
+	} {
+		if code, stdout, _ := e.podhost(t, "", tc.args...); code != 0 || !strings.Contains(stdout, "Usage:\n  "+tc.use+"\n") {
+			t.Errorf("podhost %s: code %d, no %q in:\n%s", strings.Join(tc.args, " "), code, tc.use, stdout)
+		}
+	}
+}
+
 // Each error errors.Join joined prints on its own, a NotFoundError in
 // kubectl's words; other errors line by line after "Error: ".
 func TestErrorLines(t *testing.T) {

@@ -23,11 +23,11 @@ func newRolloutCmd(g *globalOptions) *cobra.Command {
 		return cmd
 	}
 	root.AddCommand(
-		sub("history NAME", "List the last versions of a pod: revision, config hash, age, outcome (* = running)",
+		sub("history NAME|pod/NAME", "List the last versions of a pod: revision, config hash, age, outcome (* = running)",
 			"  podhost rollout history web", func(cmd *cobra.Command, o cli.RolloutOptions) error {
 				return cli.RolloutHistory(cmd.Context(), o, g.streams)
 			}),
-		sub("undo NAME", "Bring back the version before the running one, until the pod's manifest changes (its containers start anew)",
+		sub("undo NAME|pod/NAME", "Bring back the version before the running one, until the pod's manifest changes (its containers start anew)",
 			"  podhost rollout undo web", func(cmd *cobra.Command, o cli.RolloutOptions) error {
 				return cli.RolloutUndo(cmd.Context(), o, g.streams)
 			}),
