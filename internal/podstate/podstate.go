@@ -183,8 +183,9 @@ const (
 	// container (survives podhost and containerd restarts).
 	LabelOOM = "podhost.io/oom"
 	// LabelExitCode and LabelFinishedAt record a container's exit when
-	// podhost first sees it stopped: the task (and its exit status) does
-	// not survive a host reboot, and a finished pod must stay Succeeded.
+	// podhost first sees it stopped, before it deletes the task (and its
+	// exit status; a host reboot loses it too): a finished pod must stay
+	// Succeeded.
 	LabelExitCode   = "podhost.io/exit-code"
 	LabelFinishedAt = "podhost.io/finished-at"
 	// LabelLease marks podhost's leases ("true").

@@ -147,7 +147,9 @@ func withDefaultAnnotation(key, value string) oci.SpecOpts {
 // StartContainer creates the task with the log driver as its IO and starts
 // it, then records podstate.LabelStartedAt. There is no in-process Wait: exits are
 // observed through Events and task status (the shim keeps the exit status
-// until the task is deleted), so they survive podhost restarts.
+// until the task is deleted, which podhost does only once it recorded the
+// exit in labels: reap.go), so they survive podhost restarts. A container
+// that ran (its exit recorded) is not started again.
 func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	ctx = r.nsctx(ctx)
 	c, err := r.client.LoadContainer(ctx, id)
@@ -157,6 +159,9 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	info, err := c.Info(ctx, client.WithoutRefreshedMetadata)
 	if err != nil {
 		return fmt.Errorf("start container %s: %w", id, err)
+	}
+	if code, ran := info.Labels[podstate.LabelExitCode]; ran {
+		return fmt.Errorf("start container %s: it ran already (exit code %s): %w", id, code, errdefs.ErrFailedPrecondition)
 	}
 	task, err := r.createTask(ctx, c, info.Labels)
 	if err != nil {
@@ -359,9 +364,15 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 const taskKillWait = 10 * time.Second
 
 // deleteTask kills (SIGKILL, every process) and deletes c's task, if any.
+// With no task (an exited one was reaped) containerd is still asked to
+// delete it, as CRI does: that drops the record of a task whose shim
+// deleted it in a delete cut short, and shuts that shim down.
 func (r *Runtime) deleteTask(ctx context.Context, c client.Container) error {
 	task, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
+		if err := (containerdReap{r}).deleteTask(ctx, c.ID()); err != nil {
+			return fmt.Errorf("delete task record: %w", err)
+		}
 		return nil
 	} else if err != nil {
 		return fmt.Errorf("load task: %w", err)

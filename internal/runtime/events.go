@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 
 	apievents "github.com/containerd/containerd/api/events"
@@ -32,7 +33,9 @@ const (
 // Events subscribes to /tasks/exit, /tasks/oom and /tasks/start of the
 // namespace. When the stream breaks it resubscribes with backoff and then
 // sends an EventRelist. The channel is closed when ctx is done. OOM events
-// also mark the container (podstate.LabelOOM) so ListPods reports OOMKilled.
+// also mark the container (podstate.LabelOOM) so ListPods reports
+// OOMKilled; on an exit the runtime records it and deletes the task
+// (reap.go).
 func (r *Runtime) Events(ctx context.Context) <-chan Event {
 	out := make(chan Event, 64)
 	go r.eventLoop(r.nsctx(ctx), out)
@@ -49,6 +52,12 @@ func (r *Runtime) eventFilters() []string {
 
 func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 	defer close(out)
+	var reaps sync.WaitGroup
+	defer reaps.Wait() // ctx is done: they end soon
+	reap := func(ev Event) {
+		ex := exitRecord{Code: int32(ev.ExitCode), At: ev.Time, OOM: r.sawOOM(ev.ContainerID)}
+		reaps.Go(func() { r.reapTask(ctx, ev.ContainerID, nil, ex) })
+	}
 	delay := resubscribeMin
 	for attempt := 0; ctx.Err() == nil && !r.closed.Load(); attempt++ {
 		sctx, cancel := context.WithCancel(ctx)
@@ -58,7 +67,7 @@ func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 			err = r.resubscribed(sctx, errs, out)
 		}
 		if err == nil {
-			err = r.pump(sctx, ch, errs, out)
+			err = r.pump(sctx, ch, errs, out, reap)
 			delay = resubscribeMin
 		}
 		cancel()
@@ -96,8 +105,11 @@ func (r *Runtime) resubscribed(ctx context.Context, errs <-chan error, out chan<
 	return nil
 }
 
-// pump forwards events until the stream fails or ctx is done.
-func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-chan error, out chan<- Event) error {
+// pump forwards events until the stream fails or ctx is done. Each exit
+// also goes to reap, which deletes the exited task (reap.go) beside the
+// consumers' work: they read the container's exit from its task or its
+// labels alike.
+func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-chan error, out chan<- Event, reap func(Event)) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -109,6 +121,9 @@ func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-c
 				continue
 			}
 			ev, ok := r.convert(ctx, env)
+			if ok && ev.Type == EventExit {
+				reap(ev)
+			}
 			if ok && !send(ctx, out, ev) {
 				return ctx.Err()
 			}

@@ -149,13 +149,14 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	if t, err := time.Parse(time.RFC3339Nano, l[podstate.LabelStartedAt]); err == nil {
 		pc.StartedAt = t
 	}
+	final := true // the state can change no more: the task is gone
 	if p == nil {
 		r.noTaskState(ctx, pc)
 	} else {
-		r.taskState(ctx, c, p, pc)
+		final = r.taskState(ctx, c, p, pc)
 	}
 	if pc.State == podstate.StateExited {
-		if msg := r.terminationMessage(ctx, pc); msg != "" {
+		if msg := r.terminationMessage(ctx, pc, final); msg != "" {
 			if pc.Message != "" {
 				pc.Message += ": "
 			}
@@ -165,8 +166,11 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	return pc
 }
 
-// taskState fills pc from the container's task.
-func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task.Process, pc *podstate.Container) {
+// taskState fills pc from the container's task. A stopped task is reaped
+// (its exit recorded in labels, then deleted: reap.go) before pc is
+// returned, so the log of an exited container is complete; it reports
+// whether the task is gone.
+func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task.Process, pc *podstate.Container) bool {
 	l := c.Labels
 	pc.PID = p.Pid
 	switch p.Status {
@@ -183,57 +187,63 @@ func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task
 		if p.ExitedAt != nil {
 			pc.FinishedAt = p.ExitedAt.AsTime()
 		}
-		pc.Reason = exitReason(pc.ExitCode, l[podstate.LabelOOM] == "true" || r.sawOOM(c.ID))
-		if _, ok := l[podstate.LabelExitCode]; !ok {
-			r.recordExit(ctx, c.ID, pc)
-		}
+		oom := l[podstate.LabelOOM] == "true" || r.sawOOM(c.ID)
+		pc.Reason = exitReason(pc.ExitCode, oom)
+		return r.reapTask(ctx, c.ID, l, exitRecord{Code: pc.ExitCode, At: pc.FinishedAt, OOM: oom})
 	default:
 		pc.State = podstate.StateUnknown
 	}
+	return false
 }
 
-// noTaskState: never started (Created), or started and the task is gone
-// (host reboot, interrupted removal): Exited with exit code 255 "Unknown".
-// A task missing from the list only because its shim did not answer is
-// reported as StateUnknown.
+// noTaskState: the container's exit recorded in its labels (its task was
+// reaped, or lost to a host reboot), never started (Created), or started
+// and its task gone with nothing recorded (host reboot, interrupted
+// removal): Exited with exit code 255 "Unknown". A task missing from the
+// list only because its shim did not answer is reported as StateUnknown.
 func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) {
+	if r.exitFromLabels(pc, pc.Labels) {
+		return
+	}
+	if !pc.StartedAt.IsZero() {
+		_, err := r.client.TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: pc.ID})
+		switch {
+		case err == nil: // the task appeared after the list: the next relist sees it
+			pc.State = podstate.StateUnknown
+			return
+		case !errdefs.IsNotFound(errgrpc.ToNative(err)):
+			pc.State, pc.Message = podstate.StateUnknown, err.Error()
+			return
+		}
+	}
+	// The task may have been reaped after pc's labels were read: its exit
+	// was recorded before it went.
+	if c, err := r.client.ContainerService().Get(ctx, pc.ID); err == nil && r.exitFromLabels(pc, c.Labels) {
+		return
+	}
 	if pc.StartedAt.IsZero() {
 		pc.State = podstate.StateCreated
-		return
-	}
-	_, err := r.client.TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: pc.ID})
-	switch {
-	case err == nil: // the task appeared after the list: the next relist sees it
-		pc.State = podstate.StateUnknown
-		return
-	case !errdefs.IsNotFound(errgrpc.ToNative(err)):
-		pc.State, pc.Message = podstate.StateUnknown, err.Error()
-		return
-	}
-	if code, err := strconv.Atoi(pc.Labels[podstate.LabelExitCode]); err == nil { // recorded before the task went
-		pc.State, pc.ExitCode = podstate.StateExited, int32(code)
-		pc.FinishedAt, _ = time.Parse(time.RFC3339Nano, pc.Labels[podstate.LabelFinishedAt])
-		pc.Reason = exitReason(pc.ExitCode, pc.Labels[podstate.LabelOOM] == "true")
 		return
 	}
 	pc.State, pc.ExitCode, pc.Reason = podstate.StateExited, unknownExitCode, "Unknown"
 	pc.Message = "the container's task is gone (host reboot?)"
 }
 
-// recordExit keeps a stopped container's exit code and time in its labels
-// (best effort: the next list tries again).
-func (r *Runtime) recordExit(ctx context.Context, id string, pc *podstate.Container) {
-	c, err := r.client.LoadContainer(ctx, id)
+// exitFromLabels fills pc (with labels, the container's) from the exit
+// recorded in labels, if any, and reports whether there was one.
+func (r *Runtime) exitFromLabels(pc *podstate.Container, labels map[string]string) bool {
+	code, err := strconv.Atoi(labels[podstate.LabelExitCode])
 	if err != nil {
-		return
+		return false
 	}
-	labels := map[string]string{podstate.LabelExitCode: strconv.Itoa(int(pc.ExitCode))}
-	if !pc.FinishedAt.IsZero() {
-		labels[podstate.LabelFinishedAt] = pc.FinishedAt.UTC().Format(time.RFC3339Nano)
+	pc.Labels = labels
+	pc.State, pc.PID, pc.ExitCode = podstate.StateExited, 0, int32(code)
+	pc.FinishedAt, _ = time.Parse(time.RFC3339Nano, labels[podstate.LabelFinishedAt])
+	if t, err := time.Parse(time.RFC3339Nano, labels[podstate.LabelStartedAt]); err == nil {
+		pc.StartedAt = t
 	}
-	if _, err := c.SetLabels(ctx, labels); err != nil {
-		r.log().Debug("record container exit", "id", id, "err", err)
-	}
+	pc.Reason = exitReason(pc.ExitCode, labels[podstate.LabelOOM] == "true" || r.sawOOM(pc.ID))
+	return true
 }
 
 func exitReason(code int32, oom bool) string {

@@ -3,9 +3,11 @@
 // namespace (default "podhost"). It decides no policy: the syncer does.
 //
 // Containers carry podhost's labels (podstate.Label*, see docs/ARCHITECTURE.md) plus
-// the runtime's own (Label* below). Tasks of exited containers are kept
-// until RemoveContainer, so their exit code and time stay readable;
-// containerd's restart monitor labels are never set.
+// the runtime's own (Label* below). An exited container's task is deleted
+// as soon as the runtime sees it stopped, once its exit code and time are
+// recorded in the container's labels (reap.go), so the shim closes the
+// container's log pipes; containerd's restart monitor labels are never
+// set.
 package runtime
 
 import (

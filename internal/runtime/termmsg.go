@@ -26,9 +26,11 @@ const (
 // terminationMessage is what an exited container reports as its message
 // (the kubelet's convertToKubeContainerStatus): its termination-log file,
 // or with FallbackToLogsOnError, an empty file and a non-zero exit code,
-// the tail of its log. An exited container does not change any more, so the
-// result is kept by container ID until RemoveContainer.
-func (r *Runtime) terminationMessage(ctx context.Context, pc *podstate.Container) string {
+// the tail of its log. An exited container whose task is gone (final)
+// does not change any more, so the result is kept by container ID until
+// RemoveContainer; while its task is there its log may still be missing
+// the last line.
+func (r *Runtime) terminationMessage(ctx context.Context, pc *podstate.Container, final bool) string {
 	r.termMu.Lock()
 	msg, ok := r.termMsgs[pc.ID]
 	r.termMu.Unlock()
@@ -36,6 +38,9 @@ func (r *Runtime) terminationMessage(ctx context.Context, pc *podstate.Container
 		return msg
 	}
 	msg = readTerminationMessage(ctx, pc.Labels, pc.ExitCode)
+	if !final {
+		return msg
+	}
 	r.termMu.Lock()
 	r.termMsgs[pc.ID] = msg
 	r.termMu.Unlock()

@@ -85,27 +85,34 @@ func TestReadTerminationMessage(t *testing.T) {
 	}
 }
 
-// The message of an exited container is read once and kept until the
-// container is removed.
+// The message of an exited container whose task is gone is read once
+// and kept until the container is removed; while the task is there (its
+// log may lack the last line) it is read each time.
 func TestTerminationMessageCached(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "termination-log")
-	if err := os.WriteFile(file, []byte("first"), 0o666); err != nil {
-		t.Fatal(err)
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(s), 0o666); err != nil {
+			t.Fatal(err)
+		}
 	}
+	write("zeroth")
 	r := &Runtime{termMsgs: map[string]string{}}
 	pc := &podstate.Container{ID: "c1", ExitCode: 1, Labels: map[string]string{podstate.LabelTerminationLog: file}}
-	if got := r.terminationMessage(context.Background(), pc); got != "first" {
-		t.Fatalf("message %q", got)
+	if got := r.terminationMessage(context.Background(), pc, false); got != "zeroth" {
+		t.Fatalf("message with the task there %q", got)
 	}
-	if err := os.WriteFile(file, []byte("second"), 0o666); err != nil {
-		t.Fatal(err)
+	write("first")
+	if got := r.terminationMessage(context.Background(), pc, true); got != "first" {
+		t.Fatalf("message %q: kept while the task was there", got)
 	}
-	if got := r.terminationMessage(context.Background(), pc); got != "first" {
+	write("second")
+	if got := r.terminationMessage(context.Background(), pc, true); got != "first" {
 		t.Fatalf("cached message %q", got)
 	}
 	r.forgetTerminationMessage("c1")
-	if got := r.terminationMessage(context.Background(), pc); got != "second" {
+	if got := r.terminationMessage(context.Background(), pc, true); got != "second" {
 		t.Fatalf("message after forget %q", got)
 	}
 }
