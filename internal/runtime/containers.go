@@ -169,8 +169,12 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 	}
 	started := time.Now()
 	if err := task.Start(ctx); err != nil {
-		if _, derr := task.Delete(context.WithoutCancel(ctx), client.WithProcessKill); derr != nil {
-			r.log().Warn("delete task after failed start", "container", id, "err", derr)
+		dctx := context.WithoutCancel(ctx)
+		if unlock, lerr := r.reapLocks.lock(dctx, id); lerr == nil { // not beside the reap of its exit
+			if _, derr := task.Delete(dctx, client.WithProcessKill); derr != nil && !errdefs.IsNotFound(derr) {
+				r.log().Warn("delete task after failed start", "container", id, "err", derr)
+			}
+			unlock()
 		}
 		return fmt.Errorf("start container %s: %w", id, err)
 	}
@@ -332,6 +336,7 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	ctx = r.nsctx(ctx)
 	defer r.forgetOOM(id)
 	defer r.forgetTerminationMessage(id)
+	defer r.forgetExit(id)
 	c, err := r.client.LoadContainer(ctx, id)
 	if errdefs.IsNotFound(err) {
 		return nil
@@ -342,7 +347,13 @@ func (r *Runtime) RemoveContainer(ctx context.Context, id string) error {
 	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
-	if err := r.deleteTask(ctx, c); err != nil {
+	unlock, err := r.reapLocks.lock(ctx, id) // not beside a reap's delete of the task
+	if err != nil {
+		return fmt.Errorf("remove container %s: %w", id, err)
+	}
+	err = r.deleteTask(ctx, c)
+	unlock()
+	if err != nil {
 		return fmt.Errorf("remove container %s: %w", id, err)
 	}
 	if err := c.Delete(ctx, client.WithSnapshotCleanup); err != nil && !errdefs.IsNotFound(err) {
@@ -370,7 +381,7 @@ const taskKillWait = 10 * time.Second
 func (r *Runtime) deleteTask(ctx context.Context, c client.Container) error {
 	task, err := c.Task(ctx, nil)
 	if errdefs.IsNotFound(err) {
-		if err := (containerdReap{r}).deleteTask(ctx, c.ID()); err != nil {
+		if err := r.reaper.deleteTask(ctx, c.ID()); err != nil {
 			return fmt.Errorf("delete task record: %w", err)
 		}
 		return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	apievents "github.com/containerd/containerd/api/events"
@@ -52,12 +51,6 @@ func (r *Runtime) eventFilters() []string {
 
 func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 	defer close(out)
-	var reaps sync.WaitGroup
-	defer reaps.Wait() // ctx is done: they end soon
-	reap := func(ev Event) {
-		ex := exitRecord{Code: int32(ev.ExitCode), At: ev.Time, OOM: r.sawOOM(ev.ContainerID)}
-		reaps.Go(func() { r.reapTask(ctx, ev.ContainerID, nil, ex) })
-	}
 	delay := resubscribeMin
 	for attempt := 0; ctx.Err() == nil && !r.closed.Load(); attempt++ {
 		sctx, cancel := context.WithCancel(ctx)
@@ -67,7 +60,7 @@ func (r *Runtime) eventLoop(ctx context.Context, out chan<- Event) {
 			err = r.resubscribed(sctx, errs, out)
 		}
 		if err == nil {
-			err = r.pump(sctx, ch, errs, out, reap)
+			err = r.pump(sctx, ch, errs, out)
 			delay = resubscribeMin
 		}
 		cancel()
@@ -106,10 +99,11 @@ func (r *Runtime) resubscribed(ctx context.Context, errs <-chan error, out chan<
 }
 
 // pump forwards events until the stream fails or ctx is done. Each exit
-// also goes to reap, which deletes the exited task (reap.go) beside the
-// consumers' work: they read the container's exit from its task or its
-// labels alike.
-func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-chan error, out chan<- Event, reap func(Event)) error {
+// is remembered (noteExit) before it is forwarded, so a read its consumers
+// make while the task is being deleted reports it, and is reaped in the
+// background (reapTask: the exited task deleted, reap.go); nothing waits
+// for those reaps when ctx ends (a later list finishes one cut short).
+func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-chan error, out chan<- Event) error {
 	for {
 		select {
 		case <-ctx.Done():
@@ -122,7 +116,7 @@ func (r *Runtime) pump(ctx context.Context, ch <-chan *events.Envelope, errs <-c
 			}
 			ev, ok := r.convert(ctx, env)
 			if ok && ev.Type == EventExit {
-				reap(ev)
+				r.exitEvent(ctx, ev)
 			}
 			if ok && !send(ctx, out, ev) {
 				return ctx.Err()
@@ -167,6 +161,16 @@ func (r *Runtime) convert(ctx context.Context, env *events.Envelope) (Event, boo
 		return Event{ContainerID: e.ContainerID, Type: EventStart, Time: env.Timestamp}, true
 	}
 	return Event{}, false
+}
+
+// exitEvent remembers the exit of ev, a TaskExit, and reaps its task in
+// the background; a new exit ends a failed reap's back-off.
+func (r *Runtime) exitEvent(ctx context.Context, ev Event) {
+	ex := r.noteExit(ev.ContainerID, exitRecord{Code: int32(ev.ExitCode), At: ev.Time, OOM: r.sawOOM(ev.ContainerID)})
+	r.exitMu.Lock()
+	delete(r.reapFails, ev.ContainerID)
+	r.exitMu.Unlock()
+	r.reapTask(ctx, ev.ContainerID, ex, false)
 }
 
 // recordOOM remembers an OOM kill in memory and in a container label.

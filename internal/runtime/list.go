@@ -41,7 +41,7 @@ func (r *Runtime) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 	byUID := map[types.UID]*podstate.Pod{}
 	var pods []*podstate.Pod
 	for _, c := range cs {
-		pc := r.toContainer(ctx, c, procs[c.ID])
+		pc := r.toContainer(ctx, c, procs[c.ID], false)
 		uid := types.UID(c.Labels[podstate.LabelPodUID])
 		pod := byUID[uid]
 		if pod == nil {
@@ -115,7 +115,7 @@ func (r *Runtime) podOf(ctx context.Context, uid types.UID, cs []containers.Cont
 			return nil, fmt.Errorf("get task %s: %w", c.ID, errgrpc.ToNative(err))
 		}
 		pod.Name, pod.Namespace = c.Labels[podstate.LabelPodName], c.Labels[podstate.LabelPodNamespace]
-		pod.Containers = append(pod.Containers, r.toContainer(ctx, c, proc))
+		pod.Containers = append(pod.Containers, r.toContainer(ctx, c, proc, true))
 	}
 	sort.SliceStable(pod.Containers, func(i, j int) bool { return pod.Containers[i].CreatedAt.Before(pod.Containers[j].CreatedAt) })
 	return pod, nil
@@ -131,7 +131,12 @@ func (r *Runtime) ContainerPodUID(ctx context.Context, id string) (types.UID, er
 	return types.UID(c.Labels[podstate.LabelPodUID]), nil
 }
 
-func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *task.Process) *podstate.Container {
+// toContainer is c's state, with p its task (nil: none listed). A stopped
+// task is reaped (reapTask): with wait (a pod's read) the state is
+// returned once the reap did, so the log of an exited container is
+// complete; without (a list of every pod) at once, the reap running in
+// the background.
+func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *task.Process, wait bool) *podstate.Container {
 	l := c.Labels
 	pc := &podstate.Container{
 		ID:           c.ID,
@@ -149,11 +154,11 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	if t, err := time.Parse(time.RFC3339Nano, l[podstate.LabelStartedAt]); err == nil {
 		pc.StartedAt = t
 	}
-	final := true // the state can change no more: the task is gone
+	var final bool // the state can change no more: the task is gone
 	if p == nil {
-		r.noTaskState(ctx, pc)
+		final = r.noTaskState(ctx, pc)
 	} else {
-		final = r.taskState(ctx, c, p, pc)
+		final = r.taskState(ctx, c, p, pc, wait)
 	}
 	if pc.State == podstate.StateExited {
 		if msg := r.terminationMessage(ctx, pc, final); msg != "" {
@@ -166,11 +171,15 @@ func (r *Runtime) toContainer(ctx context.Context, c containers.Container, p *ta
 	return pc
 }
 
-// taskState fills pc from the container's task. A stopped task is reaped
-// (its exit recorded in labels, then deleted: reap.go) before pc is
-// returned, so the log of an exited container is complete; it reports
-// whether the task is gone.
-func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task.Process, pc *podstate.Container) bool {
+// taskState fills pc from the container's task; a stopped one is reaped
+// (reap.go; see toContainer for wait). It reports whether the task is
+// gone. containerd answers UNKNOWN for a task whose shim did not answer
+// within 2 s, as while the shim deletes it (its delete holds the process
+// during runc delete, the log driver's exit and the rootfs unmount): an
+// exit recorded or seen by this process is reported then, not Unknown
+// (the syncer would take the container for one never started and run it
+// again).
+func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task.Process, pc *podstate.Container, wait bool) bool {
 	l := c.Labels
 	pc.PID = p.Pid
 	switch p.Status {
@@ -189,44 +198,83 @@ func (r *Runtime) taskState(ctx context.Context, c containers.Container, p *task
 		}
 		oom := l[podstate.LabelOOM] == "true" || r.sawOOM(c.ID)
 		pc.Reason = exitReason(pc.ExitCode, oom)
-		return r.reapTask(ctx, c.ID, l, exitRecord{Code: pc.ExitCode, At: pc.FinishedAt, OOM: oom})
+		return r.reapTask(ctx, c.ID, exitRecord{Code: pc.ExitCode, At: pc.FinishedAt, OOM: oom}, wait)
 	default:
+		if r.knownExit(ctx, pc, true) {
+			return r.reapTask(ctx, c.ID, exitRecord{Code: pc.ExitCode, At: pc.FinishedAt, OOM: pc.Reason == "OOMKilled"}, wait)
+		}
 		pc.State = podstate.StateUnknown
 	}
 	return false
 }
 
 // noTaskState: the container's exit recorded in its labels (its task was
-// reaped, or lost to a host reboot), never started (Created), or started
-// and its task gone with nothing recorded (host reboot, interrupted
-// removal): Exited with exit code 255 "Unknown". A task missing from the
-// list only because its shim did not answer is reported as StateUnknown.
-func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) {
+// reaped, or lost to a host reboot) or seen by this process (its task is
+// being reaped; containerd removed the task of a killed shim and published
+// its exit), never started (Created), or started and its task gone with
+// nothing recorded (host reboot, interrupted removal): Exited with exit
+// code 255 "Unknown". A task missing from the list only because its shim
+// did not answer is reported as StateUnknown. It reports whether the
+// state is final: no task, and none coming.
+func (r *Runtime) noTaskState(ctx context.Context, pc *podstate.Container) bool {
 	if r.exitFromLabels(pc, pc.Labels) {
-		return
+		return true
+	}
+	if r.exitFromMemory(pc) {
+		return false // the reap of the TaskExit may not have deleted the task yet
 	}
 	if !pc.StartedAt.IsZero() {
 		_, err := r.client.TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: pc.ID})
-		switch {
-		case err == nil: // the task appeared after the list: the next relist sees it
-			pc.State = podstate.StateUnknown
-			return
-		case !errdefs.IsNotFound(errgrpc.ToNative(err)):
-			pc.State, pc.Message = podstate.StateUnknown, err.Error()
-			return
+		if err == nil || !errdefs.IsNotFound(errgrpc.ToNative(err)) {
+			if r.knownExit(ctx, pc, false) {
+				return false
+			}
+			pc.State = podstate.StateUnknown // err == nil: the task appeared after the list; the next look sees it
+			if err != nil {
+				pc.Message = err.Error()
+			}
+			return false
 		}
 	}
 	// The task may have been reaped after pc's labels were read: its exit
-	// was recorded before it went.
-	if c, err := r.client.ContainerService().Get(ctx, pc.ID); err == nil && r.exitFromLabels(pc, c.Labels) {
-		return
+	// was seen, or recorded before it went.
+	if r.knownExit(ctx, pc, false) {
+		return true
 	}
 	if pc.StartedAt.IsZero() {
 		pc.State = podstate.StateCreated
-		return
+		return true
 	}
 	pc.State, pc.ExitCode, pc.Reason = podstate.StateExited, unknownExitCode, "Unknown"
 	pc.Message = "the container's task is gone (host reboot?)"
+	return true
+}
+
+// knownExit fills pc from the exit recorded in its labels (with
+// labelsFirst, the labels pc has; else those read again) or seen by this
+// process, if any, and reports whether there was one.
+func (r *Runtime) knownExit(ctx context.Context, pc *podstate.Container, labelsFirst bool) bool {
+	if labelsFirst && r.exitFromLabels(pc, pc.Labels) {
+		return true
+	}
+	if r.exitFromMemory(pc) {
+		return true
+	}
+	l, err := r.reaper.labels(ctx, pc.ID)
+	return err == nil && r.exitFromLabels(pc, l)
+}
+
+// exitFromMemory fills pc from the exit this process saw (noteExit), if
+// any, and reports whether there was one.
+func (r *Runtime) exitFromMemory(pc *podstate.Container) bool {
+	ex, ok := r.exitSeen(pc.ID)
+	if !ok {
+		return false
+	}
+	pc.State, pc.PID, pc.ExitCode = podstate.StateExited, 0, ex.Code
+	pc.FinishedAt = ex.At
+	pc.Reason = exitReason(pc.ExitCode, ex.OOM || pc.Labels[podstate.LabelOOM] == "true" || r.sawOOM(pc.ID))
+	return true
 }
 
 // exitFromLabels fills pc (with labels, the container's) from the exit

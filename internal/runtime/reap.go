@@ -27,10 +27,14 @@ import (
 // the container's labels first (podstate.LabelExitCode, LabelFinishedAt,
 // LabelOOM: one update), and the task is deleted only once that update
 // succeeded. A crash in between leaves a stopped task whose exit is
-// recorded: the next look at it deletes it. An exit the caller's labels
-// show recorded is not written again (a read racing an event's reap may
-// write it twice: the task's status and its TaskExit's are the shim's
-// same), so a late duplicate TaskExit cannot change it.
+// recorded: the next look at it deletes it. One reap per container runs
+// at a time (reapTask) and reads the labels itself: an exit recorded is
+// not written again, so a late duplicate TaskExit cannot change it. The
+// first exit this process saw (TaskExit, kept before the event is
+// forwarded; a reap's) is kept in memory too (noteExit): a read while the
+// shim deletes the task (containerd answers UNKNOWN for it) or after
+// containerd removed the task of a killed shim, before any label is
+// written, reports it.
 
 // reapTimeout bounds one reap. The shim's delete waits for the log
 // driver to exit (it kills it after 12 s).
@@ -96,24 +100,143 @@ func exitLabels(labels map[string]string, ex exitRecord) map[string]string {
 	return set
 }
 
-// reapTask reaps container id's exited task (see reap), bounded by
-// reapTimeout. It reports whether the task is gone; a failure is logged
-// and left to the next look at the container.
-func (r *Runtime) reapTask(ctx context.Context, id string, known map[string]string, ex exitRecord) bool {
-	ctx, cancel := context.WithTimeout(r.nsctx(ctx), reapTimeout)
-	defer cancel()
-	err := reap(ctx, containerdReap{r}, id, known, ex)
-	switch {
-	case err == nil:
-		return true
-	case errdefs.IsNotFound(err): // the container was removed meanwhile
-		return true
-	case ctx.Err() != nil:
-		r.log().Debug("delete exited task", "container", id, "err", err)
-	default:
-		r.log().Warn("delete exited task", "container", id, "err", err)
+// reapConcurrency bounds the reaps running in the background (a list's:
+// the first start after an upgrade finds every exited container's task).
+const reapConcurrency = 4
+
+// Back-off of the reaps of a container whose last reap failed: a list or
+// read finds its stopped task again at every look.
+const (
+	reapBackoffMin = time.Second
+	reapBackoffMax = time.Minute
+)
+
+// reapFailure is the back-off state of a container whose reap failed.
+type reapFailure struct {
+	n    int
+	next time.Time
+}
+
+// noteExit remembers ex as container id's exit unless one is known
+// already (the first stands: a later TaskExit, such as the 137
+// containerd publishes for a shim killed during the delete, does not
+// change it) and returns the one kept.
+func (r *Runtime) noteExit(id string, ex exitRecord) exitRecord {
+	r.exitMu.Lock()
+	defer r.exitMu.Unlock()
+	if old, ok := r.exits[id]; ok {
+		old.OOM = old.OOM || ex.OOM
+		r.exits[id] = old
+		return old
 	}
-	return false
+	if r.exits == nil {
+		r.exits = map[string]exitRecord{}
+	}
+	r.exits[id] = ex
+	return ex
+}
+
+// exitSeen is container id's exit this process saw (TaskExit, a reap).
+func (r *Runtime) exitSeen(id string) (exitRecord, bool) {
+	r.exitMu.Lock()
+	defer r.exitMu.Unlock()
+	ex, ok := r.exits[id]
+	return ex, ok
+}
+
+// forgetExit drops what this process knows of container id's exit and
+// reaps (RemoveContainer; a reap that found the container gone).
+func (r *Runtime) forgetExit(id string) {
+	r.exitMu.Lock()
+	delete(r.exits, id)
+	delete(r.reapFails, id)
+	r.exitMu.Unlock()
+}
+
+// reapDue reports whether container id may be reaped now: not while the
+// back-off of a failed reap runs.
+func (r *Runtime) reapDue(id string) bool {
+	r.exitMu.Lock()
+	defer r.exitMu.Unlock()
+	f, ok := r.reapFails[id]
+	return !ok || !time.Now().Before(f.next)
+}
+
+// reapFailed starts or extends container id's back-off and logs the
+// failure: at Warn the first time, at Debug while it repeats.
+func (r *Runtime) reapFailed(id string, err error) {
+	r.exitMu.Lock()
+	if r.reapFails == nil {
+		r.reapFails = map[string]reapFailure{}
+	}
+	f := r.reapFails[id]
+	f.n++
+	f.next = time.Now().Add(min(reapBackoffMin<<min(f.n-1, 10), reapBackoffMax))
+	r.reapFails[id] = f
+	r.exitMu.Unlock()
+	if f.n == 1 && !r.closed.Load() {
+		r.log().Warn("delete exited task", "container", id, "err", err)
+	} else {
+		r.log().Debug("delete exited task", "container", id, "err", err, "failures", f.n)
+	}
+}
+
+// reapTask reaps container id's exited task (see reap) unless its back-off
+// runs. One reap per container runs at a time: a caller finding one in
+// flight joins it, and RemoveContainer's task delete waits for it (two
+// deletes of one task can close the shim connection). The reap runs on
+// its own context (ctx's values, not its cancellation) bounded by
+// reapTimeout, as CRI's, so a cancelled request or a shutdown does not cut
+// a delete short; background reaps (wait false) are bounded by
+// reapConcurrency. With wait, reapTask returns once the reap did, or ctx
+// is done, and reports whether the task is gone; without, it returns at
+// once (false) and the reap finishes in the background. A failure is
+// logged, and the next look after the back-off tries again.
+func (r *Runtime) reapTask(ctx context.Context, id string, ex exitRecord, wait bool) bool {
+	if !r.reapDue(id) {
+		return false
+	}
+	rctx := r.nsctx(context.WithoutCancel(ctx))
+	ch := r.reapFlight.DoChan(id, func() (any, error) {
+		rctx, cancel := context.WithTimeout(rctx, reapTimeout)
+		defer cancel()
+		if !wait {
+			select {
+			case r.reapSlots <- struct{}{}:
+				defer func() { <-r.reapSlots }()
+			case <-rctx.Done():
+				return nil, rctx.Err()
+			}
+		}
+		unlock, err := r.reapLocks.lock(rctx, id)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
+		ex := r.noteExit(id, ex)
+		err = reap(rctx, r.reaper, id, nil, ex)
+		switch {
+		case err == nil:
+			r.exitMu.Lock()
+			delete(r.reapFails, id)
+			r.exitMu.Unlock()
+		case errdefs.IsNotFound(err): // the container was removed meanwhile
+			r.forgetExit(id)
+			err = nil
+		default:
+			r.reapFailed(id, err)
+		}
+		return nil, err
+	})
+	if !wait {
+		return false
+	}
+	select {
+	case res := <-ch:
+		return res.Err == nil
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // containerdReap is reapOps over r's containerd client.

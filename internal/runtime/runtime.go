@@ -105,6 +105,15 @@ type Runtime struct {
 	termMu   sync.Mutex
 	termMsgs map[string]string // container id -> termination message of the exited container
 
+	// Reaps of exited tasks (reap.go).
+	reaper     reapOps            // containerdReap; unit tests fake it
+	reapFlight singleflight.Group // one reap per container id at a time; callers join it
+	reapLocks  groupLocks         // container id: a reap or RemoveContainer's task delete
+	reapSlots  chan struct{}      // background reaps running
+	exitMu     sync.Mutex
+	exits      map[string]exitRecord  // container id -> first exit seen (TaskExit, a reap), until RemoveContainer
+	reapFails  map[string]reapFailure // container id -> back-off after a failed reap
+
 	owner    string // podstate.LabelLeaseOwner of this process's leases
 	answers  *answerClock
 	inflight sync.Map // lease IDs and container IDs of creates in progress
@@ -132,7 +141,7 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 }
 
 func newRuntime(c *client.Client, namespace string, answers *answerClock) *Runtime {
-	return &Runtime{
+	r := &Runtime{
 		Snapshotter: "overlayfs",
 		LogMaxSize:  10 << 20,
 		LogMaxFiles: 5,
@@ -144,7 +153,12 @@ func newRuntime(c *client.Client, namespace string, answers *answerClock) *Runti
 		termMsgs:    map[string]string{},
 		owner:       processOwner(),
 		answers:     answers,
+		reapSlots:   make(chan struct{}, reapConcurrency),
+		exits:       map[string]exitRecord{},
+		reapFails:   map[string]reapFailure{},
 	}
+	r.reaper = containerdReap{r}
+	return r
 }
 
 func (r *Runtime) apply(o Options) {
