@@ -185,23 +185,19 @@ func (r *Runtime) StartContainer(ctx context.Context, id string) error {
 }
 
 // createTask creates c's task, one at a time in its shim group (see
-// groupLocks).
+// groupLocks). A task there already (one left in state created by a
+// podhost killed between NewTask and Start) is an error, AlreadyExists:
+// the syncer never starts a container twice, it removes one it finds
+// created and starts a new container (TestRobustTaskLeftCreated); killing
+// that task here would publish a TaskExit whose reap would record exit
+// 137 on the container being started.
 func (r *Runtime) createTask(ctx context.Context, c client.Container, labels map[string]string) (client.Task, error) {
 	unlock, err := r.groupCreates.lock(ctx, labels[podstate.LabelShimGroup])
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	task, err := r.newTask(ctx, c, labels[podstate.LabelLogPath])
-	if errdefs.IsAlreadyExists(err) {
-		// A task left by a podhost killed between NewTask and Start (state
-		// created): delete it and create the task again.
-		if derr := r.deleteLeftoverTask(ctx, c); derr != nil {
-			return nil, derr
-		}
-		task, err = r.newTask(ctx, c, labels[podstate.LabelLogPath])
-	}
-	return task, err
+	return r.newTask(ctx, c, labels[podstate.LabelLogPath])
 }
 
 // shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through
@@ -397,22 +393,4 @@ func (r *Runtime) deleteTask(ctx context.Context, c client.Container) error {
 		return fmt.Errorf("delete task: %w", err) // not stopped yet: the caller retries
 	}
 	return nil
-}
-
-// deleteLeftoverTask deletes c's task if it never started; a task in any
-// other state is an error (the caller must not start c twice).
-func (r *Runtime) deleteLeftoverTask(ctx context.Context, c client.Container) error {
-	task, err := c.Task(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("load existing task: %w", err)
-	}
-	st, err := task.Status(ctx)
-	if err != nil {
-		return fmt.Errorf("existing task status: %w", err)
-	}
-	if st.Status != client.Created {
-		return fmt.Errorf("task exists in state %s: %w", st.Status, errdefs.ErrAlreadyExists)
-	}
-	r.log().Info("deleting task left in state created", "container", c.ID())
-	return r.deleteTask(ctx, c)
 }
