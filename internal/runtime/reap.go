@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -198,16 +199,20 @@ func (r *Runtime) reapTask(ctx context.Context, id string, ex exitRecord, wait b
 	}
 	rctx := r.nsctx(context.WithoutCancel(ctx))
 	ch := r.reapFlight.DoChan(id, func() (any, error) {
-		rctx, cancel := context.WithTimeout(rctx, reapTimeout)
-		defer cancel()
-		if !wait {
+		if !r.reapStarted() {
+			return nil, errReapsClosed
+		}
+		defer r.reaps.Done()
+		if !wait { // queued behind reapConcurrency others: no timeout runs while it waits
 			select {
 			case r.reapSlots <- struct{}{}:
 				defer func() { <-r.reapSlots }()
-			case <-rctx.Done():
-				return nil, rctx.Err()
+			case <-r.reapsClosing:
+				return nil, errReapsClosed
 			}
 		}
+		rctx, cancel := context.WithTimeout(rctx, reapTimeout)
+		defer cancel()
 		unlock, err := r.reapLocks.lock(rctx, id)
 		if err != nil {
 			return nil, err
@@ -236,6 +241,45 @@ func (r *Runtime) reapTask(ctx context.Context, id string, ex exitRecord, wait b
 		return res.Err == nil
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// errReapsClosed ends a reap asked for once Close began.
+var errReapsClosed = errors.New("runtime closing: reap left to the next start")
+
+// closeReapWait bounds how long Close waits for reaps running: a delete
+// cut short by closing the client leaves containerd's task record, and the
+// shim idle, until the container's removal.
+const closeReapWait = 5 * time.Second
+
+// reapStarted counts a reap in r.reaps unless Close began.
+func (r *Runtime) reapStarted() bool {
+	r.reapsMu.Lock()
+	defer r.reapsMu.Unlock()
+	if r.reapsDone {
+		return false
+	}
+	r.reaps.Add(1)
+	return true
+}
+
+// closeReaps stops new reaps, ends queued ones and waits up to
+// closeReapWait for those running.
+func (r *Runtime) closeReaps() {
+	r.reapsMu.Lock()
+	if r.reapsDone {
+		r.reapsMu.Unlock()
+		return
+	}
+	r.reapsDone = true
+	close(r.reapsClosing)
+	r.reapsMu.Unlock()
+	done := make(chan struct{})
+	go func() { r.reaps.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(closeReapWait):
+		r.log().Warn("closing with reaps still running: their tasks are deleted when their containers are removed", "waited", closeReapWait)
 	}
 }
 

@@ -300,3 +300,42 @@ func TestReapContainerGone(t *testing.T) {
 func waitReaps(r *Runtime, id string) {
 	_, _, _ = r.reapFlight.Do(id, func() (any, error) { return nil, nil })
 }
+
+// Close waits for a reap running (its delete is not cut short by the
+// client's close), ends background reaps still queued for a slot without
+// running them, and starts no new one.
+func TestCloseReaps(t *testing.T) {
+	f := newGatedReap()
+	f.delGate = make(chan struct{})
+	r, _ := reapRuntime(f)
+	ctx := context.Background()
+	for range reapConcurrency { // the slots all taken
+		r.reapSlots <- struct{}{}
+	}
+	r.reapTask(ctx, "queued", exitRecord{Code: 1}, false)
+	go r.reapTask(ctx, "c1", exitRecord{Code: 1}, true)
+	waitStep(t, f, "set")
+	waitStep(t, f, "delete")
+	closed := make(chan struct{})
+	go func() { r.closeReaps(); close(closed) }()
+	select {
+	case <-closed:
+		t.Fatal("closeReaps returned while a delete ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(f.delGate)
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("closeReaps still waiting after the delete returned")
+	}
+	waitReaps(r, "queued")
+	if r.reapTask(ctx, "c2", exitRecord{Code: 1}, true) {
+		t.Fatal("a reap ran after close")
+	}
+	f.get(func() {
+		if f.deletes != 1 || f.sets != 1 {
+			t.Fatalf("%d label writes, %d deletes: want only c1's", f.sets, f.deletes)
+		}
+	})
+}

@@ -106,13 +106,17 @@ type Runtime struct {
 	termMsgs map[string]string // container id -> termination message of the exited container
 
 	// Reaps of exited tasks (reap.go).
-	reaper     reapOps            // containerdReap; unit tests fake it
-	reapFlight singleflight.Group // one reap per container id at a time; callers join it
-	reapLocks  groupLocks         // container id: a reap or RemoveContainer's task delete
-	reapSlots  chan struct{}      // background reaps running
-	exitMu     sync.Mutex
-	exits      map[string]exitRecord  // container id -> first exit seen (TaskExit, a reap), until RemoveContainer
-	reapFails  map[string]reapFailure // container id -> back-off after a failed reap
+	reaper       reapOps            // containerdReap; unit tests fake it
+	reapFlight   singleflight.Group // one reap per container id at a time; callers join it
+	reapLocks    groupLocks         // container id: a reap or RemoveContainer's task delete
+	reapSlots    chan struct{}      // background reaps running
+	reapsMu      sync.Mutex
+	reapsDone    bool           // Close began: no new reap
+	reapsClosing chan struct{}  // closed by Close: queued reaps give up
+	reaps        sync.WaitGroup // reaps started, for Close
+	exitMu       sync.Mutex
+	exits        map[string]exitRecord  // container id -> first exit seen (TaskExit, a reap), until RemoveContainer
+	reapFails    map[string]reapFailure // container id -> back-off after a failed reap
 
 	owner    string // podstate.LabelLeaseOwner of this process's leases
 	answers  *answerClock
@@ -142,20 +146,21 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 
 func newRuntime(c *client.Client, namespace string, answers *answerClock) *Runtime {
 	r := &Runtime{
-		Snapshotter: "overlayfs",
-		LogMaxSize:  10 << 20,
-		LogMaxFiles: 5,
-		HostsDir:    "/etc/containerd/certs.d",
-		AuthFiles:   DefaultAuthFiles(),
-		client:      c,
-		ns:          namespace,
-		oom:         map[string]bool{},
-		termMsgs:    map[string]string{},
-		owner:       processOwner(),
-		answers:     answers,
-		reapSlots:   make(chan struct{}, reapConcurrency),
-		exits:       map[string]exitRecord{},
-		reapFails:   map[string]reapFailure{},
+		Snapshotter:  "overlayfs",
+		LogMaxSize:   10 << 20,
+		LogMaxFiles:  5,
+		HostsDir:     "/etc/containerd/certs.d",
+		AuthFiles:    DefaultAuthFiles(),
+		client:       c,
+		ns:           namespace,
+		oom:          map[string]bool{},
+		termMsgs:     map[string]string{},
+		owner:        processOwner(),
+		answers:      answers,
+		reapSlots:    make(chan struct{}, reapConcurrency),
+		reapsClosing: make(chan struct{}),
+		exits:        map[string]exitRecord{},
+		reapFails:    map[string]reapFailure{},
 	}
 	r.reaper = containerdReap{r}
 	return r
@@ -203,10 +208,11 @@ func (r *Runtime) waitServing(ctx context.Context, address string) error {
 	}
 }
 
-// Close closes the client and ends Events subscriptions. Containers keep
-// running.
+// Close waits a moment for task deletes running (closeReaps), then closes
+// the client and ends Events subscriptions. Containers keep running.
 func (r *Runtime) Close() error {
 	r.closed.Store(true)
+	r.closeReaps()
 	return r.client.Close()
 }
 
