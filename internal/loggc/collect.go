@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/logs"
 )
 
 // Collector applies Plan to a log directory.
@@ -70,7 +72,7 @@ func Scan(root string) ([]PodDir, error) {
 	}
 	var out []PodDir
 	for _, e := range ents {
-		uid, ok := podUID(e.Name())
+		_, _, uid, ok := logs.ParsePodDir(e.Name())
 		if !ok || !e.IsDir() {
 			continue
 		}
@@ -112,15 +114,6 @@ func scanPod(dir string) ([]File, error) {
 		}
 	}
 	return out, nil
-}
-
-// podUID parses <ns>_<name>_<uid> (namespaces and names have no '_').
-func podUID(name string) (string, bool) {
-	parts := strings.Split(name, "_")
-	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
-		return "", false
-	}
-	return parts[2], true
 }
 
 // parseName parses <restart>.log and <restart>.log.<rotation>.
