@@ -52,6 +52,7 @@ var migrations = []migration{
 	{version: 2, name: "last good manifests", apply: migrateV2},
 	{version: 3, name: "pod identities", apply: migrateV3},
 	{version: 4, name: "rollout histories", apply: migrateV4},
+	{version: 5, name: "pod log removals", apply: migrateV5},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

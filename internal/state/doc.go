@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 4)
+// # Schema (SchemaVersion = 5)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -23,6 +23,8 @@
 //	                      while its identity hash is unchanged)
 //	rollouts/<ns/name>    RolloutRecord (v4: a pod's last versions, its
 //	                      rollback window and the rollback/undo in force)
+//	logremovals/<pod uid> LogRemoval (v5: a deleted pod whose log directory
+//	                      is still to be removed)
 //
 // # Versions and migrations
 //
@@ -31,7 +33,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests, v3 identities, v4 rollouts. A file whose version is newer than SchemaVersion is refused
+// manifests, v3 identities, v4 rollouts, v5 logremovals. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //
