@@ -250,6 +250,15 @@ func (m *Manager) ExpectSynced(uids []types.UID) {
 	m.checkReadyLocked()
 }
 
+// SourcesReady reports whether ExpectSynced was called: the manager has
+// applied the first manifest snapshot. Before that IsDesired is false for
+// every pod, also for the pods the manifests still want.
+func (m *Manager) SourcesReady() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.expect != nil
+}
+
 // Ready is closed once every pod named by ExpectSynced has been synced.
 func (m *Manager) Ready() <-chan struct{} { return m.ready }
 

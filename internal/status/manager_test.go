@@ -87,7 +87,13 @@ func TestManagerReadyOnceFirstSnapshotSynced(t *testing.T) {
 	m.AddPod(a)
 	m.AddPod(b)
 	m.RejectPod(r, "OutOfpods", "Node didn't have enough resource: pods")
+	if m.SourcesReady() {
+		t.Fatal("sources ready before ExpectSynced")
+	}
 	m.ExpectSynced([]types.UID{a.UID, b.UID, r.UID})
+	if !m.SourcesReady() {
+		t.Fatal("sources not ready after ExpectSynced")
+	}
 	if isClosed(m.Ready()) {
 		t.Fatal("ready before any sync")
 	}

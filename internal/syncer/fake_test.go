@@ -431,6 +431,7 @@ func (fakeVolumes) ListPods() ([]types.UID, error) { return nil, nil }
 type fakeObserver struct {
 	mu       sync.Mutex
 	desired  bool
+	notReady bool // SourcesReady false: no manifest snapshot applied yet
 	events   []string
 	statuses []corev1.PodStatus
 	keepLast bool // LastStatus returns the last status set (as the status manager)
@@ -456,6 +457,7 @@ func (o *fakeObserver) Event(_ types.UID, typ, reason, msg string) {
 	o.events = append(o.events, typ+" "+reason+" "+msg)
 }
 func (o *fakeObserver) IsDesired(types.UID) bool { o.mu.Lock(); defer o.mu.Unlock(); return o.desired }
+func (o *fakeObserver) SourcesReady() bool       { o.mu.Lock(); defer o.mu.Unlock(); return !o.notReady }
 func (o *fakeObserver) eventList() []string {
 	o.mu.Lock()
 	defer o.mu.Unlock()

@@ -128,6 +128,9 @@ type Observer interface {
 	// manifest is present): terminated pods that are still desired keep their
 	// exited containers so status and logs stay available.
 	IsDesired(uid types.UID) bool
+	// SourcesReady: the first manifest snapshot was applied. Until then
+	// IsDesired is false for every pod, also for those still wanted.
+	SourcesReady() bool
 }
 
 // Config holds host facts and paths.

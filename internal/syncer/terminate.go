@@ -69,7 +69,11 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *podstat
 // SyncTerminatedPod releases what a terminated pod still holds: network,
 // namespaces, cgroup. A pod that is still desired (it Succeeded or Failed
 // with its manifest present) keeps its exited containers for status and
-// logs; otherwise everything goes, containers and volumes included.
+// logs; otherwise everything goes, containers and volumes included. Before
+// the first manifest snapshot no pod is known to be deleted (a termination
+// resumed at start may be that of a finished pod the manifests still
+// want): it keeps them too, and if it turns out deleted, housekeeping
+// finds its containers orphaned and removes them.
 func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	running, err := s.runtimePod(ctx, pod.UID)
 	if err != nil {
@@ -78,7 +82,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	if len(running.Running()) > 0 {
 		return fmt.Errorf("pod %s/%s still has running containers", pod.Namespace, pod.Name)
 	}
-	desired := s.obs.IsDesired(pod.UID)
+	desired := s.obs.IsDesired(pod.UID) || !s.obs.SourcesReady()
 	if desired {
 		s.updateStoppedStatus(pod, running)
 	}
