@@ -41,6 +41,7 @@ import (
 	"github.com/podhost/podhost/internal/imagegc"
 	"github.com/podhost/podhost/internal/lifecycle"
 	"github.com/podhost/podhost/internal/loggc"
+	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/manager"
 	"github.com/podhost/podhost/internal/metrics"
 	"github.com/podhost/podhost/internal/network"
@@ -198,7 +199,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 			sandbox.WithClusterDomain(d.cfg.ClusterDomain)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: purgingStore{d.db, d.statuses}, Observer: d.statuses,
-		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, Logger: d.log,
+		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: logs.Remover{Root: d.cfg.LogDir}, Logger: d.log,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,

@@ -49,6 +49,7 @@ type fakeRuntime struct {
 	lists           int
 	byID            int      // PodContainers calls
 	stopOrder       []string // container names, in the order their stops began
+	removeErr       error    // RemoveContainer's error, if set
 	// clock stamps StartedAt/FinishedAt; newWorld points it at the world's clock.
 	clock func() time.Time
 }
@@ -163,6 +164,9 @@ func (r *fakeRuntime) StopContainer(ctx context.Context, id string, grace time.D
 func (r *fakeRuntime) RemoveContainer(_ context.Context, id string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.removeErr != nil {
+		return r.removeErr
+	}
 	for _, p := range r.pods {
 		for i, c := range p.Containers {
 			if c.ID == id {
@@ -270,6 +274,7 @@ type fakeHost struct {
 	hostsFailFrom int
 	// sandboxLists / podSandboxLists count ListSandboxes / PodSandboxes.
 	sandboxLists, podSandboxLists int
+	logRemovals                   map[types.UID]bool // the store's records (podlogs_test.go)
 }
 
 func newFakeHost() *fakeHost {
@@ -570,17 +575,18 @@ type world struct {
 	obs   *fakeObserver
 	prb   *fakeProber
 	hooks *fakeHooks
+	logs  *fakePodLogs
 	clk   *clocktesting.FakeClock
 	now   time.Time
 }
 
 func newWorld() *world {
-	w := &world{rt: newFakeRuntime(), host: newFakeHost(), obs: &fakeObserver{desired: true}, prb: &fakeProber{}, now: time.Now()}
+	w := &world{rt: newFakeRuntime(), host: newFakeHost(), obs: &fakeObserver{desired: true}, prb: &fakeProber{}, logs: &fakePodLogs{}, now: time.Now()}
 	w.hooks = &fakeHooks{rt: w.rt, fail: map[string]bool{}}
 	w.clk = clocktesting.NewFakeClock(w.now)
 	w.s = New(Config{BootID: "boot1", HostIP: "192.0.2.1"}, Deps{
 		Runtime: w.rt, Cache: w.rt, Sandboxes: w.host, Network: w.host, Cgroups: w.host,
-		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb, Hooks: w.hooks, Clock: w.clk,
+		Volumes: fakeVolumes{w.host}, Store: w.host, Observer: w.obs, Prober: w.prb, Hooks: w.hooks, Clock: w.clk, PodLogs: w.logs,
 		Now: func() time.Time { return w.now }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	w.rt.clock = func() time.Time { return w.now }

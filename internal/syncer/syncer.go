@@ -114,6 +114,12 @@ type Store interface {
 	// PurgePod drops everything recorded for a pod that is gone for good:
 	// worker record, allocation checkpoint, status and events.
 	PurgePod(uid types.UID) error
+	// PutLogRemoval records that a deleted pod's log directory must go,
+	// DeleteLogRemoval that it went; ListLogRemovals: those still to go
+	// (podlogs.go).
+	PutLogRemoval(state.LogRemoval) error
+	DeleteLogRemoval(uid types.UID) error
+	ListLogRemovals() ([]state.LogRemoval, error)
 }
 
 // Observer receives what the syncer learns: statuses and events.
@@ -171,6 +177,8 @@ type Syncer struct {
 	pullBackoff *backoff
 	stops       *stopper
 	shims       *shimgroup.Groups
+	podLogs     PodLogs
+	removals    logRemovals
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -195,8 +203,11 @@ type Deps struct {
 	// ShimGroups assigns new sandboxes their containerd shim group, knowing
 	// the groups of the sandboxes recorded; nil: one shim per pod.
 	ShimGroups *shimgroup.Groups
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// PodLogs removes the log directories of deleted pods; nil: none
+	// are removed (loggc's periodic pass still does).
+	PodLogs PodLogs
+	Logger  *slog.Logger
+	Now     func() time.Time
 }
 
 // New returns a Syncer.
@@ -219,11 +230,14 @@ func New(cfg Config, d Deps) *Syncer {
 	if d.Hooks == nil {
 		d.Hooks = lifecycle.NewRunner(nil, d.Clock)
 	}
+	if d.PodLogs == nil {
+		d.PodLogs = noPodLogs{}
+	}
 	return &Syncer{
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
-		shims:   d.ShimGroups,
+		shims: d.ShimGroups, podLogs: d.PodLogs,
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }

@@ -29,9 +29,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	if running == nil {
 		running = &podstate.Pod{UID: pod.UID}
 	}
-	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), s.podCgroupResources(pod, running))
+	pc, err := s.beginSync(ctx, pod, running)
 	if err != nil {
-		return podworkers.SyncResult{}, fmt.Errorf("pod cgroup: %w", err)
+		return podworkers.SyncResult{}, err
 	}
 	sb, ready := s.currentSandbox(pod.UID)
 	if ready && sandboxChanged(pod, sb) {
@@ -83,6 +83,20 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *core
 	// Settled: the cache holds running as this sync leaves it (listed
 	// again above after any change; an error returns unsettled).
 	return podworkers.SyncResult{Terminal: actions.Terminal, RequeueAfter: rq.d, Settled: len(errs) == 0}, errors.Join(errs...)
+}
+
+// beginSync is what a sync does before it plans: it finishes a log removal
+// a crash left (adoptLogs: before any container starts) and makes sure the
+// pod cgroup exists with the pod's resources.
+func (s *Syncer) beginSync(ctx context.Context, pod *corev1.Pod, running *podstate.Pod) (cgroups.PodCgroup, error) {
+	if err := s.adoptLogs(ctx, pod.UID, running); err != nil {
+		return cgroups.PodCgroup{}, err
+	}
+	pc, err := s.cg.EnsurePod(ctx, pod.UID, qos.PodQOS(pod), s.podCgroupResources(pod, running))
+	if err != nil {
+		return cgroups.PodCgroup{}, fmt.Errorf("pod cgroup: %w", err)
+	}
+	return pc, nil
 }
 
 // plan observes the prober's results and computes the pod's actions;

@@ -90,7 +90,7 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 }
 
 // cleanupPod tears down every sandbox of uid, its cgroup and (removeAll)
-// its containers and volumes. Idempotent; runs under a fresh context.
+// its containers, volumes and logs. Idempotent; runs under a fresh context.
 func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -109,27 +109,47 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		}
 	}
 	if removeAll {
-		running, err := s.runtimePod(ctx, uid)
+		more, err := s.removePodContents(ctx, uid)
 		if err != nil {
 			return err
 		}
-		for _, c := range running.Containers {
-			if err := s.removeContainer(ctx, c.ID); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if err := s.vol.Cleanup(ctx, uid); err != nil {
-			errs = append(errs, err)
-		}
-		if err := s.store.PurgePod(uid); err != nil {
-			errs = append(errs, err)
-		}
-		s.forget(uid)
+		errs = append(errs, more...)
 	}
 	if err := s.removePodCgroups(ctx, uid); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// removePodContents removes what a deleted pod leaves besides its sandbox
+// and cgroup: containers, volumes, logs (once every container is gone; see
+// podlogs.go) and records. The error stops the cleanup; errs do not.
+func (s *Syncer) removePodContents(ctx context.Context, uid types.UID) (errs []error, err error) {
+	if err := s.recordLogRemoval(uid); err != nil {
+		return nil, err
+	}
+	running, err := s.runtimePod(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range running.Containers {
+		if err := s.removeContainer(ctx, c.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := s.removeLogs(ctx, uid, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := s.vol.Cleanup(ctx, uid); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.store.PurgePod(uid); err != nil {
+		errs = append(errs, err)
+	}
+	s.forget(uid)
+	return errs, nil
 }
 
 // stopContainers stops containers in parallel, each with grace.
@@ -213,9 +233,9 @@ func (s *Syncer) removePodCgroups(ctx context.Context, uid types.UID) error {
 	return errors.Join(errs...)
 }
 
-// CleanupLeaks removes pod cgroups and volume dirs of pods that are not
-// active (not desired, no worker, nothing in the runtime): what a crash
-// between two cleanup steps can leave behind.
+// CleanupLeaks removes pod cgroups, volume dirs and recorded log removals
+// of pods that are not active (not desired, no worker, nothing in the
+// runtime): what a crash between two cleanup steps can leave behind.
 func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) error {
 	var errs []error
 	pcs, err := s.cg.ListPods(ctx)
@@ -241,6 +261,9 @@ func (s *Syncer) CleanupLeaks(ctx context.Context, active func(types.UID) bool) 
 				errs = append(errs, err)
 			}
 		}
+	}
+	if err := s.finishLogRemovals(ctx, active); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,169 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/state"
+)
+
+// PodLogs removes the log directories of deleted pods (*logs.Remover).
+type PodLogs interface {
+	// RemovePod removes pod uid's logs, except those of the containers
+	// keep names; nothing while a log driver still writes there.
+	RemovePod(ctx context.Context, uid string, keep map[string]bool) error
+}
+
+// noPodLogs removes nothing (Deps.PodLogs nil: tests).
+type noPodLogs struct{}
+
+func (noPodLogs) RemovePod(context.Context, string, map[string]bool) error { return nil }
+
+// logRemovals mirrors the store's log removal records (state.LogRemoval):
+// the deleted pods whose log directories are still to be removed.
+type logRemovals struct {
+	mu      sync.Mutex
+	pending map[types.UID]bool // nil until loaded from the store
+}
+
+// A deleted pod's logs go with its containers, as the kubelet's
+// removeContainerLog removes a container's when it removes the container:
+// cleanupPod records the removal (state.LogRemoval) before the first
+// container goes and removes the directory once every one is gone (the
+// shim stops a task's log driver when the task is deleted), so a pod
+// applied again with the same UID never writes into the old run's files
+// (its worker starts once the old one finished). A podhost that dies in
+// between finishes the removal: at the pod's next SyncPod, before any
+// container starts (adoptLogs), or in housekeeping once it is gone for
+// good (finishLogRemovals). loggc removes what is left without a record.
+
+// recordLogRemoval records, before a deleted pod's containers are removed,
+// that its logs must go. The store is written outside the lock: every
+// SyncPod asks logRemovalPending, and one pod's removal steps are never
+// concurrent (its worker; housekeeping only for pods without one).
+func (s *Syncer) recordLogRemoval(uid types.UID) error {
+	if pending, err := s.logRemovalPending(uid); err != nil || pending {
+		return err
+	}
+	if err := s.store.PutLogRemoval(state.LogRemoval{UID: uid, Since: s.now()}); err != nil {
+		return fmt.Errorf("record the log removal of pod %s: %w", uid, err)
+	}
+	s.setLogRemoval(uid, true)
+	return nil
+}
+
+// removeLogs removes uid's logs, but those of the containers in keep, and
+// drops the record.
+func (s *Syncer) removeLogs(ctx context.Context, uid types.UID, keep map[string]bool) error {
+	if err := s.podLogs.RemovePod(ctx, string(uid), keep); err != nil {
+		return err
+	}
+	if err := s.store.DeleteLogRemoval(uid); err != nil {
+		return fmt.Errorf("drop the log removal record of pod %s: %w", uid, err)
+	}
+	s.setLogRemoval(uid, false)
+	s.log.Info("removed the logs of a deleted pod", "podUID", string(uid), "containersKept", len(keep))
+	return nil
+}
+
+// logRemovalPending: a removal of uid's logs is recorded.
+func (s *Syncer) logRemovalPending(uid types.UID) (bool, error) {
+	s.removals.mu.Lock()
+	defer s.removals.mu.Unlock()
+	if err := s.loadLogRemovalsLocked(); err != nil {
+		return false, err
+	}
+	return s.removals.pending[uid], nil
+}
+
+func (s *Syncer) setLogRemoval(uid types.UID, pending bool) {
+	s.removals.mu.Lock()
+	defer s.removals.mu.Unlock()
+	if pending {
+		s.removals.pending[uid] = true
+	} else {
+		delete(s.removals.pending, uid)
+	}
+}
+
+// pendingLogRemovals lists the recorded removals, by UID.
+func (s *Syncer) pendingLogRemovals() ([]types.UID, error) {
+	s.removals.mu.Lock()
+	defer s.removals.mu.Unlock()
+	if err := s.loadLogRemovalsLocked(); err != nil {
+		return nil, err
+	}
+	out := make([]types.UID, 0, len(s.removals.pending))
+	for uid := range s.removals.pending {
+		out = append(out, uid)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out, nil
+}
+
+func (s *Syncer) loadLogRemovalsLocked() error {
+	if s.removals.pending != nil {
+		return nil
+	}
+	recs, err := s.store.ListLogRemovals()
+	if err != nil {
+		return fmt.Errorf("list log removals: %w", err)
+	}
+	s.removals.pending = make(map[types.UID]bool, len(recs))
+	for _, r := range recs {
+		s.removals.pending[r.UID] = true
+	}
+	return nil
+}
+
+// adoptLogs finishes, before SyncPod starts any container, a log removal
+// that a podhost which died during the pod's cleanup left behind: the pod
+// was deleted and is wanted again with the same UID. The logs of the
+// containers it still has stay with them (their next instances write new
+// files); the others go, or a new instance would write into the old run's
+// <restart>.log.
+func (s *Syncer) adoptLogs(ctx context.Context, uid types.UID, running *podstate.Pod) error {
+	pending, err := s.logRemovalPending(uid)
+	if err != nil || !pending {
+		return err
+	}
+	return s.removeLogs(ctx, uid, keptContainers(running))
+}
+
+// keptContainers names the containers running has (any state).
+func keptContainers(running *podstate.Pod) map[string]bool {
+	keep := map[string]bool{}
+	if running == nil {
+		return keep
+	}
+	for _, c := range running.Containers {
+		keep[c.Name] = true
+	}
+	return keep
+}
+
+// finishLogRemovals removes the logs of the recorded pods that are gone
+// (not active): a podhost died between such a pod's container removal and
+// its log removal, and nothing else will run for it.
+func (s *Syncer) finishLogRemovals(ctx context.Context, active func(types.UID) bool) error {
+	pending, err := s.pendingLogRemovals()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, uid := range pending {
+		if active(uid) {
+			continue
+		}
+		if err := s.removeLogs(ctx, uid, nil); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,292 @@
+package syncer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/state"
+)
+
+func (h *fakeHost) PutLogRemoval(r state.LogRemoval) error {
+	if err := h.err("logRemoval"); err != nil {
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.logRemovals == nil {
+		h.logRemovals = map[types.UID]bool{}
+	}
+	h.logRemovals[r.UID] = true
+	return nil
+}
+
+func (h *fakeHost) DeleteLogRemoval(uid types.UID) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.logRemovals, uid)
+	return nil
+}
+
+func (h *fakeHost) ListLogRemovals() ([]state.LogRemoval, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []state.LogRemoval
+	for uid := range h.logRemovals {
+		out = append(out, state.LogRemoval{UID: uid})
+	}
+	return out, nil
+}
+
+func (h *fakeHost) recorded(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.logRemovals[uid]
+}
+
+// fakePodLogs keeps, per pod, the containers that have a log directory.
+type fakePodLogs struct {
+	mu   sync.Mutex
+	rt   *fakeRuntime                  // if set, calls note the pod's containers left
+	dirs map[types.UID]map[string]bool // pod -> containers with logs
+	// calls: "<uid> keep=<names> containers=<n>" per RemovePod.
+	calls []string
+	busy  error // RemovePod's error while set (a log driver still writes)
+}
+
+func (l *fakePodLogs) write(uid types.UID, containers ...string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.dirs == nil {
+		l.dirs = map[types.UID]map[string]bool{}
+	}
+	if l.dirs[uid] == nil {
+		l.dirs[uid] = map[string]bool{}
+	}
+	for _, c := range containers {
+		l.dirs[uid][c] = true
+	}
+}
+
+func (l *fakePodLogs) RemovePod(_ context.Context, uid string, keep map[string]bool) error {
+	left := -1
+	if l.rt != nil {
+		p, _ := l.rt.ListPod(context.Background(), types.UID(uid))
+		left = len(p.Containers)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.calls = append(l.calls, fmt.Sprintf("%s keep=%s containers=%d", uid, strings.Join(setNames(keep), ","), left))
+	if l.busy != nil {
+		return l.busy
+	}
+	for c := range l.dirs[types.UID(uid)] {
+		if !keep[c] {
+			delete(l.dirs[types.UID(uid)], c)
+		}
+	}
+	return nil
+}
+
+// has lists the containers of uid that have logs, sorted.
+func (l *fakePodLogs) has(uid types.UID) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return setNames(l.dirs[uid])
+}
+
+func (l *fakePodLogs) callList() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.calls...)
+}
+
+func setNames(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// loggedWorld: a synced pod of containers names that wrote logs.
+func loggedWorld(t *testing.T, policy corev1.RestartPolicy, names ...string) (*world, *corev1.Pod) {
+	t.Helper()
+	w, pod := syncedWorld(t, policy, names...)
+	w.logs.rt = w.rt
+	w.logs.write(pod.UID, names...)
+	return w, pod
+}
+
+// A deleted pod's logs go in its cleanup, once its containers are gone,
+// and the record of the removal with them.
+func TestDeletedPodLogsGoWithItsContainers(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a", "b")
+	w.obs.desired = false
+	if err := terminateAll(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.logs.callList(); !slices.Equal(got, []string{"uid-1 keep= containers=0"}) {
+		t.Fatalf("RemovePod calls %v, want one after every container went", got)
+	}
+	if len(w.logs.has(pod.UID)) != 0 || w.host.recorded(pod.UID) {
+		t.Fatalf("logs %v, record %v left", w.logs.has(pod.UID), w.host.recorded(pod.UID))
+	}
+}
+
+// A container that cannot be removed keeps every log of the pod; the
+// record stays for the retry, which removes them.
+func TestLogsStayWhileAContainerRemains(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	w.obs.desired = false
+	w.rt.removeErr = errors.New("task still running")
+	if err := terminateAll(t, w, pod); err == nil {
+		t.Fatal("SyncTerminatedPod succeeded with a container left")
+	}
+	if len(w.logs.callList()) != 0 || !w.host.recorded(pod.UID) {
+		t.Fatalf("calls %v, recorded %v: want no removal and the record kept", w.logs.callList(), w.host.recorded(pod.UID))
+	}
+	w.rt.removeErr = nil
+	if err := w.s.SyncTerminatedPod(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(pod.UID)) != 0 || w.host.recorded(pod.UID) {
+		t.Fatal("retry left the logs or the record")
+	}
+}
+
+// The record is written before any container goes: without it nothing is
+// removed.
+func TestNoContainerRemovedWithoutTheRecord(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	w.obs.desired = false
+	w.host.fail["logRemoval"] = errors.New("disk full")
+	if err := terminateAll(t, w, pod); err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v", err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 1 {
+		t.Fatalf("%d containers left, want 1", n)
+	}
+}
+
+// While a log driver still writes there, the logs stay and the cleanup
+// fails with the reason; the worker's retry removes them.
+func TestLogRemovalWaitsForTheLogDriver(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	w.obs.desired = false
+	w.logs.busy = errors.New("a log driver (pid 7) still writes it")
+	if err := terminateAll(t, w, pod); err == nil || !strings.Contains(err.Error(), "pid 7") {
+		t.Fatalf("err = %v", err)
+	}
+	if !w.host.recorded(pod.UID) || len(w.logs.has(pod.UID)) != 1 {
+		t.Fatal("want the logs and the record kept")
+	}
+	w.logs.busy = nil
+	if err := w.s.SyncTerminatedPod(context.Background(), pod); err != nil || len(w.logs.has(pod.UID)) != 0 {
+		t.Fatalf("retry: %v, logs %v", err, w.logs.has(pod.UID))
+	}
+}
+
+// A finished pod still wanted keeps its logs (and exited containers), as
+// does one applied again while it terminated: the new run's instances
+// write the next restart's files, not the old ones.
+func TestTerminatedPodStillDesiredKeepsLogs(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	if err := terminateAll(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.callList()) != 0 || w.host.recorded(pod.UID) || !slices.Equal(w.logs.has(pod.UID), []string{"a"}) {
+		t.Fatalf("calls %v recorded %v logs %v", w.logs.callList(), w.host.recorded(pod.UID), w.logs.has(pod.UID))
+	}
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	c := w.rt.pods[pod.UID].Containers
+	if got := c[len(c)-1].Labels[podstate.LabelRestartCount]; got != "1" {
+		t.Fatalf("new run's restart count %s, want 1 (its own log file)", got)
+	}
+}
+
+// An orphan's cleanup (manifest deleted while podhost was down) removes
+// its logs.
+func TestOrphanLogsGo(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	running, _ := w.rt.ListPod(context.Background(), pod.UID)
+	if err := w.s.SyncTerminatingRuntimePod(context.Background(), running); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(pod.UID)) != 0 || w.host.recorded(pod.UID) {
+		t.Fatal("orphan's logs or record left")
+	}
+}
+
+// A podhost died after a deleted pod's containers went, before its logs:
+// the pod, applied again with the same UID, starts only once they are gone.
+func TestSyncPodFinishesALeftLogRemoval(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	w.logs.rt = w.rt
+	w.logs.write(pod.UID, "a")
+	w.host.logRemovals = map[types.UID]bool{pod.UID: true}
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.logs.callList(); !slices.Equal(got, []string{"uid-1 keep= containers=0"}) {
+		t.Fatalf("RemovePod calls %v, want one before the first container", got)
+	}
+	if len(w.rt.pods[pod.UID].Containers) != 1 || w.host.recorded(pod.UID) {
+		t.Fatal("want the pod started and the record gone")
+	}
+	if _, err := syncOnce(t, w, pod); err != nil || len(w.logs.callList()) != 1 {
+		t.Fatalf("second sync: %v, calls %v", err, w.logs.callList())
+	}
+}
+
+// Died half way: the pod applied again still has container a, not b. a's
+// logs stay with it, b's go (its next instance starts at restart 0).
+func TestSyncPodKeepsTheLogsOfContainersLeft(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a", "b")
+	ctx := context.Background()
+	for _, c := range w.rt.pods[pod.UID].Containers {
+		if c.Name == "b" {
+			_ = w.rt.RemoveContainer(ctx, c.ID)
+			break
+		}
+	}
+	w.host.logRemovals = map[types.UID]bool{pod.UID: true}
+	w.s.removals = logRemovals{} // a new podhost reads the records again
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.logs.has(pod.UID); !slices.Equal(got, []string{"a"}) || w.host.recorded(pod.UID) {
+		t.Fatalf("logs %v recorded %v; want a's kept, b's and the record gone", got, w.host.recorded(pod.UID))
+	}
+}
+
+// Housekeeping removes the recorded logs of pods that are gone, not those
+// of active ones (their worker finishes the removal).
+func TestCleanupLeaksFinishesLogRemovals(t *testing.T) {
+	w := newWorld()
+	w.logs.write("gone", "a")
+	w.logs.write("active", "a")
+	w.host.logRemovals = map[types.UID]bool{"gone": true, "active": true}
+	if err := w.s.CleanupLeaks(context.Background(), func(uid types.UID) bool { return uid == "active" }); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has("gone")) != 0 || w.host.recorded("gone") {
+		t.Fatal("gone pod's logs or record left")
+	}
+	if len(w.logs.has("active")) != 1 || !w.host.recorded("active") {
+		t.Fatal("active pod's logs or record removed")
+	}
+}
