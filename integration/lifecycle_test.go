@@ -5,6 +5,8 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +37,7 @@ func TestEditReplacesPodAndDeleteLeavesNothing(t *testing.T) {
 	d.writeManifest("app.yaml", sleeper("app", 5, ""))
 	old := d.waitRunning("app")
 	oldIDs := podContainers(t, string(old.UID))
+	oldLog := holdLog(t, d, old, "main", 0)
 
 	d.writeManifest("app.yaml", sleeper("app", 5, "    env: [{name: VERSION, value: \"2\"}]\n"))
 	nw := d.waitPod("app", 60*time.Second, "new UID running", func(p *corev1.Pod) bool {
@@ -47,9 +50,12 @@ func TestEditReplacesPodAndDeleteLeavesNothing(t *testing.T) {
 			t.Fatalf("old container %s still exists", id)
 		}
 	}
-	oldLog := readLog(t, d, old, "main", 0)
-	if !strings.Contains(oldLog, "got TERM") {
-		t.Fatalf("old container was not stopped gracefully; log:\n%s", oldLog)
+	if l := oldLog.messages(t); !strings.Contains(l, "got TERM") {
+		t.Fatalf("old container was not stopped gracefully; log:\n%s", l)
+	}
+	// Its logs went with it, before the new version started.
+	if _, err := os.Stat(podLogDir(d, old)); !os.IsNotExist(err) {
+		t.Fatalf("old pod's log dir: %v, want it removed", err)
 	}
 	// The old container's last log line ("got TERM") was written before the
 	// new container was even created (containerd's own timestamp, not the
@@ -63,8 +69,8 @@ func TestEditReplacesPodAndDeleteLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(logPath(d, old, "main", 0)); err == nil && fi.ModTime().After(info.CreatedAt) {
-		t.Fatalf("old container logged at %v, after the new one was created at %v", fi.ModTime(), info.CreatedAt)
+	if at := oldLog.modTime(t); at.After(info.CreatedAt) {
+		t.Fatalf("old container logged at %v, after the new one was created at %v", at, info.CreatedAt)
 	}
 
 	d.removeManifest("app.yaml")
@@ -136,6 +142,10 @@ func logPath(d *podhostd, p *corev1.Pod, container string, restart int) string {
 func readLog(t *testing.T, d *podhostd, p *corev1.Pod, container string, restart int) string {
 	t.Helper()
 	b, _ := os.ReadFile(logPath(d, p, container, restart))
+	return criMessages(b)
+}
+
+func criMessages(b []byte) string {
 	var out strings.Builder
 	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
 		if f := strings.SplitN(line, " ", 4); len(f) == 4 {
@@ -143,6 +153,42 @@ func readLog(t *testing.T, d *podhostd, p *corev1.Pod, container string, restart
 		}
 	}
 	return out.String()
+}
+
+// heldLog is a container's log file held open: what its container wrote
+// stays readable after its pod was deleted (the pod's logs go with its
+// containers).
+type heldLog struct{ f *os.File }
+
+// holdLog opens the log of a container that runs.
+func holdLog(t *testing.T, d *podhostd, p *corev1.Pod, container string, restart int) heldLog {
+	t.Helper()
+	f, err := os.Open(logPath(d, p, container, restart))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return heldLog{f}
+}
+
+// messages is readLog of the held file.
+func (h heldLog) messages(t *testing.T) string {
+	t.Helper()
+	b, err := io.ReadAll(io.NewSectionReader(h.f, 0, math.MaxInt64))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return criMessages(b)
+}
+
+// modTime is the held file's last write.
+func (h heldLog) modTime(t *testing.T) time.Time {
+	t.Helper()
+	fi, err := h.f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.ModTime()
 }
 
 func containerStatus(p *corev1.Pod, name string) *corev1.ContainerStatus {

@@ -108,6 +108,7 @@ func TestRobustManifestDeletedWhileDown(t *testing.T) {
 	d.writeManifest("orphan.yaml", sleeper("orphan", 10, ""))
 	p := d.waitRunning("orphan")
 	pid := containerPID(t, p, "main")
+	orphanLog := holdLog(t, d, p, "main", 0)
 
 	d.kill(syscall.SIGKILL)
 	d.removeManifest("orphan.yaml")
@@ -118,8 +119,12 @@ func TestRobustManifestDeletedWhileDown(t *testing.T) {
 		t.Fatalf("orphaned pod not removed: %v\n%s", err, d.logs())
 	}
 	t.Logf("orphan removed %v after restart", time.Since(start))
-	if log := readLog(t, d, p, "main", 0); !strings.Contains(log, "got TERM") {
-		t.Fatalf("orphan was not stopped gracefully; log:\n%s", log)
+	if l := orphanLog.messages(t); !strings.Contains(l, "got TERM") {
+		t.Fatalf("orphan was not stopped gracefully; log:\n%s", l)
+	}
+	// Its logs go with its containers.
+	if err := waitFor(5*time.Second, func() (bool, error) { _, err := os.Stat(podLogDir(d, p)); return os.IsNotExist(err), nil }); err != nil {
+		t.Fatalf("orphan's log dir left\n%s", d.logs())
 	}
 	assertNothingLeft(t, d, baseSnaps)
 	assertNoMasquerade(t, nil)
@@ -134,6 +139,7 @@ func TestRobustManifestEditedWhileDown(t *testing.T) {
 	d.start()
 	d.writeManifest("app.yaml", sleeper("app", 10, ""))
 	old := d.waitRunning("app")
+	oldLog := holdLog(t, d, old, "main", 0)
 
 	d.kill(syscall.SIGKILL)
 	d.writeManifest("app.yaml", sleeper("app", 10, "    env: [{name: VERSION, value: \"2\"}]\n"))
@@ -142,8 +148,8 @@ func TestRobustManifestEditedWhileDown(t *testing.T) {
 	if err := waitFor(30*time.Second, func() (bool, error) { return len(podContainers(t, string(old.UID))) == 0, nil }); err != nil {
 		t.Fatalf("old version's containers never removed: %v\n%s", podContainers(t, string(old.UID)), d.logs())
 	}
-	if log := readLog(t, d, old, "main", 0); !strings.Contains(log, "got TERM") {
-		t.Fatalf("old version not stopped gracefully; log:\n%s", log)
+	if l := oldLog.messages(t); !strings.Contains(l, "got TERM") {
+		t.Fatalf("old version not stopped gracefully; log:\n%s", l)
 	}
 	// The old container's last words ("got TERM") came before the new
 	// container was even created (containerd's record, ns precision).
@@ -152,8 +158,8 @@ func TestRobustManifestEditedWhileDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(logPath(d, old, "main", 0)); err != nil || fi.ModTime().After(info.CreatedAt) {
-		t.Fatalf("old version still ran (log written %v) after the new one was created at %v (%v)", fi.ModTime(), info.CreatedAt, err)
+	if at := oldLog.modTime(t); at.After(info.CreatedAt) {
+		t.Fatalf("old version still ran (log written %v) after the new one was created at %v", at, info.CreatedAt)
 	}
 	if leases := leaseOwners(t); len(leases) != 1 || leases[keys(leases)[0]] != nw.Status.PodIP {
 		t.Fatalf("leases %v, want only the new version's (%s)", leases, nw.Status.PodIP)
