@@ -25,8 +25,8 @@ type Collector struct {
 
 // Collect removes what Plan picks. active tells whether a pod still exists
 // (housekeeping's view: desired, known to a worker, in the runtime or
-// with a sandbox record), so a pod's logs outlive its cleanup by at most
-// one pass and never precede it.
+// with a sandbox record), so the logs a pod's cleanup left outlive it by
+// at most one pass and never precede it.
 func (c *Collector) Collect(ctx context.Context, active func(types.UID) bool) error {
 	dirs, err := Scan(c.Root)
 	if err != nil {

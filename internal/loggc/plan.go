@@ -3,7 +3,9 @@
 // instance's file within logMaxSize×logMaxFiles; loggc removes what the
 // driver never will:
 //
-//   - the log directories of pods that are gone (after their cleanup);
+//   - the log directories of pods that are gone (after their cleanup):
+//     the syncer removes a deleted pod's with its containers, loggc those
+//     it left (no removal recorded: an older podhost, a lost state db);
 //   - the files of old restarts: only the current and the previous
 //     instance of each container are kept (what `logs --previous` needs);
 //   - rotated files beyond logMaxFiles (left by a lowered setting);

@@ -135,9 +135,10 @@ func (m *Manager) listed(uid types.UID) bool {
 const logGCPeriod = 10 * time.Second
 
 // collectLogs runs log GC at most every logGCPeriod, with housekeeping's
-// view of which pods still exist: a pod's logs go only after its cleanup.
-// A pass it skips asks for a full pass once the period is over (a removed
-// pod's logs go within logGCPeriod, not at the next idle full pass).
+// view of which pods still exist: a pod's logs go only after its cleanup
+// (which removes a deleted pod's itself: log GC is the backstop). A pass
+// it skips asks for a full pass once the period is over (leftover logs go
+// within logGCPeriod, not at the next idle full pass).
 func (m *Manager) collectLogs(ctx context.Context, active func(types.UID) bool) {
 	if m.logs == nil {
 		return
