@@ -123,10 +123,12 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 
 // removePodContents removes what a deleted pod leaves besides its sandbox
 // and cgroup: containers, volumes, logs (once every container is gone; see
-// podlogs.go) and records. The error stops the cleanup; errs do not.
+// podlogs.go) and records. The error stops the cleanup; errs do not. A
+// removal the state db cannot record (a full disk) still happens: removing
+// the containers frees disk, only the removal's crash safety is lost.
 func (s *Syncer) removePodContents(ctx context.Context, uid types.UID) (errs []error, err error) {
 	if err := s.recordLogRemoval(uid); err != nil {
-		return nil, err
+		s.log.Warn("removing the pod's logs without a record", "podUID", string(uid), "err", err)
 	}
 	running, err := s.runtimePod(ctx, uid)
 	if err != nil {
