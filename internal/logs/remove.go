@@ -62,7 +62,7 @@ func (r Remover) RemovePod(ctx context.Context, uid string, keep map[string]bool
 	var errs []error
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
-			return err
+			return fmt.Errorf("logs of pod %s: %w", uid, err)
 		}
 		if err := os.RemoveAll(t); err != nil {
 			errs = append(errs, fmt.Errorf("logs of pod %s: %w", uid, err))

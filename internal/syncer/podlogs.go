@@ -27,21 +27,21 @@ func (noPodLogs) RemovePod(context.Context, string, map[string]bool) error { ret
 
 // logRemovals mirrors the store's log removal records (state.LogRemoval):
 // the deleted pods whose log directories are still to be removed.
+//
+// A deleted pod's logs go with its containers, as the kubelet's
+// removeContainerLog removes a container's when it removes the container:
+// cleanupPod records the removal before the first container goes and
+// removes the directory once every one is gone (the shim stops a task's
+// log driver when the task is deleted), so a pod applied again with the
+// same UID never writes into the old run's files (its worker starts once
+// the old one finished). A podhost that dies in between finishes the
+// removal: at the pod's next SyncPod, before any container starts
+// (adoptLogs), or in housekeeping once it is gone for good
+// (finishLogRemovals). loggc removes what is left without a record.
 type logRemovals struct {
 	mu      sync.Mutex
 	pending map[types.UID]bool // nil until loaded from the store
 }
-
-// A deleted pod's logs go with its containers, as the kubelet's
-// removeContainerLog removes a container's when it removes the container:
-// cleanupPod records the removal (state.LogRemoval) before the first
-// container goes and removes the directory once every one is gone (the
-// shim stops a task's log driver when the task is deleted), so a pod
-// applied again with the same UID never writes into the old run's files
-// (its worker starts once the old one finished). A podhost that dies in
-// between finishes the removal: at the pod's next SyncPod, before any
-// container starts (adoptLogs), or in housekeeping once it is gone for
-// good (finishLogRemovals). loggc removes what is left without a record.
 
 // recordLogRemoval records, before a deleted pod's containers are removed,
 // that its logs must go. The store is written outside the lock: every
