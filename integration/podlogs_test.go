@@ -118,8 +118,11 @@ func TestDeletedPodLogDirRemoved(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("log dir %s still there after the pod's cleanup\n%s", dir, d.logs())
 	}
-	if line := grepLines(d.logs(), "removed the logs of a deleted pod"); !strings.Contains(line, string(p.UID)) {
-		t.Fatalf("the cleanup did not remove the logs (log GC did?): %q\n%s", line, d.logs())
+	// The line comes after the removal: wait for it.
+	if err := waitFor(5*time.Second, func() (bool, error) {
+		return strings.Contains(grepLines(d.logs(), "removed the logs of a deleted pod"), string(p.UID)), nil
+	}); err != nil {
+		t.Fatalf("the cleanup did not remove the logs (log GC did?)\n%s", d.logs())
 	}
 }
 
