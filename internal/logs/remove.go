@@ -23,6 +23,10 @@ func ParsePodDir(dirName string) (namespace, name, uid string, ok bool) {
 	return parts[0], parts[1], parts[2], true
 }
 
+// ErrDriverWriting: a log driver still writes under the logs to remove;
+// RemovePod's error wraps it, and removes nothing.
+var ErrDriverWriting = errors.New("a log driver still writes there")
+
 // Remover removes the log directories of a deleted pod, as the kubelet's
 // removeContainerLog does when it removes a container: the syncer calls it
 // once the pod's containers are gone.
@@ -57,7 +61,7 @@ func (r Remover) RemovePod(ctx context.Context, uid string, keep map[string]bool
 		return err
 	}
 	if len(busy) > 0 {
-		return fmt.Errorf("logs of pod %s: a log driver (pid %d) still writes %s", uid, busy[0].PID, busy[0].Path)
+		return fmt.Errorf("logs of pod %s: %w (pid %d writes %s)", uid, ErrDriverWriting, busy[0].PID, busy[0].Path)
 	}
 	var errs []error
 	for _, t := range targets {

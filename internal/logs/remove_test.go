@@ -2,6 +2,7 @@ package logs
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -172,7 +173,7 @@ func TestRemovePodWaitsForItsDrivers(t *testing.T) {
 	})
 	r := Remover{Root: root, ProcRoot: proc}
 	err := r.RemovePod(ctx, "u1", nil)
-	if err == nil || !strings.Contains(err.Error(), "pid 41") || !strings.Contains(err.Error(), busy) {
+	if !errors.Is(err, ErrDriverWriting) || !strings.Contains(err.Error(), "pid 41") || !strings.Contains(err.Error(), busy) {
 		t.Fatalf("err = %v, want the driver named", err)
 	}
 	if !exists(filepath.Join(root, "default_web_u1", "app", "0.log")) {

@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/state"
 )
@@ -38,9 +39,18 @@ func (noPodLogs) RemovePod(context.Context, string, map[string]bool) error { ret
 // removal: at the pod's next SyncPod, before any container starts
 // (adoptLogs), or in housekeeping once it is gone for good
 // (finishLogRemovals). loggc removes what is left without a record.
+//
+// Once a deleted pod's containers are gone, its log removal never fails
+// the cleanup: a log driver that does not exit (or a directory that cannot
+// be removed) would hold the pod's worker, and with it the pod's name, for
+// good — a replacement (an edited manifest: new UID, same name) would never
+// start. The record stays, a warning says so once, and housekeeping
+// retries (finishLogRemovals); a pod applied again with the same UID waits
+// for the removal in adoptLogs.
 type logRemovals struct {
 	mu      sync.Mutex
 	pending map[types.UID]bool // nil until loaded from the store
+	warned  map[types.UID]bool // removals left to housekeeping, warned about
 }
 
 // recordLogRemoval records, before a deleted pod's containers are removed,
@@ -72,6 +82,31 @@ func (s *Syncer) removeLogs(ctx context.Context, uid types.UID, keep map[string]
 	return nil
 }
 
+// removeDeletedLogs removes the logs of a deleted pod whose containers are
+// all gone; what it cannot remove is left to housekeeping (logRemovals).
+func (s *Syncer) removeDeletedLogs(ctx context.Context, uid types.UID) {
+	if err := s.removeLogs(ctx, uid, nil); err != nil {
+		s.warnLogsLeft(uid, err)
+	}
+}
+
+// warnLogsLeft warns, once per pod, that its logs stay for a later
+// housekeeping pass.
+func (s *Syncer) warnLogsLeft(uid types.UID, err error) {
+	s.removals.mu.Lock()
+	first := !s.removals.warned[uid]
+	if first {
+		if s.removals.warned == nil {
+			s.removals.warned = map[types.UID]bool{}
+		}
+		s.removals.warned[uid] = true
+	}
+	s.removals.mu.Unlock()
+	if first {
+		s.log.Warn("the logs of a deleted pod stay until housekeeping can remove them", "podUID", string(uid), "err", err)
+	}
+}
+
 // logRemovalPending: a removal of uid's logs is recorded.
 func (s *Syncer) logRemovalPending(uid types.UID) (bool, error) {
 	s.removals.mu.Lock()
@@ -89,6 +124,7 @@ func (s *Syncer) setLogRemoval(uid types.UID, pending bool) {
 		s.removals.pending[uid] = true
 	} else {
 		delete(s.removals.pending, uid)
+		delete(s.removals.warned, uid)
 	}
 }
 
@@ -161,7 +197,10 @@ func (s *Syncer) finishLogRemovals(ctx context.Context, active func(types.UID) b
 		if active(uid) {
 			continue
 		}
-		if err := s.removeLogs(ctx, uid, nil); err != nil {
+		switch err := s.removeLogs(ctx, uid, nil); {
+		case errors.Is(err, logs.ErrDriverWriting):
+			s.warnLogsLeft(uid, err) // retried at the next pass, without a warning every pass
+		case err != nil:
 			errs = append(errs, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/state"
 )
@@ -179,21 +181,57 @@ func TestLogsGoWhenTheRemovalCannotBeRecorded(t *testing.T) {
 	}
 }
 
-// While a log driver still writes there, the logs stay and the cleanup
-// fails with the reason; the worker's retry removes them.
+// While a log driver still writes there, the logs stay but the cleanup
+// succeeds (the worker finishes and frees the pod's name for a
+// replacement), with one warning; the record stays. A same-UID pod applied
+// again waits for the removal; housekeeping finishes it once the driver
+// exited.
 func TestLogRemovalWaitsForTheLogDriver(t *testing.T) {
 	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	var logged strings.Builder
+	w.s.log = slog.New(slog.NewTextHandler(&logged, nil))
 	w.obs.desired = false
-	w.logs.busy = errors.New("a log driver (pid 7) still writes it")
-	if err := terminateAll(t, w, pod); err == nil || !strings.Contains(err.Error(), "pid 7") {
-		t.Fatalf("err = %v", err)
+	w.logs.busy = fmt.Errorf("logs of pod %s: %w (pid 7)", pod.UID, logs.ErrDriverWriting)
+	if err := terminateAll(t, w, pod); err != nil {
+		t.Fatalf("cleanup failed on a busy log driver: %v", err)
+	}
+	if err := w.s.SyncTerminatedPod(context.Background(), pod); err != nil {
+		t.Fatalf("second cleanup: %v", err)
 	}
 	if !w.host.recorded(pod.UID) || len(w.logs.has(pod.UID)) != 1 {
 		t.Fatal("want the logs and the record kept")
 	}
+	if err := w.s.CleanupLeaks(context.Background(), func(types.UID) bool { return false }); err != nil {
+		t.Fatalf("housekeeping failed on a busy log driver: %v", err)
+	}
+	if n := strings.Count(logged.String(), "pid 7"); n != 1 {
+		t.Fatalf("%d warnings, want 1:\n%s", n, logged.String())
+	}
+	w.obs.desired = true
+	if _, err := syncOnce(t, w, pod); !errors.Is(err, logs.ErrDriverWriting) {
+		t.Fatalf("same UID applied again started with the old logs pending: %v", err)
+	}
 	w.logs.busy = nil
-	if err := w.s.SyncTerminatedPod(context.Background(), pod); err != nil || len(w.logs.has(pod.UID)) != 0 {
-		t.Fatalf("retry: %v, logs %v", err, w.logs.has(pod.UID))
+	w.obs.desired = false
+	if err := w.s.CleanupLeaks(context.Background(), func(types.UID) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(pod.UID)) != 0 || w.host.recorded(pod.UID) {
+		t.Fatalf("after the driver exited: logs %v, recorded %v", w.logs.has(pod.UID), w.host.recorded(pod.UID))
+	}
+}
+
+// An orphan's cleanup (SyncTerminatingRuntimePod) does not fail on a busy
+// log driver either.
+func TestOrphanCleanupDoesNotWaitForTheLogDriver(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	w.logs.busy = fmt.Errorf("%w (pid 7)", logs.ErrDriverWriting)
+	running, _ := w.rt.ListPod(context.Background(), pod.UID)
+	if err := w.s.SyncTerminatingRuntimePod(context.Background(), running); err != nil {
+		t.Fatal(err)
+	}
+	if !w.host.recorded(pod.UID) || len(w.rt.pods[pod.UID].Containers) != 0 {
+		t.Fatal("want the containers gone and the record kept")
 	}
 }
 

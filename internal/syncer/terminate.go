@@ -140,9 +140,7 @@ func (s *Syncer) removePodContents(ctx context.Context, uid types.UID) (errs []e
 		}
 	}
 	if len(errs) == 0 {
-		if err := s.removeLogs(ctx, uid, nil); err != nil {
-			errs = append(errs, err)
-		}
+		s.removeDeletedLogs(ctx, uid)
 	}
 	if err := s.vol.Cleanup(ctx, uid); err != nil {
 		errs = append(errs, err)
