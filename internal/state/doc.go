@@ -23,8 +23,9 @@
 //	                      while its identity hash is unchanged)
 //	rollouts/<ns/name>    RolloutRecord (v4: a pod's last versions, its
 //	                      rollback window and the rollback/undo in force)
-//	logremovals/<pod uid> LogRemoval (v5: a deleted pod whose log directory
-//	                      is still to be removed)
+//	logremovals/<pod uid> {"uid"} (v5: a deleted pod whose log directory
+//	                      is still to be removed; the key is the record,
+//	                      the value is not read)
 //
 // # Versions and migrations
 //

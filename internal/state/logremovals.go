@@ -2,7 +2,6 @@ package state
 
 import (
 	"fmt"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"k8s.io/apimachinery/pkg/types"
@@ -10,14 +9,18 @@ import (
 
 var bucketLogRemovals = []byte("logremovals")
 
-// LogRemoval records that the log directory of a deleted pod must go
-// (internal/syncer): written before the pod's first container is removed,
-// deleted once the directory is gone. A podhost that dies in between
-// finishes the removal, before the same UID (a manifest applied again)
-// starts a container that would write into the old files.
-type LogRemoval struct {
-	UID   types.UID `json:"uid"` // also the key
-	Since time.Time `json:"since"`
+// A log removal record, logremovals/<pod uid>, says that the log
+// directory of a deleted pod must go (internal/syncer): written before the
+// pod's first container is removed, deleted once the directory is gone. A
+// podhost that dies in between finishes the removal, before the same UID
+// (a manifest applied again) starts a container that would write into the
+// old files.
+//
+// The key is the record: ListLogRemovals reads keys only, so a value it
+// could not decode cannot hide a pending removal or fail the list. The
+// value (logRemoval) only repeats the UID for a reader of the file.
+type logRemoval struct {
+	UID types.UID `json:"uid"`
 }
 
 func migrateV5(tx *bolt.Tx) error {
@@ -27,11 +30,11 @@ func migrateV5(tx *bolt.Tx) error {
 	return nil
 }
 
-func logRemovalKey(r LogRemoval) string { return string(r.UID) }
+func logRemovalKey(r logRemoval) string { return string(r.UID) }
 
-// PutLogRemoval stores r under r.UID.
-func (db *DB) PutLogRemoval(r LogRemoval) error {
-	return updateKeyed(db, bucketLogRemovals, "log removal", logRemovalKey, []LogRemoval{r}, nil)
+// PutLogRemoval records that uid's logs must go.
+func (db *DB) PutLogRemoval(uid types.UID) error {
+	return updateKeyed(db, bucketLogRemovals, "log removal", logRemovalKey, []logRemoval{{UID: uid}}, nil)
 }
 
 // DeleteLogRemoval forgets the removal of uid's logs; absent is fine.
@@ -39,7 +42,18 @@ func (db *DB) DeleteLogRemoval(uid types.UID) error {
 	return updateKeyed(db, bucketLogRemovals, "log removal", logRemovalKey, nil, []string{string(uid)})
 }
 
-// ListLogRemovals returns every pending removal, by UID.
-func (db *DB) ListLogRemovals() ([]LogRemoval, error) {
-	return view(db, func(tx *Tx) ([]LogRemoval, error) { return listJSON[LogRemoval](tx.tx, bucketLogRemovals) })
+// ListLogRemovals returns the UIDs of every pending removal, sorted (the
+// keys; values are not read).
+func (db *DB) ListLogRemovals() ([]types.UID, error) {
+	return view(db, func(tx *Tx) ([]types.UID, error) {
+		var out []types.UID
+		err := tx.tx.Bucket(bucketLogRemovals).ForEach(func(k, _ []byte) error {
+			out = append(out, types.UID(k))
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", bucketLogRemovals, err)
+		}
+		return out, nil
+	})
 }

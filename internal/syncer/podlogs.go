@@ -11,7 +11,6 @@ import (
 
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/state"
 )
 
 // PodLogs removes the log directories of deleted pods (*logs.Remover).
@@ -56,12 +55,13 @@ type logRemovals struct {
 // recordLogRemoval records, before a deleted pod's containers are removed,
 // that its logs must go. The store is written outside the lock: every
 // SyncPod asks logRemovalPending, and one pod's removal steps are never
-// concurrent (its worker; housekeeping only for pods without one).
+// concurrent (its worker; housekeeping only for pods without one). Records
+// that cannot be read do not keep it from writing its own.
 func (s *Syncer) recordLogRemoval(uid types.UID) error {
-	if pending, err := s.logRemovalPending(uid); err != nil || pending {
-		return err
+	if pending, err := s.logRemovalPending(uid); err == nil && pending {
+		return nil
 	}
-	if err := s.store.PutLogRemoval(state.LogRemoval{UID: uid, Since: s.now()}); err != nil {
+	if err := s.store.PutLogRemoval(uid); err != nil {
 		return fmt.Errorf("record the log removal of pod %s: %w", uid, err)
 	}
 	s.setLogRemoval(uid, true)
@@ -117,9 +117,14 @@ func (s *Syncer) logRemovalPending(uid types.UID) (bool, error) {
 	return s.removals.pending[uid], nil
 }
 
+// setLogRemoval notes in the mirror what the store holds now; a mirror
+// not loaded yet (the records could not be read) reads it from the store.
 func (s *Syncer) setLogRemoval(uid types.UID, pending bool) {
 	s.removals.mu.Lock()
 	defer s.removals.mu.Unlock()
+	if pending && s.removals.pending == nil {
+		return
+	}
 	if pending {
 		s.removals.pending[uid] = true
 	} else {
@@ -147,13 +152,13 @@ func (s *Syncer) loadLogRemovalsLocked() error {
 	if s.removals.pending != nil {
 		return nil
 	}
-	recs, err := s.store.ListLogRemovals()
+	uids, err := s.store.ListLogRemovals()
 	if err != nil {
 		return fmt.Errorf("list log removals: %w", err)
 	}
-	s.removals.pending = make(map[types.UID]bool, len(recs))
-	for _, r := range recs {
-		s.removals.pending[r.UID] = true
+	s.removals.pending = make(map[types.UID]bool, len(uids))
+	for _, uid := range uids {
+		s.removals.pending[uid] = true
 	}
 	return nil
 }
@@ -164,10 +169,18 @@ func (s *Syncer) loadLogRemovalsLocked() error {
 // containers it still has stay with them (their next instances write new
 // files); the others go, or a new instance would write into the old run's
 // <restart>.log.
+//
+// Records that cannot be read do not hold the pod: a pod that appends to
+// an old run's log (what podhost did before log removals were recorded) is
+// better than one that never starts, and every pod would wait for them.
 func (s *Syncer) adoptLogs(ctx context.Context, uid types.UID, running *podstate.Pod) error {
 	pending, err := s.logRemovalPending(uid)
-	if err != nil || !pending {
-		return err
+	if err != nil {
+		s.log.Warn("starting the pod without knowing whether old logs of its UID are to be removed", "podUID", string(uid), "err", err)
+		return nil
+	}
+	if !pending {
+		return nil
 	}
 	return s.removeLogs(ctx, uid, keptContainers(running))
 }

@@ -16,10 +16,9 @@ import (
 
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/state"
 )
 
-func (h *fakeHost) PutLogRemoval(r state.LogRemoval) error {
+func (h *fakeHost) PutLogRemoval(uid types.UID) error {
 	if err := h.err("logRemoval"); err != nil {
 		return err
 	}
@@ -28,7 +27,7 @@ func (h *fakeHost) PutLogRemoval(r state.LogRemoval) error {
 	if h.logRemovals == nil {
 		h.logRemovals = map[types.UID]bool{}
 	}
-	h.logRemovals[r.UID] = true
+	h.logRemovals[uid] = true
 	return nil
 }
 
@@ -39,12 +38,15 @@ func (h *fakeHost) DeleteLogRemoval(uid types.UID) error {
 	return nil
 }
 
-func (h *fakeHost) ListLogRemovals() ([]state.LogRemoval, error) {
+func (h *fakeHost) ListLogRemovals() ([]types.UID, error) {
+	if err := h.err("listLogRemovals"); err != nil {
+		return nil, err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []state.LogRemoval
+	var out []types.UID
 	for uid := range h.logRemovals {
-		out = append(out, state.LogRemoval{UID: uid})
+		out = append(out, uid)
 	}
 	return out, nil
 }
@@ -326,5 +328,42 @@ func TestCleanupLeaksFinishesLogRemovals(t *testing.T) {
 	}
 	if len(w.logs.has("active")) != 1 || !w.host.recorded("active") {
 		t.Fatal("active pod's logs or record removed")
+	}
+}
+
+// Log removal records that cannot be read fail no SyncPod: the pod starts
+// (the read is tried again at the next sync), and a deleted pod's cleanup
+// still records and removes its logs.
+func TestUnreadableLogRemovalsHoldNoPod(t *testing.T) {
+	w := newWorld()
+	pod := worldPod(corev1.RestartPolicyAlways, "a")
+	w.logs.rt = w.rt
+	w.host.fail["listLogRemovals"] = errors.New("read state.db: input/output error")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatalf("SyncPod failed on unreadable records: %v", err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 1 {
+		t.Fatalf("%d containers, want the pod started", n)
+	}
+	w.logs.write(pod.UID, "a")
+	w.obs.desired = false
+	if err := terminateAll(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(pod.UID)) != 0 || w.host.recorded(pod.UID) {
+		t.Fatalf("logs %v, record %v left", w.logs.has(pod.UID), w.host.recorded(pod.UID))
+	}
+	// Readable again: a record is found and finished before the next start.
+	delete(w.host.fail, "listLogRemovals")
+	other := worldPod(corev1.RestartPolicyAlways, "a")
+	other.UID = "uid-2"
+	w.host.logRemovals[other.UID] = true
+	w.logs.write(other.UID, "a")
+	w.obs.desired = true
+	if _, err := syncOnce(t, w, other); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(other.UID)) != 0 || w.host.recorded(other.UID) {
+		t.Fatal("the record read later was not finished")
 	}
 }

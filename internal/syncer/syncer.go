@@ -117,9 +117,9 @@ type Store interface {
 	// PutLogRemoval records that a deleted pod's log directory must go,
 	// DeleteLogRemoval that it went; ListLogRemovals: those still to go
 	// (podlogs.go).
-	PutLogRemoval(state.LogRemoval) error
+	PutLogRemoval(uid types.UID) error
 	DeleteLogRemoval(uid types.UID) error
-	ListLogRemovals() ([]state.LogRemoval, error)
+	ListLogRemovals() ([]types.UID, error)
 }
 
 // Observer receives what the syncer learns: statuses and events.
