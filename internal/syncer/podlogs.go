@@ -69,13 +69,16 @@ func (s *Syncer) recordLogRemoval(uid types.UID) error {
 }
 
 // removeLogs removes uid's logs, but those of the containers in keep, and
-// drops the record.
+// drops the record. Once the logs are gone, a record the store cannot
+// delete (a full disk) fails nothing: the mirror forgets it, so this
+// podhost does not remove the pod's logs again; a later one finds the
+// record and removes what the pod's containers then do not keep.
 func (s *Syncer) removeLogs(ctx context.Context, uid types.UID, keep map[string]bool) error {
 	if err := s.podLogs.RemovePod(ctx, string(uid), keep); err != nil {
 		return err
 	}
 	if err := s.store.DeleteLogRemoval(uid); err != nil {
-		return fmt.Errorf("drop the log removal record of pod %s: %w", uid, err)
+		s.log.Warn("the logs of a deleted pod are removed, but not the record of their removal", "podUID", string(uid), "err", err)
 	}
 	s.setLogRemoval(uid, false)
 	s.log.Info("removed the logs of a deleted pod", "podUID", string(uid), "containersKept", len(keep))

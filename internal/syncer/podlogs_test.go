@@ -32,6 +32,9 @@ func (h *fakeHost) PutLogRemoval(uid types.UID) error {
 }
 
 func (h *fakeHost) DeleteLogRemoval(uid types.UID) error {
+	if err := h.err("deleteLogRemoval"); err != nil {
+		return err
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.logRemovals, uid)
@@ -270,14 +273,21 @@ func TestOrphanLogsGo(t *testing.T) {
 	}
 }
 
-// A podhost died after a deleted pod's containers went, before its logs:
-// the pod, applied again with the same UID, starts only once they are gone.
-func TestSyncPodFinishesALeftLogRemoval(t *testing.T) {
+// leftRemovalWorld: a pod "a" not started yet, with logs of its UID and
+// the record of their removal (a podhost died during its cleanup).
+func leftRemovalWorld() (*world, *corev1.Pod) {
 	w := newWorld()
 	pod := worldPod(corev1.RestartPolicyAlways, "a")
 	w.logs.rt = w.rt
 	w.logs.write(pod.UID, "a")
 	w.host.logRemovals = map[types.UID]bool{pod.UID: true}
+	return w, pod
+}
+
+// A podhost died after a deleted pod's containers went, before its logs:
+// the pod, applied again with the same UID, starts only once they are gone.
+func TestSyncPodFinishesALeftLogRemoval(t *testing.T) {
+	w, pod := leftRemovalWorld()
 	if _, err := syncOnce(t, w, pod); err != nil {
 		t.Fatal(err)
 	}
@@ -365,5 +375,23 @@ func TestUnreadableLogRemovalsHoldNoPod(t *testing.T) {
 	}
 	if len(w.logs.has(other.UID)) != 0 || w.host.recorded(other.UID) {
 		t.Fatal("the record read later was not finished")
+	}
+}
+
+// A pod applied again with the same UID starts although, its old logs
+// removed, the record of their removal cannot be deleted (a full disk);
+// its next syncs do not remove its new logs.
+func TestSyncPodStartsWhenTheRecordCannotBeDropped(t *testing.T) {
+	w, pod := leftRemovalWorld()
+	w.host.fail["deleteLogRemoval"] = errors.New("no space left on device")
+	if _, err := syncOnce(t, w, pod); err != nil {
+		t.Fatalf("SyncPod failed on the record's deletion: %v", err)
+	}
+	if len(w.rt.pods[pod.UID].Containers) != 1 || len(w.logs.has(pod.UID)) != 0 {
+		t.Fatal("want the old logs gone and the pod started")
+	}
+	w.logs.write(pod.UID, "a")
+	if _, err := syncOnce(t, w, pod); err != nil || len(w.logs.callList()) != 1 || len(w.logs.has(pod.UID)) != 1 {
+		t.Fatalf("second sync: %v, calls %v, logs %v", err, w.logs.callList(), w.logs.has(pod.UID))
 	}
 }
