@@ -133,7 +133,7 @@ func (r cachedLists) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 	return r.cache.ListPods(ctx)
 }
 
-// purgingStore is the state.db the syncer and the manager purge pods in:
+// purgingStore is the state.db the manager purges pods in:
 // a pod's queued events are dropped first (after a write in flight), so
 // none lands after its purge.
 type purgingStore struct {

@@ -102,10 +102,14 @@ func (m *Manager) fullHousekeeping(ctx context.Context, known map[types.UID]podw
 
 // purgeGoneRecords drops what state.db keeps of pods that are gone: no
 // manifest (desired, rejected or waiting), no worker, nothing in the
-// runtime, no sandbox record. A pod's worker purges them when it finishes;
-// this catches pods that had none to finish, e.g. a pod removed while
-// podhost was down with nothing left running, whose status, events and
-// allocation would otherwise stay in the file for good.
+// runtime, no sandbox record: a deleted pod once its worker finished, and
+// pods that had none to finish (removed while podhost was down with
+// nothing left running), whose status, events and allocation would
+// otherwise stay in the file for good. It is the only purge of a deleted
+// pod's records: it runs on the loop goroutine, which also admits pods, so
+// a pod applied again with the same UID is listed before it looks (the
+// syncer's cleanup purged too, and deleted a re-applied pod's new
+// allocation checkpoint, status and events).
 func (m *Manager) purgeGoneRecords(active func(types.UID) bool) {
 	uids, err := m.store.RecordedPods()
 	if err != nil {

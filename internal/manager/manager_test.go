@@ -391,3 +391,28 @@ func TestPrevAdmittedOnlyForTheFirstSnapshot(t *testing.T) {
 		t.Fatalf("desired: u1=%v u2=%v, want u2 kept and u1 rejected for the port", m.IsDesired("u1"), m.IsDesired("u2"))
 	}
 }
+
+// A pod deleted and applied again with the same UID while its old worker
+// terminates keeps its allocation checkpoint and status: housekeeping, the
+// only purge, runs on the loop goroutine and sees it listed. Once deleted
+// for good and its worker gone, the next full pass purges it.
+func TestHousekeepingKeepsTheRecordsOfAReappliedPod(t *testing.T) {
+	m, w, st, _, _ := newStartedTestManager()
+	pod := hostPortPod("web", "u1", 8080)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
+	st.statuses["u1"] = corev1.PodStatus{Phase: corev1.PodRunning}
+	delete(w.known, "u1") // the old worker finished
+	m.pace.lastFull = time.Time{}
+	m.housekeeping(context.Background())
+	if slices.Contains(st.purged, "u1") || st.allocs["u1"].UID != "u1" {
+		t.Fatalf("re-applied pod purged %v, allocation %+v", st.purged, st.allocs["u1"])
+	}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
+	m.pace.lastFull = time.Time{}
+	m.housekeeping(context.Background())
+	if !slices.Contains(st.purged, "u1") {
+		t.Fatalf("purged %v, want the deleted pod's records", st.purged)
+	}
+}

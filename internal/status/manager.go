@@ -132,7 +132,7 @@ func (m *Manager) RejectPod(pod *corev1.Pod, reason, message string) {
 }
 
 // RemovePod stops tracking uid: its status is dropped (the store's copy
-// goes with the pod's other records when its cleanup completes).
+// goes with the pod's other records when housekeeping finds the pod gone).
 func (m *Manager) RemovePod(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -262,7 +262,6 @@ type fakeHost struct {
 	removed   []string // sandbox dirs removed
 	teardowns []string // sandbox ids torn down on the network
 	cgroups   map[types.UID]bool
-	purged    []types.UID
 	puts      int
 	refreshed []*corev1.Pod // pods whose data volumes Refresh rewrote
 	// madeSources lists the paths MakeMountSource was asked to create.
@@ -419,12 +418,6 @@ func (h *fakeHost) PodSandboxes(uid types.UID) ([]state.SandboxRecord, error) {
 		}
 	}
 	return out, nil
-}
-func (h *fakeHost) PurgePod(uid types.UID) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.purged = append(h.purged, uid)
-	return nil
 }
 
 // fakeVolumes adds ListPods (the cgroups fake has one of its own).

@@ -111,9 +111,6 @@ type Store interface {
 	// PodSandboxes lists one pod's sandbox records (a sync of one pod
 	// does not read every pod's).
 	PodSandboxes(uid types.UID) ([]state.SandboxRecord, error)
-	// PurgePod drops everything recorded for a pod that is gone for good:
-	// worker record, allocation checkpoint, status and events.
-	PurgePod(uid types.UID) error
 	// PutLogRemoval records that a deleted pod's log directory must go,
 	// DeleteLogRemoval that it went; ListLogRemovals: those still to go
 	// (podlogs.go).

@@ -122,8 +122,14 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 }
 
 // removePodContents removes what a deleted pod leaves besides its sandbox
-// and cgroup: containers, volumes, logs (once every container is gone; see
-// podlogs.go) and records. The error stops the cleanup; errs do not. A
+// and cgroup: containers, volumes and logs (once every container is gone;
+// see podlogs.go). Its state.db records (allocation, status, events,
+// worker) are not the syncer's to purge: the manager's housekeeping purges
+// them once the pod is neither listed nor active, on the goroutine that
+// admits pods; purged here, they raced a re-apply of the same UID, whose
+// new allocation checkpoint, status and events went with the old pod's
+// (and, after a restart, the pod counted as never admitted). The error
+// stops the cleanup; errs do not. A
 // removal the state db cannot record (a full disk) still happens: removing
 // the containers frees disk, only the removal's crash safety is lost.
 func (s *Syncer) removePodContents(ctx context.Context, uid types.UID) (errs []error, err error) {
@@ -143,9 +149,6 @@ func (s *Syncer) removePodContents(ctx context.Context, uid types.UID) (errs []e
 		s.removeDeletedLogs(ctx, uid)
 	}
 	if err := s.vol.Cleanup(ctx, uid); err != nil {
-		errs = append(errs, err)
-	}
-	if err := s.store.PurgePod(uid); err != nil {
 		errs = append(errs, err)
 	}
 	s.forget(uid)
