@@ -199,7 +199,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 			sandbox.WithClusterDomain(d.cfg.ClusterDomain)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,
-		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: logs.Remover{Root: d.cfg.LogDir}, Logger: d.log,
+		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: podLogs(d.cfg.LogDir, d.rt.LogDriver), Logger: d.log,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
@@ -386,4 +386,11 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, rebooted bool, log *
 func terminatedByShutdown(db *state.DB, uid types.UID) bool {
 	st, err := db.GetStatus(uid)
 	return err == nil && status.IsNodeShutdown(st)
+}
+
+// podLogs removes the log directories of deleted pods, never while a log
+// driver still writes there: one running the driver the shims are given
+// now, or one of the default ones (a driver a previous podhost started).
+func podLogs(logDir, driver string) logs.Remover {
+	return logs.Remover{Root: logDir, Comms: logs.DriverComms(append([]string{driver}, logs.DefaultDrivers...)...)}
 }

@@ -7,8 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/logdriver"
 )
@@ -24,7 +27,7 @@ func ParsePodDir(dirName string) (namespace, name, uid string, ok bool) {
 }
 
 // ErrDriverWriting: a log driver still writes under the logs to remove;
-// RemovePod's error wraps it, and removes nothing.
+// a removal's error wraps it, and the pod's logs are left untouched.
 var ErrDriverWriting = errors.New("a log driver still writes there")
 
 // Remover removes the log directories of a deleted pod, as the kubelet's
@@ -34,6 +37,45 @@ type Remover struct {
 	Root string // the log dir (config logDir)
 	// ProcRoot is where running log drivers are looked for ("" = /proc).
 	ProcRoot string
+	// Comms are the process names (/proc/<pid>/comm) of the log drivers,
+	// DriverComms of their executables; nil: DriverComms(DefaultDrivers...).
+	Comms []string
+}
+
+// DefaultDrivers are the executables a log driver runs as by default: the
+// driver beside podhost (native/podhost-log-driver, or
+// cmd/podhost-log-driver without a C compiler) and podhost itself
+// (`podhost log-driver`, the fallback).
+var DefaultDrivers = []string{"podhost-log-driver", "podhost"}
+
+// commLen is the kernel's TASK_COMM_LEN less the NUL: a comm is the first
+// 15 bytes of the executable's file name.
+const commLen = 15
+
+// DriverComms are the comm names of processes running the executables
+// paths (a path or a file name; "" is skipped), as the kernel sets them at
+// exec: the file name, cut to 15 bytes.
+func DriverComms(paths ...string) []string {
+	var out []string
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		c := filepath.Base(p)
+		if len(c) > commLen {
+			c = c[:commLen]
+		}
+		if !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Removal is the outcome of one pod's log removal.
+type Removal struct {
+	Removed int   // directories removed
+	Err     error // wraps ErrDriverWriting while a log driver writes there
 }
 
 // podDir is one <ns>_<name>_<uid> directory and its container directories.
@@ -46,33 +88,83 @@ type podDir struct {
 // <ns>_<name>_<uid> directory or, when keep names containers, the
 // directories of its other containers (a pod that kept some of its
 // containers keeps their logs). It removes nothing while a log driver
-// still writes a file there: the error names it, and the caller retries.
-func (r Remover) RemovePod(ctx context.Context, uid string, keep map[string]bool) error {
-	dirs, err := r.podDirs(uid, len(keep) > 0)
+// still writes a file there: the error wraps ErrDriverWriting and names
+// the driver, and the caller retries later. removed counts the
+// directories it removed.
+func (r Remover) RemovePod(ctx context.Context, uid types.UID, keep map[string]bool) (removed int, err error) {
+	res := r.remove(ctx, map[types.UID]map[string]bool{uid: keep})[uid]
+	return res.Removed, res.Err
+}
+
+// RemovePods removes the whole log directories of the pods uids, as
+// RemovePod, with one look at the running processes for them all.
+func (r Remover) RemovePods(ctx context.Context, uids []types.UID) map[types.UID]Removal {
+	pods := make(map[types.UID]map[string]bool, len(uids))
+	for _, uid := range uids {
+		pods[uid] = nil
+	}
+	return r.remove(ctx, pods)
+}
+
+// remove removes the logs of each pod of pods but those of the containers
+// it maps the pod to.
+func (r Remover) remove(ctx context.Context, pods map[types.UID]map[string]bool) map[types.UID]Removal {
+	out := make(map[types.UID]Removal, len(pods))
+	fail := func(err error) map[types.UID]Removal {
+		for uid := range pods {
+			out[uid] = Removal{Err: fmt.Errorf("logs of pod %s: %w", uid, err)}
+		}
+		return out
+	}
+	dirs, err := r.podDirs(pods)
 	if err != nil {
-		return err
+		return fail(err)
 	}
-	targets := removalTargets(dirs, keep)
-	if len(targets) == 0 {
-		return nil
+	targets := map[types.UID][]string{}
+	var all []string
+	for uid, keep := range pods {
+		targets[uid] = removalTargets(dirs[uid], keep)
+		all = append(all, targets[uid]...)
 	}
-	busy, err := driversWriting(r.procRoot(), targets)
-	if err != nil {
-		return err
+	var busy []driverProc
+	if len(all) > 0 {
+		if busy, err = driversWriting(ctx, r.procRoot(), r.comms(), all); err != nil {
+			return fail(err)
+		}
 	}
-	if len(busy) > 0 {
-		return fmt.Errorf("logs of pod %s: %w (pid %d writes %s)", uid, ErrDriverWriting, busy[0].PID, busy[0].Path)
+	for uid := range pods {
+		out[uid] = removeTargets(ctx, uid, targets[uid], busy)
 	}
+	return out
+}
+
+// removeTargets removes pod uid's targets unless a driver of busy writes
+// under one of them.
+func removeTargets(ctx context.Context, uid types.UID, targets []string, busy []driverProc) Removal {
+	for _, b := range busy {
+		for _, t := range targets {
+			if within(b.Path, t) {
+				return Removal{Err: fmt.Errorf("logs of pod %s: %w (pid %d writes %s)", uid, ErrDriverWriting, b.PID, b.Path)}
+			}
+		}
+	}
+	var res Removal
 	var errs []error
 	for _, t := range targets {
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("logs of pod %s: %w", uid, err)
+			errs = append(errs, err)
+			break
 		}
 		if err := os.RemoveAll(t); err != nil {
-			errs = append(errs, fmt.Errorf("logs of pod %s: %w", uid, err))
+			errs = append(errs, err)
+			continue
 		}
+		res.Removed++
 	}
-	return errors.Join(errs...)
+	if err := errors.Join(errs...); err != nil {
+		res.Err = fmt.Errorf("logs of pod %s: %w", uid, err)
+	}
+	return res
 }
 
 func (r Remover) procRoot() string {
@@ -82,26 +174,35 @@ func (r Remover) procRoot() string {
 	return r.ProcRoot
 }
 
-// podDirs lists pod uid's directories under Root (with their container
-// directories when containers is set).
-func (r Remover) podDirs(uid string, containers bool) ([]podDir, error) {
+func (r Remover) comms() []string {
+	if r.Comms == nil {
+		return DriverComms(DefaultDrivers...)
+	}
+	return r.Comms
+}
+
+// podDirs lists the directories under Root of the pods of pods (with
+// their container directories for a pod that keeps some).
+func (r Remover) podDirs(pods map[types.UID]map[string]bool) (map[types.UID][]podDir, error) {
 	ents, err := os.ReadDir(r.Root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("logs of pod %s: %w", uid, err)
+		return nil, err
 	}
-	var out []podDir
+	out := map[types.UID][]podDir{}
 	for _, e := range ents {
-		if _, _, u, ok := ParsePodDir(e.Name()); !ok || u != uid || !e.IsDir() {
+		_, _, u, ok := ParsePodDir(e.Name())
+		keep, want := pods[types.UID(u)]
+		if !ok || !want || !e.IsDir() {
 			continue
 		}
 		d := podDir{Path: filepath.Join(r.Root, e.Name())}
-		if containers {
+		if len(keep) > 0 {
 			cs, err := os.ReadDir(d.Path)
 			if err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("logs of pod %s: %w", uid, err)
+				return nil, err
 			}
 			for _, c := range cs {
 				if c.IsDir() {
@@ -109,7 +210,7 @@ func (r Remover) podDirs(uid string, containers bool) ([]podDir, error) {
 				}
 			}
 		}
-		out = append(out, d)
+		out[types.UID(u)] = append(out[types.UID(u)], d)
 	}
 	return out, nil
 }
@@ -138,26 +239,39 @@ type driverProc struct {
 	Path string
 }
 
-// driversWriting lists the log drivers running on the host (any process
-// whose argv is a log driver's, as logdriver.ParseArgs reads it: the C
-// driver and `podhost log-driver`) whose file lies under one of dirs.
-// The shim stops a task's driver when the task is deleted (SIGTERM, then
-// SIGKILL after 12 s), so after a container's removal its driver is gone;
-// one whose shim died drains its pipes and exits by itself.
-func driversWriting(procRoot string, dirs []string) ([]driverProc, error) {
+// driversWriting lists the log drivers running on the host whose file
+// lies under one of dirs: processes named as a driver (comms, from
+// /proc/<pid>/comm) whose argv is a log driver's, as logdriver.ParseArgs
+// reads it. comm comes first: reading a process's cmdline takes its mmap
+// lock and can block behind a stuck process, comm does not. The shim
+// stops a task's driver when the task is deleted (SIGTERM, then SIGKILL
+// after 12 s), so after a container's removal its driver is gone; one
+// whose shim died drains its pipes and exits by itself.
+//
+// It fails open: a driver it cannot see (/proc mounted with hidepid, a
+// separate PID namespace, a driver executable named otherwise) does not
+// hold the removal back.
+func driversWriting(ctx context.Context, procRoot string, comms, dirs []string) ([]driverProc, error) {
 	ents, err := os.ReadDir(procRoot)
 	if err != nil {
 		return nil, fmt.Errorf("look for running log drivers: %w", err)
 	}
 	var out []driverProc
 	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("look for running log drivers: %w", err)
+		}
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
+		comm, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "comm"))
+		if err != nil || !slices.Contains(comms, strings.TrimSuffix(string(comm), "\n")) {
+			continue // exited meanwhile, not ours to read, or not a driver
+		}
 		cmdline, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "cmdline"))
 		if err != nil {
-			continue // exited meanwhile, or not ours to read
+			continue
 		}
 		path, ok := driverPath(cmdline)
 		if !ok {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/podhost/podhost/internal/logdriver"
 )
 
@@ -96,13 +98,15 @@ func TestWithin(t *testing.T) {
 	}
 }
 
-// fakeProc writes <root>/<pid>/cmdline for each process.
+// fakeProc writes <root>/<pid>/cmdline and comm (argv[0]'s, as exec sets
+// it) for each process.
 func fakeProc(t *testing.T, procs map[string][]string) string {
 	t.Helper()
 	root := t.TempDir()
 	for pid, argv := range procs {
 		mustMkdir(t, filepath.Join(root, pid))
 		mustWrite(t, filepath.Join(root, pid, "cmdline"), strings.Join(argv, "\x00")+"\x00")
+		mustWrite(t, filepath.Join(root, pid, "comm"), DriverComms(argv[0])[0]+"\n")
 	}
 	mustMkdir(t, filepath.Join(root, "self")) // not a pid: skipped
 	return root
@@ -140,23 +144,76 @@ func TestRemovePod(t *testing.T) {
 	ctx := context.Background()
 	root := logTree(t)
 	r := Remover{Root: root, ProcRoot: fakeProc(t, map[string][]string{"1": {"/sbin/init"}})}
-	if err := r.RemovePod(ctx, "u1", map[string]bool{"app": true}); err != nil {
-		t.Fatal(err)
+	if n, err := r.RemovePod(ctx, "u1", map[string]bool{"app": true}); err != nil || n != 1 {
+		t.Fatalf("removed %d, %v", n, err)
 	}
 	if !exists(filepath.Join(root, "default_web_u1", "app", "0.log")) || exists(filepath.Join(root, "default_web_u1", "init")) {
 		t.Fatal("keep: want app's logs kept and init's removed")
 	}
-	if err := r.RemovePod(ctx, "u1", nil); err != nil {
-		t.Fatal(err)
+	if n, err := r.RemovePod(ctx, "u1", nil); err != nil || n != 1 {
+		t.Fatalf("removed %d, %v", n, err)
 	}
 	if exists(filepath.Join(root, "default_web_u1")) || !exists(filepath.Join(root, "default_db_u2", "app", "0.log")) {
 		t.Fatal("want u1's dir removed, u2's kept")
 	}
-	if err := r.RemovePod(ctx, "u1", nil); err != nil {
-		t.Fatalf("again: %v", err)
+	if n, err := r.RemovePod(ctx, "u1", nil); err != nil || n != 0 {
+		t.Fatalf("again: removed %d, %v", n, err)
 	}
-	if err := (Remover{Root: filepath.Join(root, "missing")}).RemovePod(ctx, "u1", nil); err != nil {
+	if _, err := (Remover{Root: filepath.Join(root, "missing")}).RemovePod(ctx, "u1", nil); err != nil {
 		t.Fatalf("missing log dir: %v", err)
+	}
+}
+
+// RemovePods removes the pods whose logs no driver writes, and names the
+// driver of the others.
+func TestRemovePods(t *testing.T) {
+	root := logTree(t)
+	arg := logdriver.Args(logdriver.Config{Path: filepath.Join(root, "default_db_u2", "app", "0.log")})[DriverCommand]
+	r := Remover{Root: root, ProcRoot: fakeProc(t, map[string][]string{"7": {"/usr/bin/podhost-log-driver", DriverCommand, arg}})}
+	got := r.RemovePods(context.Background(), []types.UID{"u1", "u2", "absent"})
+	if got["u1"].Removed != 1 || got["u1"].Err != nil || exists(filepath.Join(root, "default_web_u1")) {
+		t.Fatalf("u1: %+v", got["u1"])
+	}
+	if !errors.Is(got["u2"].Err, ErrDriverWriting) || !exists(filepath.Join(root, "default_db_u2")) {
+		t.Fatalf("u2: %+v", got["u2"])
+	}
+	if got["absent"] != (Removal{}) {
+		t.Fatalf("absent: %+v", got["absent"])
+	}
+}
+
+// Only processes named as a log driver are asked for their argv: a driver's
+// argv under another name is not one; the
+// configured driver's name counts. A cancelled scan stops.
+func TestDriversWritingLooksAtCommFirst(t *testing.T) {
+	dir := "/var/log/pods/ns_web_u"
+	arg := logdriver.Args(logdriver.Config{Path: dir + "/app/0.log"})[DriverCommand]
+	proc := fakeProc(t, map[string][]string{
+		"10": {"/opt/bin/other", DriverCommand, arg},
+		"11": {"/opt/bin/my-driver", DriverCommand, arg},
+		"12": {"/usr/local/bin/podhost", DriverCommand, arg},
+	})
+	ctx := context.Background()
+	got, err := driversWriting(ctx, proc, DriverComms(append(DefaultDrivers, "/opt/bin/my-driver")...), []string{dir})
+	pids := []int{}
+	for _, d := range got {
+		pids = append(pids, d.PID)
+	}
+	slices.Sort(pids)
+	if err != nil || !slices.Equal(pids, []int{11, 12}) {
+		t.Fatalf("drivers %v, %v; want 11 and 12", pids, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := driversWriting(cancelled, proc, DriverComms(DefaultDrivers...), []string{dir}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled scan: %v", err)
+	}
+}
+
+func TestDriverComms(t *testing.T) {
+	got := DriverComms("/usr/local/bin/podhost-log-driver", "", "podhost", "/x/podhost-log-driver-v2")
+	if !slices.Equal(got, []string{"podhost-log-dri", "podhost"}) {
+		t.Fatalf("DriverComms = %v", got)
 	}
 }
 
@@ -172,20 +229,20 @@ func TestRemovePodWaitsForItsDrivers(t *testing.T) {
 		"41": {"podhost-log-driver", DriverCommand, arg(busy)},
 	})
 	r := Remover{Root: root, ProcRoot: proc}
-	err := r.RemovePod(ctx, "u1", nil)
+	_, err := r.RemovePod(ctx, "u1", nil)
 	if !errors.Is(err, ErrDriverWriting) || !strings.Contains(err.Error(), "pid 41") || !strings.Contains(err.Error(), busy) {
 		t.Fatalf("err = %v, want the driver named", err)
 	}
 	if !exists(filepath.Join(root, "default_web_u1", "app", "0.log")) {
 		t.Fatal("removed while a driver writes there")
 	}
-	if err := r.RemovePod(ctx, "u1", map[string]bool{"init": true}); err != nil {
+	if _, err := r.RemovePod(ctx, "u1", map[string]bool{"init": true}); err != nil {
 		t.Fatalf("init kept, its driver does not matter: %v", err)
 	}
 	if err := os.RemoveAll(filepath.Join(proc, "41")); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RemovePod(ctx, "u1", nil); err != nil || exists(filepath.Join(root, "default_web_u1")) {
+	if _, err := r.RemovePod(ctx, "u1", nil); err != nil || exists(filepath.Join(root, "default_web_u1")) {
 		t.Fatalf("after the driver exited: %v", err)
 	}
 }

@@ -13,17 +13,23 @@ import (
 	"github.com/podhost/podhost/internal/podstate"
 )
 
-// PodLogs removes the log directories of deleted pods (*logs.Remover).
+// PodLogs removes the log directories of deleted pods (logs.Remover).
 type PodLogs interface {
 	// RemovePod removes pod uid's logs, except those of the containers
-	// keep names; nothing while a log driver still writes there.
-	RemovePod(ctx context.Context, uid string, keep map[string]bool) error
+	// keep names; nothing while a log driver still writes there (the
+	// error wraps logs.ErrDriverWriting). removed counts the directories
+	// it removed.
+	RemovePod(ctx context.Context, uid types.UID, keep map[string]bool) (removed int, err error)
+	// RemovePods removes the whole logs of each pod of uids, with one look
+	// for running log drivers.
+	RemovePods(ctx context.Context, uids []types.UID) map[types.UID]logs.Removal
 }
 
 // noPodLogs removes nothing (Deps.PodLogs nil: tests).
 type noPodLogs struct{}
 
-func (noPodLogs) RemovePod(context.Context, string, map[string]bool) error { return nil }
+func (noPodLogs) RemovePod(context.Context, types.UID, map[string]bool) (int, error) { return 0, nil }
+func (noPodLogs) RemovePods(context.Context, []types.UID) map[types.UID]logs.Removal { return nil }
 
 // logRemovals mirrors the store's log removal records (state.LogRemoval):
 // the deleted pods whose log directories are still to be removed.
@@ -69,20 +75,29 @@ func (s *Syncer) recordLogRemoval(uid types.UID) error {
 }
 
 // removeLogs removes uid's logs, but those of the containers in keep, and
-// drops the record. Once the logs are gone, a record the store cannot
-// delete (a full disk) fails nothing: the mirror forgets it, so this
-// podhost does not remove the pod's logs again; a later one finds the
-// record and removes what the pod's containers then do not keep.
+// drops the record (dropLogRemoval).
 func (s *Syncer) removeLogs(ctx context.Context, uid types.UID, keep map[string]bool) error {
-	if err := s.podLogs.RemovePod(ctx, string(uid), keep); err != nil {
+	removed, err := s.podLogs.RemovePod(ctx, uid, keep)
+	if err != nil {
 		return err
 	}
+	s.dropLogRemoval(uid, removed, len(keep))
+	return nil
+}
+
+// dropLogRemoval drops the record of uid's log removal once the logs are
+// gone (removed directories). A record the store cannot delete (a full
+// disk) fails nothing: the mirror forgets it, so this podhost does not
+// remove the pod's logs again; a later one finds the record and removes
+// what the pod's containers then do not keep.
+func (s *Syncer) dropLogRemoval(uid types.UID, removed, kept int) {
 	if err := s.store.DeleteLogRemoval(uid); err != nil {
 		s.log.Warn("the logs of a deleted pod are removed, but not the record of their removal", "podUID", string(uid), "err", err)
 	}
 	s.setLogRemoval(uid, false)
-	s.log.Info("removed the logs of a deleted pod", "podUID", string(uid), "containersKept", len(keep))
-	return nil
+	if removed > 0 {
+		s.log.Info("removed the logs of a deleted pod", "podUID", string(uid), "containersKept", kept)
+	}
 }
 
 // removeDeletedLogs removes the logs of a deleted pod whose containers are
@@ -202,22 +217,33 @@ func keptContainers(running *podstate.Pod) map[string]bool {
 
 // finishLogRemovals removes the logs of the recorded pods that are gone
 // (not active): a podhost died between such a pod's container removal and
-// its log removal, and nothing else will run for it.
+// its log removal, or a log driver still wrote there then. One look for
+// running log drivers serves them all (it runs on the sync loop's
+// goroutine, in every full housekeeping pass).
 func (s *Syncer) finishLogRemovals(ctx context.Context, active func(types.UID) bool) error {
 	pending, err := s.pendingLogRemovals()
 	if err != nil {
 		return err
 	}
-	var errs []error
+	gone := pending[:0]
 	for _, uid := range pending {
-		if active(uid) {
-			continue
+		if !active(uid) {
+			gone = append(gone, uid)
 		}
-		switch err := s.removeLogs(ctx, uid, nil); {
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	res := s.podLogs.RemovePods(ctx, gone)
+	var errs []error
+	for _, uid := range gone {
+		switch err := res[uid].Err; {
 		case errors.Is(err, logs.ErrDriverWriting):
 			s.warnLogsLeft(uid, err) // retried at the next pass, without a warning every pass
 		case err != nil:
 			errs = append(errs, err)
+		default:
+			s.dropLogRemoval(uid, res[uid].Removed, 0)
 		}
 	}
 	return errors.Join(errs...)

@@ -68,6 +68,7 @@ type fakePodLogs struct {
 	// calls: "<uid> keep=<names> containers=<n>" per RemovePod.
 	calls []string
 	busy  error // RemovePod's error while set (a log driver still writes)
+	scans int   // RemovePods calls
 }
 
 func (l *fakePodLogs) write(uid types.UID, containers ...string) {
@@ -84,24 +85,39 @@ func (l *fakePodLogs) write(uid types.UID, containers ...string) {
 	}
 }
 
-func (l *fakePodLogs) RemovePod(_ context.Context, uid string, keep map[string]bool) error {
+func (l *fakePodLogs) RemovePod(_ context.Context, uid types.UID, keep map[string]bool) (int, error) {
 	left := -1
 	if l.rt != nil {
-		p, _ := l.rt.ListPod(context.Background(), types.UID(uid))
+		p, _ := l.rt.ListPod(context.Background(), uid)
 		left = len(p.Containers)
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.calls = append(l.calls, fmt.Sprintf("%s keep=%s containers=%d", uid, strings.Join(setNames(keep), ","), left))
 	if l.busy != nil {
-		return l.busy
+		return 0, l.busy
 	}
-	for c := range l.dirs[types.UID(uid)] {
+	n := 0
+	for c := range l.dirs[uid] {
 		if !keep[c] {
-			delete(l.dirs[types.UID(uid)], c)
+			delete(l.dirs[uid], c)
+			n++
 		}
 	}
-	return nil
+	return n, nil
+}
+
+// RemovePods is RemovePod for each (one scan: scans counts the calls).
+func (l *fakePodLogs) RemovePods(ctx context.Context, uids []types.UID) map[types.UID]logs.Removal {
+	l.mu.Lock()
+	l.scans++
+	l.mu.Unlock()
+	out := map[types.UID]logs.Removal{}
+	for _, uid := range uids {
+		n, err := l.RemovePod(ctx, uid, nil)
+		out[uid] = logs.Removal{Removed: n, Err: err}
+	}
+	return out
 }
 
 // has lists the containers of uid that have logs, sorted.
@@ -330,8 +346,16 @@ func TestCleanupLeaksFinishesLogRemovals(t *testing.T) {
 	w.logs.write("gone", "a")
 	w.logs.write("active", "a")
 	w.host.logRemovals = map[types.UID]bool{"gone": true, "active": true}
+	w.logs.write("gone-too", "a")
+	w.host.logRemovals["gone-too"] = true
 	if err := w.s.CleanupLeaks(context.Background(), func(uid types.UID) bool { return uid == "active" }); err != nil {
 		t.Fatal(err)
+	}
+	if w.logs.scans != 1 {
+		t.Fatalf("%d looks for running log drivers, want one for both gone pods", w.logs.scans)
+	}
+	if err := w.s.CleanupLeaks(context.Background(), func(uid types.UID) bool { return uid == "active" }); err != nil || w.logs.scans != 1 {
+		t.Fatalf("a pass with only active pods pending looked again: %v, %d", err, w.logs.scans)
 	}
 	if len(w.logs.has("gone")) != 0 || w.host.recorded("gone") {
 		t.Fatal("gone pod's logs or record left")
