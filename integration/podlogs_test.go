@@ -185,11 +185,21 @@ func TestReappliedWhileTerminatingKeepsLogs(t *testing.T) {
 func fakeLogDriver(t *testing.T, path string) (stop func()) {
 	t.Helper()
 	dir := t.TempDir()
+	// A copy of sh named as the driver (podhost looks at processes of that
+	// comm only), running the script named as the driver's command.
+	sh, err := os.ReadFile("/bin/sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "podhost-log-driver")
+	if err := os.WriteFile(bin, sh, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, logs.DriverCommand), []byte("sleep 3600\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cfg := logs.DriverArgs(logs.DriverConfig{Path: path})[logs.DriverCommand]
-	cmd := &exec.Cmd{Path: "/bin/sh", Args: []string{"sh", logs.DriverCommand, cfg}, Dir: dir,
+	cmd := &exec.Cmd{Path: bin, Args: []string{"podhost-log-driver", logs.DriverCommand, cfg}, Dir: dir,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -203,6 +213,20 @@ func fakeLogDriver(t *testing.T, path string) (stop func()) {
 	}
 	t.Cleanup(stop)
 	return stop
+}
+
+// logLine: a line of the daemon's log has every one of subs.
+func (d *podhostd) logLine(subs ...string) bool {
+	for _, line := range strings.Split(d.logs(), "\n") {
+		all := true
+		for _, s := range subs {
+			all = all && strings.Contains(line, s)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
 }
 
 // TestLogRemovalWaitsForLogDriverAcrossCrash: while a log driver still
@@ -219,8 +243,8 @@ func TestLogRemovalWaitsForLogDriverAcrossCrash(t *testing.T) {
 
 	d.removeManifest("web.yaml")
 	d.waitPodGone(t, p)
-	if err := waitFor(30*time.Second, func() (bool, error) { return strings.Contains(d.logs(), "still writes "+dir), nil }); err != nil {
-		t.Fatalf("the cleanup never said it waits for the log driver\n%s", d.logs())
+	if err := waitFor(30*time.Second, func() (bool, error) { return d.logLine("logs of a deleted pod stay", "writes "+dir), nil }); err != nil {
+		t.Fatalf("the cleanup never said it leaves the logs to the log driver\n%s", d.logs())
 	}
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("log dir removed while a log driver writes there: %v", err)
@@ -228,7 +252,9 @@ func TestLogRemovalWaitsForLogDriverAcrossCrash(t *testing.T) {
 	d.kill(syscall.SIGKILL)
 	d.writeManifest("web.yaml", runPod("web", false))
 	d.startNoWait()
-	time.Sleep(2 * time.Second) // the pod's first syncs wait for the driver
+	if err := waitFor(30*time.Second, func() (bool, error) { return d.logLine("error syncing pod", "writes "+dir), nil }); err != nil {
+		t.Fatalf("the pod's first sync did not wait for the log driver\n%s", d.logs())
+	}
 	if n := len(podContainers(t, string(p.UID))); n != 0 {
 		t.Fatalf("%d containers started while the old logs were still there", n)
 	}
