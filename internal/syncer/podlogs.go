@@ -31,8 +31,9 @@ type noPodLogs struct{}
 func (noPodLogs) RemovePod(context.Context, types.UID, map[string]bool) (int, error) { return 0, nil }
 func (noPodLogs) RemovePods(context.Context, []types.UID) map[types.UID]logs.Removal { return nil }
 
-// logRemovals mirrors the store's log removal records (state.LogRemoval):
-// the deleted pods whose log directories are still to be removed.
+// logRemovals mirrors the store's log removal records (state.db
+// logremovals): the deleted pods whose log directories are still to be
+// removed.
 //
 // A deleted pod's logs go with its containers, as the kubelet's
 // removeContainerLog removes a container's when it removes the container:
@@ -62,15 +63,19 @@ type logRemovals struct {
 // that its logs must go. The store is written outside the lock: every
 // SyncPod asks logRemovalPending, and one pod's removal steps are never
 // concurrent (its worker; housekeeping only for pods without one). Records
-// that cannot be read do not keep it from writing its own.
+// that cannot be read do not keep it from writing its own. One the store
+// cannot take (a full disk) is still noted in the mirror: this podhost
+// retries a removal that has to wait and guards a same-UID restart; only
+// the crash safety is lost.
 func (s *Syncer) recordLogRemoval(uid types.UID) error {
 	if pending, err := s.logRemovalPending(uid); err == nil && pending {
 		return nil
 	}
-	if err := s.store.PutLogRemoval(uid); err != nil {
+	err := s.store.PutLogRemoval(uid)
+	s.setLogRemoval(uid, true)
+	if err != nil {
 		return fmt.Errorf("record the log removal of pod %s: %w", uid, err)
 	}
-	s.setLogRemoval(uid, true)
 	return nil
 }
 

@@ -202,6 +202,25 @@ func TestLogsGoWhenTheRemovalCannotBeRecorded(t *testing.T) {
 	}
 }
 
+// A removal the store cannot record that has to wait for a log driver is
+// still retried by this podhost's housekeeping.
+func TestUnrecordedWaitingRemovalIsRetried(t *testing.T) {
+	w, pod := loggedWorld(t, corev1.RestartPolicyAlways, "a")
+	w.obs.desired = false
+	w.host.fail["logRemoval"] = errors.New("disk full")
+	w.logs.busy = fmt.Errorf("%w (pid 7)", logs.ErrDriverWriting)
+	if err := terminateAll(t, w, pod); err != nil {
+		t.Fatal(err)
+	}
+	w.logs.busy = nil
+	if err := w.s.CleanupLeaks(context.Background(), func(types.UID) bool { return false }); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.logs.has(pod.UID)) != 0 {
+		t.Fatalf("logs %v left", w.logs.has(pod.UID))
+	}
+}
+
 // While a log driver still writes there, the logs stay but the cleanup
 // succeeds (the worker finishes and frees the pod's name for a
 // replacement), with one warning; the record stays. A same-UID pod applied
