@@ -155,6 +155,7 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 	sort.SliceStable(updates, func(i, j int) bool {
 		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
 	})
+	m.purgeStale(updates, prevAdmitted)
 	var added []*corev1.Pod
 	for _, u := range updates {
 		if u.Op == podconfig.ADD && !m.holdIfWaiting(u.Pod, prevAdmitted[u.Pod.UID]) && m.admit(u.Pod, prevAdmitted[u.Pod.UID]) {
@@ -184,6 +185,41 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 		}
 	}
 	m.releaseWaiting()
+}
+
+// purgeStale purges the records (status, events, allocation, worker
+// record) an earlier run with the same UID left of pods added in updates
+// that this podhost did not admit before its start and that have no
+// worker still terminating: a static pod keeps its UID, and one deleted
+// and applied again before housekeeping purged it (or with podhost stopped
+// in between) would start with the old run's phase — a finished
+// restartPolicy Never pod shown Succeeded while it runs again, left out of
+// admission's active pods — its start time (activeDeadlineSeconds counted
+// from it) and its events. A pod applied again while its old worker still
+// terminates keeps them: its kept containers are its previous run.
+func (m *Manager) purgeStale(updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
+	var recorded map[types.UID]bool
+	for _, u := range updates {
+		uid := u.Pod.UID
+		if u.Op != podconfig.ADD || prevAdmitted[uid] ||
+			(m.workers.IsPodTerminationRequested(uid) && !m.workers.IsPodKnownTerminated(uid)) {
+			continue
+		}
+		if recorded == nil { // read once a batch, only if a pod may need it
+			var err error
+			if recorded, err = m.store.RecordedPods(); err != nil {
+				m.log.Warn("list recorded pods", "err", err)
+				return
+			}
+		}
+		if !recorded[uid] {
+			continue
+		}
+		m.log.Info("purging the records of an earlier run", "pod", manifest.FullName(u.Pod), "podUID", string(uid))
+		if err := m.store.PurgePod(uid); err != nil {
+			m.log.Warn("purge records of an earlier run", "podUID", string(uid), "err", err)
+		}
+	}
 }
 
 // admit runs admission (skipped for pods admitted before a restart) and

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/podconfig"
@@ -414,5 +415,41 @@ func TestHousekeepingKeepsTheRecordsOfAReappliedPod(t *testing.T) {
 	m.housekeeping(context.Background())
 	if !slices.Contains(st.purged, "u1") {
 		t.Fatalf("purged %v, want the deleted pod's records", st.purged)
+	}
+}
+
+// A pod applied again with the UID of a deleted run whose records were not
+// purged yet starts afresh (its phase, start time and events its own); one
+// applied again while its old worker still terminates, or admitted before a
+// restart, keeps them.
+func TestReappliedPodStartsWithoutTheOldRunsRecords(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		terminating bool
+		prev        bool
+		wantPurged  bool
+	}{
+		{name: "old run gone", wantPurged: true},
+		{name: "old worker still terminating", terminating: true},
+		{name: "admitted before a restart", prev: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, w, st, _, _ := newStartedTestManager()
+			w.terminating = map[types.UID]bool{"u1": tc.terminating}
+			pod := hostPortPod("web", "u1", 8080)
+			started := metav1.NewTime(time.Now().Add(-time.Hour))
+			st.statuses["u1"] = corev1.PodStatus{Phase: corev1.PodSucceeded, StartTime: &started} // the old run's
+			m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, map[types.UID]bool{"u1": tc.prev})
+			if got := slices.Contains(st.purged, "u1"); got != tc.wantPurged {
+				t.Fatalf("purged %v, want %v", got, tc.wantPurged)
+			}
+			stat, ok := m.statuses.Status("u1")
+			if carried := ok && stat.Phase == corev1.PodSucceeded; carried == tc.wantPurged {
+				t.Fatalf("status %+v (tracked %v): the old run's carried over %v, want %v", stat, ok, carried, !tc.wantPurged)
+			}
+			if !m.IsDesired("u1") {
+				t.Fatal("pod not admitted")
+			}
+		})
 	}
 }
