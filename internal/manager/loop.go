@@ -155,7 +155,9 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 	sort.SliceStable(updates, func(i, j int) bool {
 		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
 	})
-	m.purgeStale(updates, prevAdmitted)
+	fresh := newlyAdded(updates, prevAdmitted)
+	m.cancelPendingKills(fresh)
+	m.purgeStale(fresh)
 	var added []*corev1.Pod
 	for _, u := range updates {
 		if u.Op == podconfig.ADD && !m.holdIfWaiting(u.Pod, prevAdmitted[u.Pod.UID]) && m.admit(u.Pod, prevAdmitted[u.Pod.UID]) {
@@ -188,21 +190,22 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 }
 
 // purgeStale purges the records (status, events, allocation, worker
-// record) an earlier run with the same UID left of pods added in updates
-// that this podhost did not admit before its start and that have no
-// worker still terminating: a static pod keeps its UID, and one deleted
+// record) an earlier run with the same UID left of pods about to be
+// admitted that this podhost did not admit before its start and that have
+// no worker left unfinished: a static pod keeps its UID, and one deleted
 // and applied again before housekeeping purged it (or with podhost stopped
 // in between) would start with the old run's phase — a finished
 // restartPolicy Never pod shown Succeeded while it runs again, left out of
 // admission's active pods — its start time (activeDeadlineSeconds counted
-// from it) and its events. A pod applied again while its old worker still
-// terminates keeps them: its kept containers are its previous run.
-func (m *Manager) purgeStale(updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
+// from it) and its events. A pod whose worker has not finished (still
+// running under a deferred kill, or terminating) goes on with its run and
+// keeps them. Handled for ADDs (handleUpdates) and again when a pod held
+// for its podhost.io/after dependencies is released (its old worker may
+// have finished meanwhile).
+func (m *Manager) purgeStale(pods []*corev1.Pod) {
 	var recorded map[types.UID]bool
-	for _, u := range updates {
-		uid := u.Pod.UID
-		if u.Op != podconfig.ADD || prevAdmitted[uid] ||
-			(m.workers.IsPodTerminationRequested(uid) && !m.workers.IsPodKnownTerminated(uid)) {
+	for _, p := range pods {
+		if st, ok := m.workers.State(p.UID); ok && !st.Finished {
 			continue
 		}
 		if recorded == nil { // read once a batch, only if a pod may need it
@@ -212,14 +215,26 @@ func (m *Manager) purgeStale(updates []podconfig.Update, prevAdmitted map[types.
 				return
 			}
 		}
-		if !recorded[uid] {
+		if !recorded[p.UID] {
 			continue
 		}
-		m.log.Info("purging the records of an earlier run", "pod", manifest.FullName(u.Pod), "podUID", string(uid))
-		if err := m.store.PurgePod(uid); err != nil {
-			m.log.Warn("purge records of an earlier run", "podUID", string(uid), "err", err)
+		m.log.Info("purging the records of an earlier run", "pod", manifest.FullName(p), "podUID", string(p.UID))
+		if err := m.store.PurgePod(p.UID); err != nil {
+			m.log.Warn("purge records of an earlier run", "podUID", string(p.UID), "err", err)
 		}
 	}
+}
+
+// newlyAdded are the pods ADDed in updates that this podhost did not admit
+// before its start.
+func newlyAdded(updates []podconfig.Update, prevAdmitted map[types.UID]bool) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, u := range updates {
+		if u.Op == podconfig.ADD && !prevAdmitted[u.Pod.UID] {
+			out = append(out, u.Pod)
+		}
+	}
+	return out
 }
 
 // admit runs admission (skipped for pods admitted before a restart) and

@@ -31,6 +31,7 @@ type Workers interface {
 	Wake(uid types.UID) bool
 	IsPodTerminationRequested(uid types.UID) bool
 	IsPodKnownTerminated(uid types.UID) bool
+	State(uid types.UID) (podworkers.WorkerState, bool)
 }
 
 // Runtime lists what runs and collects what podhost's creates left

@@ -49,6 +49,13 @@ func (f *fakeWorkers) IsPodTerminationRequested(uid types.UID) bool {
 	return f.terminating[uid]
 }
 
+func (f *fakeWorkers) State(uid types.UID) (podworkers.WorkerState, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	st, ok := f.known[uid]
+	return st, ok
+}
+
 func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -420,22 +427,26 @@ func TestHousekeepingKeepsTheRecordsOfAReappliedPod(t *testing.T) {
 
 // A pod applied again with the UID of a deleted run whose records were not
 // purged yet starts afresh (its phase, start time and events its own); one
-// applied again while its old worker still terminates, or admitted before a
-// restart, keeps them.
+// whose worker has not finished (terminating, or running under a deferred
+// kill), or admitted before a restart, keeps them.
 func TestReappliedPodStartsWithoutTheOldRunsRecords(t *testing.T) {
 	for _, tc := range []struct {
-		name        string
-		terminating bool
-		prev        bool
-		wantPurged  bool
+		name       string
+		worker     *podworkers.WorkerState // nil: none known
+		prev       bool
+		wantPurged bool
 	}{
 		{name: "old run gone", wantPurged: true},
-		{name: "old worker still terminating", terminating: true},
+		{name: "old worker finished", worker: &podworkers.WorkerState{Finished: true}, wantPurged: true},
+		{name: "old worker not finished", worker: &podworkers.WorkerState{}},
 		{name: "admitted before a restart", prev: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, w, st, _, _ := newStartedTestManager()
-			w.terminating = map[types.UID]bool{"u1": tc.terminating}
+			w.known = map[types.UID]podworkers.WorkerState{}
+			if tc.worker != nil {
+				w.known["u1"] = *tc.worker
+			}
 			pod := hostPortPod("web", "u1", 8080)
 			started := metav1.NewTime(time.Now().Add(-time.Hour))
 			st.statuses["u1"] = corev1.PodStatus{Phase: corev1.PodSucceeded, StartTime: &started} // the old run's

@@ -75,6 +75,7 @@ func (m *Manager) releaseWaiting() {
 		delete(m.waiting, w.pod.UID)
 		m.mu.Unlock()
 		m.log.Info("dependencies Ready; starting pod", "pod", manifest.FullName(w.pod), "waited", time.Since(w.since).Round(time.Millisecond))
+		m.purgeStale([]*corev1.Pod{w.pod})
 		if m.admit(w.pod, false) {
 			m.startPods([]*corev1.Pod{w.pod})
 		}
@@ -167,6 +168,19 @@ func (m *Manager) removePods(updates []podconfig.Update) {
 			}
 			m.log.Info("pod terminates after its dependants", "pod", manifest.FullName(p), "dependants", len(waitFor))
 			m.pendingKills[p.UID] = &pendingKill{pod: p, waitFor: waitFor}
+		}
+	}
+}
+
+// cancelPendingKills drops the deferred kills of pods added again (a
+// static pod applied again keeps its UID): their workers never stopped, so
+// their run goes on, where the kill would have stopped a pod that is
+// wanted, for good (a finished worker of a listed pod is not restarted).
+func (m *Manager) cancelPendingKills(added []*corev1.Pod) {
+	for _, p := range added {
+		if _, ok := m.pendingKills[p.UID]; ok {
+			m.log.Info("pod applied again: its deferred kill is dropped", "pod", manifest.FullName(p), "podUID", string(p.UID))
+			delete(m.pendingKills, p.UID)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +139,32 @@ func TestRemoveReplacedDependencyKilledAtOnce(t *testing.T) {
 	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}, {Op: podconfig.ADD, Pod: db2}}, nil)
 	if got := updates(w); got != "kill:app kill:db create:db" {
 		t.Fatalf("updates = %q", got)
+	}
+}
+
+// A pod whose kill waits for its dependants and that is applied again
+// (same UID: delete -f then apply -f of a stack) is not killed once they
+// terminate: its worker never stopped, its run goes on.
+func TestReappliedPodKeepsRunningPastItsDeferredKill(t *testing.T) {
+	m, w, st, _, _ := newTestManager()
+	db, app := afterPod("db", "u-db", ""), afterPod("app", "u-app", "db")
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-app": true})
+	w.updates = nil
+	w.terminating = map[types.UID]bool{}
+	w.terminated = map[types.UID]bool{}
+	w.known = map[types.UID]podworkers.WorkerState{"u-db": {}, "u-app": {}}
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}}, nil)
+	st.statuses["u-db"] = corev1.PodStatus{Phase: corev1.PodRunning} // its run, flushed
+	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}}, nil)
+	w.terminating["u-app"], w.terminated["u-app"] = true, true
+	m.processPendingKills()
+	if got := updates(w); got != "kill:app create:db" {
+		t.Fatalf("updates = %q, want db's deferred kill dropped", got)
+	}
+	if !m.IsDesired("u-db") || slices.Contains(st.purged, "u-db") {
+		t.Fatalf("db desired %v, purged %v: want its run to go on with its records", m.IsDesired("u-db"), st.purged)
+	}
+	if _, kills := m.orderPending(); kills {
+		t.Fatal("kills still pending")
 	}
 }
