@@ -4,13 +4,10 @@
 package footprint
 
 import (
-	"context"
-	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
-	"time"
 )
 
 // DefaultGOGC is the daemon's GC percent when the environment sets no GOGC.
@@ -62,81 +59,4 @@ func Reap(n int) {
 	}
 	wg.Wait()
 	debug.FreeOSMemory()
-}
-
-// Reaper reaps down to Max once After is closed (the end of the cold
-// start: every pod of the first snapshot synced), then checks every Period.
-// It also trims the executable's mapped pages (TrimText) then and every
-// TrimPeriod, so what a burst mapped is given back.
-type Reaper struct {
-	After      <-chan struct{} // nil: start checking at once
-	Period     time.Duration   // default 30s
-	TrimPeriod time.Duration   // default 5m; rounded up to a multiple of Period
-	Max        int             // default MaxIdleThreads()
-	Logger     *slog.Logger
-	Trim       func() (int, error) // default TrimText
-}
-
-// Run reaps until ctx is done.
-func (r Reaper) Run(ctx context.Context) {
-	if r.Period <= 0 {
-		r.Period = 30 * time.Second
-	}
-	if r.TrimPeriod <= 0 {
-		r.TrimPeriod = 5 * time.Minute
-	}
-	if r.Max <= 0 {
-		r.Max = MaxIdleThreads()
-	}
-	if r.Trim == nil {
-		r.Trim = TrimText
-	}
-	select {
-	case <-ctx.Done():
-		return
-	case <-r.After:
-	}
-	t := time.NewTicker(r.Period)
-	defer t.Stop()
-	every := max(int((r.TrimPeriod+r.Period-1)/r.Period), 1)
-	warned := false
-	for i := 0; ; i++ {
-		r.reap()
-		if i%every == 0 {
-			warned = r.trim(warned)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-func (r Reaper) reap() {
-	n := Threads()
-	if n <= r.Max {
-		return
-	}
-	Reap(n - r.Max)
-	if r.Logger != nil {
-		r.Logger.Debug("footprint: idle threads ended", "before", n, "after", Threads())
-	}
-}
-
-// trim trims and logs; a failure is logged once (warned: already), as it
-// would repeat every TrimPeriod.
-func (r Reaper) trim(warned bool) bool {
-	n, err := r.Trim()
-	if r.Logger == nil {
-		return warned || err != nil
-	}
-	if err != nil {
-		if !warned {
-			r.Logger.Info("footprint: executable pages not trimmed (logged once)", "bytes", n, "err", err)
-		}
-		return true
-	}
-	r.Logger.Debug("footprint: executable pages trimmed", "bytes", n)
-	return warned
 }

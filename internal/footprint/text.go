@@ -15,11 +15,22 @@ import (
 )
 
 // TrimText gives back the pages of the daemon's own executable that only
-// a burst used (package init, a cold start, a big apply): it drops this
-// process's page-table entries for the executable's read-only mappings
-// (text, rodata, pclntab) with MADV_DONTNEED. The pages stay in the page
-// cache (and charged to the daemon's cgroup), so what is still used faults
-// back in on its next access, from memory. It returns the bytes advised.
+// a burst used (package init, a cold start, a big apply). For the
+// executable's read-only mappings (text, rodata, pclntab) it advises
+// MADV_RANDOM, so a fault on a page that is not cached reads that page
+// alone, MADV_PAGEOUT, which evicts the pages only this process maps (in
+// one call: no code runs between dropping a page's mapping and its
+// eviction to fault it back in), and MADV_DONTNEED for the rest; then it
+// evicts the file's cached pages that no process maps
+// (POSIX_FADV_DONTNEED). What the daemon still uses is read again from the
+// file, page by page. It returns the bytes advised.
+//
+// Why it pays: a read fault of a file mapping maps the 64 KiB around the
+// page (the kernel's fault-around) wherever those pages are cached, and a
+// fault on a page that is not cached reads the 128 KiB around it; so code
+// run once at start stays mapped, counted in RSS and cached, until memory
+// pressure makes the kernel reclaim it, and dropping the mappings alone
+// only lets the same windows fault back (docs/decisions.md 16).
 //
 // Only a static executable (ET_EXEC, no dynamic section, no RELRO: what
 // `make build` makes) is trimmed, as nothing writes its read-only
@@ -27,37 +38,75 @@ import (
 // that would be lost. A mapping holding private copies, in memory or
 // swapped (a debugger's breakpoint, a uprobe), is left alone; one set in
 // the moment between reading /proc/self/smaps and the madvise is lost.
-//
-// Why it pays: a read fault of a file mapping maps the 64 KiB around the
-// page (the kernel's fault-around), so code run once at start stays
-// mapped, counted in RSS, until memory pressure makes the kernel reclaim
-// it (docs/decisions.md 16).
 func TrimText() (int, error) {
-	exe, err := os.Readlink("/proc/self/exe")
+	maps, err := selfText()
+	if err != nil {
+		return 0, err
+	}
+	file, err := os.Open("/proc/self/exe") // the mapped file, even if replaced since
 	if err != nil {
 		return 0, fmt.Errorf("trim text: %w", err)
 	}
+	defer file.Close()
+	total, err := dropMappings(maps)
+	if ferr := unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_DONTNEED); ferr != nil {
+		err = errors.Join(err, fmt.Errorf("trim text: fadvise: %w", ferr))
+	}
+	return total, err
+}
+
+// TextRSS is how many bytes of the executable's read-only mappings this
+// process has mapped (their Rss in /proc/self/smaps).
+func TextRSS() (int, error) {
+	maps, err := selfText()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, m := range maps {
+		n += m.rssKiB << 10
+	}
+	return n, nil
+}
+
+// selfText is this static executable's read-only mappings.
+func selfText() ([]mapping, error) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil, fmt.Errorf("trim text: %w", err)
+	}
 	if err := selfStatic(); err != nil {
-		return 0, fmt.Errorf("trim text: %w", err)
+		return nil, fmt.Errorf("trim text: %w", err)
 	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
-		return 0, fmt.Errorf("trim text: %w", err)
+		return nil, fmt.Errorf("trim text: %w", err)
 	}
 	defer f.Close()
 	maps, err := readOnlyMappings(f, exe)
 	if err != nil {
-		return 0, fmt.Errorf("trim text: /proc/self/smaps: %w", err)
+		return nil, fmt.Errorf("trim text: /proc/self/smaps: %w", err)
 	}
+	return maps, nil
+}
+
+// dropMappings advises each mapping MADV_RANDOM, MADV_PAGEOUT and
+// MADV_DONTNEED, and returns the bytes dropped.
+func dropMappings(maps []mapping) (int, error) {
 	total := 0
 	var errs []error
 	for _, m := range maps {
-		// A raw system call: the range is not Go memory, no slice is made of it.
-		if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, unix.MADV_DONTNEED); e != 0 {
-			errs = append(errs, fmt.Errorf("trim text: madvise %x-%x: %w", m.start, m.end, e))
-			continue
+		ok := true
+		for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_PAGEOUT, unix.MADV_DONTNEED} {
+			// A raw system call: the range is not Go memory, no slice is made of it.
+			if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice)); e != 0 {
+				errs = append(errs, fmt.Errorf("trim text: madvise(%d) %x-%x: %w", advice, m.start, m.end, e))
+				ok = false
+			}
 		}
-		total += int(m.end - m.start)
+		if ok {
+			total += int(m.end - m.start)
+		}
 	}
 	return total, errors.Join(errs...)
 }
@@ -85,7 +134,10 @@ func staticExecutable(path string) error {
 	return nil
 }
 
-type mapping struct{ start, end uintptr }
+type mapping struct {
+	start, end uintptr
+	rssKiB     int
+}
 
 // readOnlyMappings returns the mappings of path in an smaps listing that
 // are private, not writable and hold no anonymous (copied-on-write) page,
@@ -96,6 +148,12 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		line := sc.Bytes()
+		if v, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
+			if f := bytes.Fields(v); inPath && len(f) > 0 {
+				out[len(out)-1].rssKiB, _ = strconv.Atoi(string(f[0]))
+			}
+			continue
+		}
 		if v, ok := cutAnyPrefix(line, "Anonymous:", "Swap:"); ok {
 			if inPath && len(bytes.Fields(v)) > 0 && string(bytes.Fields(v)[0]) != "0" {
 				out, inPath = out[:len(out)-1], false
@@ -119,7 +177,7 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 		if err1 != nil || err2 != nil || end <= start {
 			return nil, fmt.Errorf("bad mapping line %q", line)
 		}
-		out, inPath = append(out, mapping{uintptr(start), uintptr(end)}), true
+		out, inPath = append(out, mapping{start: uintptr(start), end: uintptr(end)}), true
 	}
 	return out, sc.Err()
 }

@@ -1,15 +1,14 @@
 package footprint
 
 import (
-	"context"
-	"errors"
-	"log/slog"
+	"io"
 	"os"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 const smapsSample = `00400000-011e9000 r-xp 00000000 08:01 123 /usr/bin/podhost
@@ -43,15 +42,15 @@ func TestReadOnlyMappings(t *testing.T) {
 	}{
 		{name: "text and rodata, not data, not another file, not a copied-on-write mapping (in memory or swapped)",
 			path: "/usr/bin/podhost", smaps: smapsSample,
-			want: []mapping{{0x400000, 0x11e9000}, {0x11e9000, 0x214b000}}},
+			want: []mapping{{0x400000, 0x11e9000, 11364}, {0x11e9000, 0x214b000, 13536}}},
 		{name: "a replaced executable",
 			path:  "/usr/bin/podhost (deleted)",
 			smaps: "00400000-00401000 r-xp 00000000 08:01 9 /usr/bin/podhost (deleted)\nAnonymous: 0 kB\n",
-			want:  []mapping{{0x400000, 0x401000}}},
+			want:  []mapping{{start: 0x400000, end: 0x401000}}},
 		{name: "a path with spaces",
 			path:  "/opt/my tools/podhost",
-			smaps: "00400000-00401000 r--p 00000000 08:01 9 /opt/my tools/podhost\n",
-			want:  []mapping{{0x400000, 0x401000}}},
+			smaps: "00400000-00401000 r--p 00000000 08:01 9 /opt/my tools/podhost\nRss: 4 kB\n",
+			want:  []mapping{{0x400000, 0x401000, 4}}},
 		{name: "none", path: "/usr/bin/other", smaps: smapsSample},
 	}
 	for _, tt := range tests {
@@ -114,50 +113,60 @@ func TestTrimTextDropsMappedPages(t *testing.T) {
 	}
 }
 
-func TestReaperTrims(t *testing.T) {
-	var calls atomic.Int32
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	after := make(chan struct{})
-	go Reaper{After: after, Period: time.Millisecond, TrimPeriod: 3 * time.Millisecond,
-		Trim: func() (int, error) { calls.Add(1); return 0, nil }}.Run(ctx)
-	time.Sleep(20 * time.Millisecond) // a window in which nothing may happen
-	if c := calls.Load(); c != 0 {
-		t.Fatalf("trimmed %d times before the cold start ended", c)
-	}
-	close(after)
-	deadline := time.Now().Add(5 * time.Second)
-	for calls.Load() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("trimmed %d times in 5s, want the first at once and then every TrimPeriod", calls.Load())
+// cachedPages is how many pages of the mappings are in the page cache
+// (mincore).
+func cachedPages(t *testing.T, maps []mapping) int {
+	t.Helper()
+	ps := uintptr(os.Getpagesize())
+	n := 0
+	for _, m := range maps {
+		vec := make([]byte, (m.end-m.start+ps-1)/ps)
+		if _, _, e := unix.Syscall(unix.SYS_MINCORE, m.start, m.end-m.start, uintptr(unsafe.Pointer(&vec[0]))); e != 0 {
+			t.Fatalf("mincore: %v", e)
 		}
-		time.Sleep(time.Millisecond)
+		for _, v := range vec {
+			n += int(v & 1)
+		}
 	}
+	return n
 }
 
-// countingHandler counts the records logged at or above Info.
-type countingHandler struct{ n atomic.Int32 }
-
-func (h *countingHandler) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelInfo }
-func (h *countingHandler) Handle(context.Context, slog.Record) error    { h.n.Add(1); return nil }
-func (h *countingHandler) WithAttrs([]slog.Attr) slog.Handler           { return h }
-func (h *countingHandler) WithGroup(string) slog.Handler                { return h }
-
-func TestReaperLogsTrimFailureOnce(t *testing.T) {
-	var calls atomic.Int32
-	h := &countingHandler{}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go Reaper{After: closed(), Period: time.Millisecond, TrimPeriod: time.Millisecond, Logger: slog.New(h),
-		Trim: func() (int, error) { calls.Add(1); return 0, errors.New("not a static executable") }}.Run(ctx)
-	deadline := time.Now().Add(5 * time.Second)
-	for calls.Load() < 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("trimmed %d times in 5s", calls.Load())
-		}
-		time.Sleep(time.Millisecond)
+func TestTrimTextEvicts(t *testing.T) {
+	if err := staticExecutable("/proc/self/exe"); err != nil {
+		t.Skipf("not trimmed: %v", err)
 	}
-	if n := h.n.Load(); n != 1 {
-		t.Fatalf("%d failures logged at Info or above over %d trims, want 1", n, calls.Load())
+	var fs unix.Statfs_t
+	if err := unix.Statfs("/proc/self/exe", &fs); err != nil {
+		t.Fatal(err)
+	}
+	if fs.Type == unix.TMPFS_MAGIC {
+		t.Skip("the test binary is on tmpfs: no page cache of its own")
+	}
+	// Cache the whole file (synced: a fresh build's dirty pages are not
+	// evicted), as package init and a cold start leave it.
+	f, err := os.Open("/proc/self/exe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(io.Discard, f); err != nil {
+		t.Fatal(err)
+	}
+	maps, err := selfText()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := cachedPages(t, maps)
+	if _, err := TrimText(); err != nil {
+		t.Fatal(err)
+	}
+	// What runs from here on is read again, page by page.
+	left := cachedPages(t, maps)
+	t.Logf("%d of %d pages cached after the trim", left, total)
+	if left > total*3/4 {
+		t.Fatalf("%d of %d pages still cached after the trim", left, total)
 	}
 }
