@@ -9,10 +9,10 @@ import (
 	"time"
 )
 
-// fakeDaemon is the reaper's view of a daemon: CPU time, mapped text and
-// trims, all counted.
+// fakeDaemon is the reaper's view of a daemon: CPU time, mapped and used
+// text, and trims, all counted.
 type fakeDaemon struct {
-	cpu, text             atomic.Int64 // ns, bytes
+	cpu, mapped, used     atomic.Int64 // ns, bytes, bytes
 	cpuReads, textReads   atomic.Int32
 	trims, trimsAtCPURead atomic.Int32 // trims; CPU reads done at the first trim
 	trimErr               error
@@ -22,7 +22,10 @@ func (f *fakeDaemon) reaper(after <-chan struct{}) Reaper {
 	return Reaper{After: after, Period: time.Millisecond, TrimPeriod: time.Millisecond,
 		Quiet: 3 * time.Millisecond, QuietPoll: time.Millisecond, QuietMax: time.Minute,
 		CPUTime: func() time.Duration { f.cpuReads.Add(1); return time.Duration(f.cpu.Load()) },
-		TextRSS: func() (int, error) { f.textReads.Add(1); return int(f.text.Load()), nil },
+		TextUse: func() (int, int, error) {
+			f.textReads.Add(1)
+			return int(f.mapped.Load()), int(f.used.Load()), nil
+		},
 		Trim: func() (int, error) {
 			if f.trims.Add(1) == 1 {
 				f.trimsAtCPURead.Store(f.cpuReads.Load())
@@ -75,31 +78,25 @@ func TestReaperTrimsOnceTheColdStartIsQuiet(t *testing.T) {
 	}
 }
 
-func TestReaperTrimsAgainWhenTextGrows(t *testing.T) {
+func TestReaperTrimsAgainWhenMappedTextGoesUnused(t *testing.T) {
 	f := &fakeDaemon{}
-	f.text.Store(10 << 20)
+	f.mapped.Store(10 << 20)
+	f.used.Store(10 << 20)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go f.reaper(closed()).Run(ctx)
 	waitFor(t, "the first trim", func() bool { return f.trims.Load() == 1 })
 
-	// The working set is measured one TrimPeriod after the trim; growth
-	// within an eighth plus 1 MiB of it is not worth reading it all again.
-	waitFor(t, "a measure", func() bool { return f.textReads.Load() >= 1 })
-	f.text.Store(10<<20 + 10<<20/8 + 1<<20)
+	// Fault-around maps neighbours of what runs: up to half of the mapped
+	// text (and 1 MiB) unused is not worth reading it all again.
+	f.used.Store(10<<20 - 5<<20 - 1<<20)
 	r := f.textReads.Load()
 	waitFor(t, "20 measures", func() bool { return f.textReads.Load() >= r+20 })
 	if n := f.trims.Load(); n != 1 {
-		t.Fatalf("trimmed %d times for growth within the slack", n)
+		t.Fatalf("trimmed %d times with half the mapped text (and 1 MiB) unused", n)
 	}
-	f.text.Add(1 << 10)
-	waitFor(t, "a trim for the growth", func() bool { return f.trims.Load() == 2 })
-	// A new working set is measured after each trim.
-	r = f.textReads.Load()
-	waitFor(t, "20 measures", func() bool { return f.textReads.Load() >= r+20 })
-	if n := f.trims.Load(); n != 2 {
-		t.Fatalf("trimmed %d times with the text unchanged since the last trim", n)
-	}
+	f.used.Add(-1 << 10)
+	waitFor(t, "a trim for the unused text", func() bool { return f.trims.Load() >= 2 })
 }
 
 // countingHandler counts the records logged at or above Info.
@@ -117,7 +114,7 @@ func TestReaperLogsTrimFailureOnce(t *testing.T) {
 	defer cancel()
 	r := f.reaper(closed())
 	r.Logger = slog.New(h)
-	r.TextRSS = func() (int, error) { return int(f.text.Add(2 << 20)), nil } // always growing
+	f.mapped.Store(10 << 20) // nothing of it used
 	go r.Run(ctx)
 	waitFor(t, "5 trims", func() bool { return f.trims.Load() >= 5 })
 	if n := h.n.Load(); n != 1 {

@@ -55,18 +55,24 @@ func TrimText() (int, error) {
 	return total, err
 }
 
-// TextRSS is how many bytes of the executable's read-only mappings this
-// process has mapped (their Rss in /proc/self/smaps).
-func TextRSS() (int, error) {
+// TextUse returns how many bytes of the executable's read-only mappings
+// this process has mapped, and how many of those it used (their Rss and
+// Referenced in /proc/self/smaps) since the last call: it clears the
+// referenced bits of its file pages (/proc/self/clear_refs 3) after
+// reading them.
+func TextUse() (mapped, used int, err error) {
 	maps, err := selfText()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	n := 0
 	for _, m := range maps {
-		n += m.rssKiB << 10
+		mapped += m.rssKiB << 10
+		used += m.referencedKiB << 10
 	}
-	return n, nil
+	if err := os.WriteFile("/proc/self/clear_refs", []byte("3"), 0); err != nil {
+		return 0, 0, fmt.Errorf("text use: %w", err)
+	}
+	return mapped, used, nil
 }
 
 // selfText is this static executable's read-only mappings.
@@ -135,8 +141,8 @@ func staticExecutable(path string) error {
 }
 
 type mapping struct {
-	start, end uintptr
-	rssKiB     int
+	start, end            uintptr
+	rssKiB, referencedKiB int
 }
 
 // readOnlyMappings returns the mappings of path in an smaps listing that
@@ -149,8 +155,14 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		if v, ok := bytes.CutPrefix(line, []byte("Rss:")); ok {
-			if f := bytes.Fields(v); inPath && len(f) > 0 {
-				out[len(out)-1].rssKiB, _ = strconv.Atoi(string(f[0]))
+			if inPath {
+				out[len(out)-1].rssKiB = kib(v)
+			}
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("Referenced:")); ok {
+			if inPath {
+				out[len(out)-1].referencedKiB = kib(v)
 			}
 			continue
 		}
@@ -180,6 +192,16 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 		out, inPath = append(out, mapping{start: uintptr(start), end: uintptr(end)}), true
 	}
 	return out, sc.Err()
+}
+
+// kib is the number in an smaps value ("   12 kB"), 0 if none.
+func kib(v []byte) int {
+	f := bytes.Fields(v)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(string(f[0]))
+	return n
 }
 
 func cutAnyPrefix(line []byte, prefixes ...string) ([]byte, bool) {

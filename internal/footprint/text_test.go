@@ -14,6 +14,7 @@ import (
 const smapsSample = `00400000-011e9000 r-xp 00000000 08:01 123 /usr/bin/podhost
 Size:              14244 kB
 Rss:               11364 kB
+Referenced:        11000 kB
 Anonymous:             0 kB
 VmFlags: rd ex mr mw me
 011e9000-0214b000 r--p 00de9000 08:01 123 /usr/bin/podhost
@@ -42,7 +43,7 @@ func TestReadOnlyMappings(t *testing.T) {
 	}{
 		{name: "text and rodata, not data, not another file, not a copied-on-write mapping (in memory or swapped)",
 			path: "/usr/bin/podhost", smaps: smapsSample,
-			want: []mapping{{0x400000, 0x11e9000, 11364}, {0x11e9000, 0x214b000, 13536}}},
+			want: []mapping{{0x400000, 0x11e9000, 11364, 11000}, {0x11e9000, 0x214b000, 13536, 0}}},
 		{name: "a replaced executable",
 			path:  "/usr/bin/podhost (deleted)",
 			smaps: "00400000-00401000 r-xp 00000000 08:01 9 /usr/bin/podhost (deleted)\nAnonymous: 0 kB\n",
@@ -50,7 +51,7 @@ func TestReadOnlyMappings(t *testing.T) {
 		{name: "a path with spaces",
 			path:  "/opt/my tools/podhost",
 			smaps: "00400000-00401000 r--p 00000000 08:01 9 /opt/my tools/podhost\nRss: 4 kB\n",
-			want:  []mapping{{0x400000, 0x401000, 4}}},
+			want:  []mapping{{start: 0x400000, end: 0x401000, rssKiB: 4}}},
 		{name: "none", path: "/usr/bin/other", smaps: smapsSample},
 	}
 	for _, tt := range tests {
@@ -168,5 +169,22 @@ func TestTrimTextEvicts(t *testing.T) {
 	t.Logf("%d of %d pages cached after the trim", left, total)
 	if left > total*3/4 {
 		t.Fatalf("%d of %d pages still cached after the trim", left, total)
+	}
+}
+
+func TestTextUse(t *testing.T) {
+	if err := staticExecutable("/proc/self/exe"); err != nil {
+		t.Skipf("not trimmed: %v", err)
+	}
+	if _, _, err := TextUse(); err != nil { // clears the referenced bits
+		t.Fatal(err)
+	}
+	mapped, used, err := TextUse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the code that ran between the two calls was used.
+	if used <= 0 || used >= mapped {
+		t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, used)
 	}
 }
