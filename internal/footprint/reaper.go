@@ -15,14 +15,15 @@ import (
 // cold start: every pod of the first snapshot synced) it waits until the
 // daemon is quiet, trims, then checks every Period: it reaps threads, and
 // every TrimPeriod trims again if more than half of the executable's mapped
-// pages, and 1 MiB, went unused for the whole TrimPeriod (TextUse). So a
+// pages plus 1 MiB went unused for the whole TrimPeriod (TextUse; the wait
+// doubles while each look calls for a trim again: trimSchedule). So a
 // burst's pages go (an apply of many pods, a CLI run that read the file
 // and left it cached for fault-around to map), and an idle daemon is not
 // made to read its working set again: fault-around maps unused neighbours
 // of what it runs, ~40 % of its mapped text over minutes (30 pods, dev
 // env), but not half.
 type Reaper struct {
-	After      <-chan struct{} // nil: start checking at once
+	After      <-chan struct{} // nil: start at once (after the quiet wait)
 	Period     time.Duration   // default 30s
 	TrimPeriod time.Duration   // default 5m; rounded up to a multiple of Period
 	Max        int             // default MaxIdleThreads()
@@ -72,21 +73,23 @@ func (r *Reaper) defaults() {
 // Run reaps until ctx is done.
 func (r Reaper) Run(ctx context.Context) {
 	r.defaults()
-	select {
-	case <-ctx.Done():
-		return
-	case <-r.After:
+	if r.After != nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.After:
+		}
 	}
 	if !r.waitQuiet(ctx) {
 		return
 	}
 	t := time.NewTicker(r.Period)
 	defer t.Stop()
-	every := max(int((r.TrimPeriod+r.Period-1)/r.Period), 1)
 	r.reap()
+	debug.FreeOSMemory() // the cold start's garbage, now, not by the scavenger's pace
 	warned := r.trim(false)
-	debug.FreeOSMemory()  // the cold start's garbage, now, not by the scavenger's pace
-	_, _, _ = r.TextUse() // the first window starts with the trim
+	useWarned := r.clearUse(false) // the first window starts with the trim
+	sched := newTrimSchedule(max(int((r.TrimPeriod+r.Period-1)/r.Period), 1))
 	for i := 1; ; i++ {
 		select {
 		case <-ctx.Done():
@@ -94,15 +97,65 @@ func (r Reaper) Run(ctx context.Context) {
 		case <-t.C:
 		}
 		r.reap()
-		if i%every != 0 {
+		if !sched.due(i) {
 			continue
 		}
 		mapped, used, err := r.TextUse()
-		if err == nil && mapped-used > mapped/2+trimSlack {
+		if err != nil {
+			useWarned = r.warnOnce(useWarned, "footprint: executable pages not measured, not trimmed again (logged once)", err)
+		}
+		if sched.check(i, mapped, used, err) {
 			warned = r.trim(warned)
-			_, _, _ = r.TextUse()
+			useWarned = r.clearUse(useWarned)
 		}
 	}
+}
+
+// trimSchedule says when the reaper looks at the text's use and whether it
+// trims: every `every` ticks, when more than half of the mapped text plus
+// trimSlack went unused since the last look. A trim the next look calls
+// for again (the text came back unused within one window: fault-around
+// maps more than half unused neighbours on this machine, or reclaim
+// cleared the accessed bits) doubles the wait, up to 12 times; a look that
+// calls for none resets it.
+type trimSchedule struct {
+	base, every, next int
+	trimmedLast       bool
+}
+
+func newTrimSchedule(every int) *trimSchedule {
+	return &trimSchedule{base: every, every: every, next: every}
+}
+
+func (s *trimSchedule) due(tick int) bool { return tick >= s.next }
+
+// check takes the look at tick and reports whether to trim.
+func (s *trimSchedule) check(tick, mapped, used int, err error) bool {
+	trim := err == nil && mapped-used > mapped/2+trimSlack
+	switch {
+	case trim && s.trimmedLast:
+		s.every = min(s.every*2, s.base*12)
+	case !trim:
+		s.every = s.base
+	}
+	s.trimmedLast = trim
+	s.next = tick + s.every
+	return trim
+}
+
+// clearUse starts a window of TextUse; a failure is logged once.
+func (r Reaper) clearUse(warned bool) bool {
+	if _, _, err := r.TextUse(); err != nil {
+		return r.warnOnce(warned, "footprint: executable pages not measured, not trimmed again (logged once)", err)
+	}
+	return warned
+}
+
+func (r Reaper) warnOnce(warned bool, msg string, err error) bool {
+	if !warned && r.Logger != nil {
+		r.Logger.Info(msg, "err", err)
+	}
+	return true
 }
 
 // waitQuiet waits until the daemon used less than a tenth of a core for

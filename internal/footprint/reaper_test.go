@@ -47,34 +47,80 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 func TestReaperTrimsOnceTheColdStartIsQuiet(t *testing.T) {
 	f := &fakeDaemon{}
+	var busy atomic.Bool
+	busy.Store(true)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	after := make(chan struct{})
-	busy := make(chan struct{})
-	go func() { // half a core in use until busy closes
-		for {
-			select {
-			case <-busy:
-				return
-			case <-time.After(time.Millisecond):
-				f.cpu.Add(int64(time.Second))
-			}
+	r := f.reaper(after)
+	r.CPUTime = func() time.Duration { // a second of CPU between two samples while busy
+		f.cpuReads.Add(1)
+		if busy.Load() {
+			return time.Duration(f.cpu.Add(int64(time.Second)))
 		}
-	}()
-	go f.reaper(after).Run(ctx)
-	if f.cpuReads.Load() != 0 || f.trims.Load() != 0 {
-		t.Fatal("the reaper looked before the cold start ended")
+		return time.Duration(f.cpu.Load())
 	}
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
 	close(after)
 	waitFor(t, "10 CPU samples", func() bool { return f.cpuReads.Load() >= 10 })
 	if n := f.trims.Load(); n != 0 {
 		t.Fatalf("trimmed %d times while the daemon was busy", n)
 	}
-	close(busy)
+	busy.Store(false)
 	reads := f.cpuReads.Load()
 	waitFor(t, "the first trim", func() bool { return f.trims.Load() == 1 })
 	if at := f.trimsAtCPURead.Load(); at < reads+3 {
 		t.Fatalf("first trim after CPU sample %d, want 3 quiet samples after %d", at, reads)
+	}
+	cancel()
+	<-done
+}
+
+func TestReaperWaitsForTheColdStart(t *testing.T) {
+	f := &fakeDaemon{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.reaper(make(chan struct{})).Run(ctx); close(done) }()
+	cancel() // the cold start never ended
+	<-done
+	if f.cpuReads.Load() != 0 || f.trims.Load() != 0 {
+		t.Fatal("the reaper looked before the cold start ended")
+	}
+}
+
+func TestTrimSchedule(t *testing.T) {
+	const mib = 1 << 20
+	s := newTrimSchedule(10)
+	steps := []struct {
+		tick, mapped, used int
+		err                error
+		want               bool
+		next               int
+	}{
+		{10, 10 * mib, 10 * mib, nil, false, 20},
+		{20, 10 * mib, 4 * mib, nil, false, 30},         // 6 MiB unused: not more than half plus 1 MiB
+		{30, 10 * mib, 4*mib - 1, nil, true, 40},        // trim
+		{40, 10 * mib, 0, nil, true, 60},                // again at once: the wait doubles
+		{60, 10 * mib, 0, nil, true, 100},               // and again
+		{100, 10 * mib, 0, errors.New("x"), false, 110}, // no measure: no trim, the wait resets
+		{110, 10 * mib, 0, nil, true, 120},
+		{120, 10 * mib, 0, nil, true, 140},
+		{140, 10 * mib, 0, nil, true, 180},
+		{180, 10 * mib, 0, nil, true, 260},
+		{260, 10 * mib, 0, nil, true, 380}, // at most 12 times the period
+		{380, 10 * mib, 0, nil, true, 500},
+	}
+	for _, st := range steps {
+		if s.due(st.tick - 1) {
+			t.Fatalf("due at tick %d, before %d", st.tick-1, st.tick)
+		}
+		if !s.due(st.tick) {
+			t.Fatalf("not due at tick %d", st.tick)
+		}
+		if got := s.check(st.tick, st.mapped, st.used, st.err); got != st.want || s.next != st.next {
+			t.Fatalf("tick %d: trim %v next %d, want %v and %d", st.tick, got, s.next, st.want, st.next)
+		}
 	}
 }
 

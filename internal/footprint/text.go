@@ -23,7 +23,7 @@ import (
 // eviction to fault it back in), and MADV_DONTNEED for the rest; then it
 // evicts the file's cached pages that no process maps
 // (POSIX_FADV_DONTNEED). What the daemon still uses is read again from the
-// file, page by page. It returns the bytes advised.
+// file. It returns the bytes advised.
 //
 // Why it pays: a read fault of a file mapping maps the 64 KiB around the
 // page (the kernel's fault-around) wherever those pages are cached, and a
@@ -38,8 +38,13 @@ import (
 // that would be lost. A mapping holding private copies, in memory or
 // swapped (a debugger's breakpoint, a uprobe), is left alone; one set in
 // the moment between reading /proc/self/smaps and the madvise is lost.
+// An executable on tmpfs or ramfs is only unmapped: its pages are its only
+// copy (PAGEOUT would swap them out). A kernel before 5.4 has no
+// MADV_PAGEOUT, and one that does pages out file pages only for a process
+// that owns the file or may write it (root does): without it the fadvise
+// still evicts what the unmapping freed.
 func TrimText() (int, error) {
-	maps, err := selfText()
+	maps, err := selfText("trim text")
 	if err != nil {
 		return 0, err
 	}
@@ -48,20 +53,29 @@ func TrimText() (int, error) {
 		return 0, fmt.Errorf("trim text: %w", err)
 	}
 	defer file.Close()
-	total, err := dropMappings(maps)
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(int(file.Fd()), &fs); err != nil {
+		return 0, fmt.Errorf("trim text: statfs %s: %w", file.Name(), err)
+	}
+	evict := fs.Type != unix.TMPFS_MAGIC && fs.Type != unix.RAMFS_MAGIC
+	total, err := dropMappings(maps, evict)
+	if !evict {
+		return total, err
+	}
 	if ferr := unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_DONTNEED); ferr != nil {
-		err = errors.Join(err, fmt.Errorf("trim text: fadvise: %w", ferr))
+		err = errors.Join(err, fmt.Errorf("trim text: fadvise %s: %w", file.Name(), ferr))
 	}
 	return total, err
 }
 
 // TextUse returns how many bytes of the executable's read-only mappings
 // this process has mapped, and how many of those it used (their Rss and
-// Referenced in /proc/self/smaps) since the last call: it clears the
-// referenced bits of its file pages (/proc/self/clear_refs 3) after
-// reading them.
+// Referenced in /proc/self/smaps) since the last call: after reading them
+// it clears the accessed bits of all its file-backed pages
+// (/proc/self/clear_refs 3: the executable's, and bbolt's mapping of the
+// state db, which then look unused to reclaim until touched again).
 func TextUse() (mapped, used int, err error) {
-	maps, err := selfText()
+	maps, err := selfText("text use")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -75,38 +89,55 @@ func TextUse() (mapped, used int, err error) {
 	return mapped, used, nil
 }
 
-// selfText is this static executable's read-only mappings.
-func selfText() ([]mapping, error) {
+// selfText is this static executable's read-only mappings; op names the
+// caller in errors.
+func selfText(op string) ([]mapping, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
-		return nil, fmt.Errorf("trim text: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	if err := selfStatic(); err != nil {
-		return nil, fmt.Errorf("trim text: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	f, err := os.Open("/proc/self/smaps")
 	if err != nil {
-		return nil, fmt.Errorf("trim text: %w", err)
+		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	defer f.Close()
 	maps, err := readOnlyMappings(f, exe)
 	if err != nil {
-		return nil, fmt.Errorf("trim text: /proc/self/smaps: %w", err)
+		return nil, fmt.Errorf("%s: /proc/self/smaps: %w", op, err)
+	}
+	if len(maps) == 0 {
+		return nil, fmt.Errorf("%s: no read-only mapping of %s without private copies in /proc/self/smaps", op, exe)
 	}
 	return maps, nil
 }
 
-// dropMappings advises each mapping MADV_RANDOM, MADV_PAGEOUT and
-// MADV_DONTNEED, and returns the bytes dropped.
-func dropMappings(maps []mapping) (int, error) {
+var advices = []struct {
+	name  string
+	value int
+	evict bool // only where the pages are evicted
+}{{"MADV_RANDOM", unix.MADV_RANDOM, false}, {"MADV_PAGEOUT", unix.MADV_PAGEOUT, true}, {"MADV_DONTNEED", unix.MADV_DONTNEED, false}}
+
+// dropMappings advises each mapping MADV_RANDOM, MADV_PAGEOUT (if evict
+// and the kernel has it) and MADV_DONTNEED, and returns the bytes dropped.
+func dropMappings(maps []mapping, evict bool) (int, error) {
 	total := 0
 	var errs []error
 	for _, m := range maps {
 		ok := true
-		for _, advice := range []int{unix.MADV_RANDOM, unix.MADV_PAGEOUT, unix.MADV_DONTNEED} {
+		for _, a := range advices {
+			if a.evict && !evict {
+				continue
+			}
 			// A raw system call: the range is not Go memory, no slice is made of it.
-			if _, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, uintptr(advice)); e != 0 {
-				errs = append(errs, fmt.Errorf("trim text: madvise(%d) %x-%x: %w", advice, m.start, m.end, e))
+			_, _, e := unix.Syscall(unix.SYS_MADVISE, m.start, m.end-m.start, uintptr(a.value))
+			if e == unix.EINVAL && a.value == unix.MADV_PAGEOUT {
+				continue // before Linux 5.4
+			}
+			if e != 0 {
+				errs = append(errs, fmt.Errorf("trim text: madvise %s %x-%x: %w", a.name, m.start, m.end, e))
 				ok = false
 			}
 		}
@@ -117,8 +148,28 @@ func dropMappings(maps []mapping) (int, error) {
 	return total, errors.Join(errs...)
 }
 
-// selfStatic is staticExecutable of this process's executable, read once.
-var selfStatic = sync.OnceValue(func() error { return staticExecutable("/proc/self/exe") })
+// selfStatic is staticExecutable of this process's executable. The
+// verdict is kept; a failure to read the file (EMFILE) is not.
+func selfStatic() error {
+	staticVerdict.Lock()
+	defer staticVerdict.Unlock()
+	if staticVerdict.done {
+		return staticVerdict.err
+	}
+	f, err := elf.Open("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	staticVerdict.err, staticVerdict.done = staticELF(f, "/proc/self/exe"), true
+	return staticVerdict.err
+}
+
+var staticVerdict struct {
+	sync.Mutex
+	done bool
+	err  error
+}
 
 // staticExecutable fails unless path is an ET_EXEC ELF file without a
 // dynamic section, an interpreter or a RELRO segment.
@@ -128,6 +179,10 @@ func staticExecutable(path string) error {
 		return err
 	}
 	defer f.Close()
+	return staticELF(f, path)
+}
+
+func staticELF(f *elf.File, path string) error {
 	if f.Type != elf.ET_EXEC {
 		return fmt.Errorf("%s is %v, not a static executable", path, f.Type)
 	}
