@@ -53,7 +53,8 @@ func TestReaperEndsIdleThreads(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go Reaper{After: closed(), Period: 10 * time.Millisecond, Quiet: time.Millisecond, QuietPoll: time.Millisecond,
-		Trim: func() (int, error) { return 0, nil }, TextUse: func() (int, int, error) { return 0, 0, nil }}.Run(ctx)
+		Trim: func() (int, error) { return 0, nil }, TextUse: func() (int, int, error) { return 0, 0, nil },
+		CPUTime: func() time.Duration { return 0 }}.Run(ctx)
 	deadline := time.Now().Add(5 * time.Second)
 	for Threads() > MaxIdleThreads() {
 		if time.Now().After(deadline) {

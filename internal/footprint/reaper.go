@@ -16,7 +16,7 @@ import (
 // daemon is quiet, trims, then checks every Period: it reaps threads, and
 // every TrimPeriod trims again if more than half of the executable's mapped
 // pages plus 1 MiB went unused for the whole TrimPeriod (TextUse; the wait
-// doubles while each look calls for a trim again: trimSchedule). So a
+// doubles, up to an hour, while trims come back at once: trimSchedule). So a
 // burst's pages go (an apply of many pods, a CLI run that read the file
 // and left it cached for fault-around to map), and an idle daemon is not
 // made to read its working set again: fault-around maps unused neighbours
@@ -85,8 +85,9 @@ func (r Reaper) Run(ctx context.Context) {
 	}
 	t := time.NewTicker(r.Period)
 	defer t.Stop()
-	r.reap()
-	debug.FreeOSMemory() // the cold start's garbage, now, not by the scavenger's pace
+	if !r.reap() {
+		debug.FreeOSMemory() // the cold start's garbage, now, not by the scavenger's pace (Reap does it too)
+	}
 	warned := r.trim(false)
 	useWarned := r.clearUse(false) // the first window starts with the trim
 	sched := newTrimSchedule(max(int((r.TrimPeriod+r.Period-1)/r.Period), 1))
@@ -102,7 +103,7 @@ func (r Reaper) Run(ctx context.Context) {
 		}
 		mapped, used, err := r.TextUse()
 		if err != nil {
-			useWarned = r.warnOnce(useWarned, "footprint: executable pages not measured, not trimmed again (logged once)", err)
+			useWarned = r.warnOnce(useWarned, "footprint: executable pages not measured (logged once)", err)
 		}
 		if sched.check(i, mapped, used, err) {
 			warned = r.trim(warned)
@@ -113,14 +114,17 @@ func (r Reaper) Run(ctx context.Context) {
 
 // trimSchedule says when the reaper looks at the text's use and whether it
 // trims: every `every` ticks, when more than half of the mapped text plus
-// trimSlack went unused since the last look. A trim the next look calls
-// for again (the text came back unused within one window: fault-around
-// maps more than half unused neighbours on this machine, or reclaim
-// cleared the accessed bits) doubles the wait, up to 12 times; a look that
-// calls for none resets it.
+// trimSlack went unused since the last look. A trim called for at the
+// first or second look after the last one (the startup trim counts) doubles
+// the wait, up to 12 times the period: the text came back unused at once
+// (fault-around mapping more than half unused neighbours on some machine,
+// reclaim clearing the accessed bits), and reading the working set again
+// every period would not end. The first look after a trim says little (on
+// x86 the pages fault-around maps are marked accessed, so the refill reads
+// as used); two looks in a row that call for none reset the wait.
 type trimSchedule struct {
 	base, every, next int
-	trimmedLast       bool
+	quietLooks        int // looks since the last trim that called for none
 }
 
 func newTrimSchedule(every int) *trimSchedule {
@@ -132,13 +136,14 @@ func (s *trimSchedule) due(tick int) bool { return tick >= s.next }
 // check takes the look at tick and reports whether to trim.
 func (s *trimSchedule) check(tick, mapped, used int, err error) bool {
 	trim := err == nil && mapped-used > mapped/2+trimSlack
-	switch {
-	case trim && s.trimmedLast:
-		s.every = min(s.every*2, s.base*12)
-	case !trim:
+	if trim {
+		if s.quietLooks < 2 {
+			s.every = min(s.every*2, s.base*12)
+		}
+		s.quietLooks = 0
+	} else if s.quietLooks++; s.quietLooks >= 2 {
 		s.every = s.base
 	}
-	s.trimmedLast = trim
 	s.next = tick + s.every
 	return trim
 }
@@ -146,7 +151,7 @@ func (s *trimSchedule) check(tick, mapped, used int, err error) bool {
 // clearUse starts a window of TextUse; a failure is logged once.
 func (r Reaper) clearUse(warned bool) bool {
 	if _, _, err := r.TextUse(); err != nil {
-		return r.warnOnce(warned, "footprint: executable pages not measured, not trimmed again (logged once)", err)
+		return r.warnOnce(warned, "footprint: executable pages not measured (logged once)", err)
 	}
 	return warned
 }
@@ -183,15 +188,18 @@ func (r Reaper) waitQuiet(ctx context.Context) bool {
 	return true
 }
 
-func (r Reaper) reap() {
+// reap ends threads beyond Max and reports whether it did (and so ran
+// FreeOSMemory).
+func (r Reaper) reap() bool {
 	n := Threads()
 	if n <= r.Max {
-		return
+		return false
 	}
 	Reap(n - r.Max)
 	if r.Logger != nil {
 		r.Logger.Debug("footprint: idle threads ended", "before", n, "after", Threads())
 	}
+	return true
 }
 
 // trim trims and logs; a failure is logged once (warned: already), as it
