@@ -89,7 +89,14 @@ func (r Reaper) Run(ctx context.Context) {
 		debug.FreeOSMemory() // the cold start's garbage, now, not by the scavenger's pace (Reap does it too)
 	}
 	warned := r.trim(false)
-	useWarned := r.clearUse(false) // the first window starts with the trim
+	useWarned := false
+	look := func() (mapped, used int, err error) { // TextUse, a failure logged once
+		if mapped, used, err = r.TextUse(); err != nil {
+			useWarned = r.warnOnce(useWarned, "footprint: executable pages not measured (logged once)", "err", err)
+		}
+		return mapped, used, err
+	}
+	_, _, _ = look() // the first window starts with the trim
 	sched := newTrimSchedule(max(int((r.TrimPeriod+r.Period-1)/r.Period), 1))
 	for i := 1; ; i++ {
 		select {
@@ -101,13 +108,10 @@ func (r Reaper) Run(ctx context.Context) {
 		if !sched.due(i) {
 			continue
 		}
-		mapped, used, err := r.TextUse()
-		if err != nil {
-			useWarned = r.warnOnce(useWarned, "footprint: executable pages not measured (logged once)", err)
-		}
+		mapped, used, err := look()
 		if sched.check(i, mapped, used, err) {
 			warned = r.trim(warned)
-			useWarned = r.clearUse(useWarned)
+			_, _, _ = look()
 		}
 	}
 }
@@ -148,17 +152,10 @@ func (s *trimSchedule) check(tick, mapped, used int, err error) bool {
 	return trim
 }
 
-// clearUse starts a window of TextUse; a failure is logged once.
-func (r Reaper) clearUse(warned bool) bool {
-	if _, _, err := r.TextUse(); err != nil {
-		return r.warnOnce(warned, "footprint: executable pages not measured (logged once)", err)
-	}
-	return warned
-}
-
-func (r Reaper) warnOnce(warned bool, msg string, err error) bool {
+// warnOnce logs msg at Info unless warned (already) and returns true.
+func (r Reaper) warnOnce(warned bool, msg string, args ...any) bool {
 	if !warned && r.Logger != nil {
-		r.Logger.Info(msg, "err", err)
+		r.Logger.Info(msg, args...)
 	}
 	return true
 }
@@ -206,16 +203,12 @@ func (r Reaper) reap() bool {
 // would repeat.
 func (r Reaper) trim(warned bool) bool {
 	n, err := r.Trim()
-	if r.Logger == nil {
-		return warned || err != nil
-	}
 	if err != nil {
-		if !warned {
-			r.Logger.Info("footprint: executable pages not trimmed (logged once)", "bytes", n, "err", err)
-		}
-		return true
+		return r.warnOnce(warned, "footprint: executable pages not trimmed (logged once)", "bytes", n, "err", err)
 	}
-	r.Logger.Debug("footprint: executable pages trimmed", "bytes", n)
+	if r.Logger != nil {
+		r.Logger.Debug("footprint: executable pages trimmed", "bytes", n)
+	}
 	return warned
 }
 
