@@ -171,17 +171,8 @@ var staticVerdict struct {
 	err  error
 }
 
-// staticExecutable fails unless path is an ET_EXEC ELF file without a
-// dynamic section, an interpreter or a RELRO segment.
-func staticExecutable(path string) error {
-	f, err := elf.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return staticELF(f, path)
-}
-
+// staticELF fails unless f (read from path) is an ET_EXEC ELF file
+// without a dynamic section, an interpreter or a RELRO segment.
 func staticELF(f *elf.File, path string) error {
 	if f.Type != elf.ET_EXEC {
 		return fmt.Errorf("%s is %v, not a static executable", path, f.Type)

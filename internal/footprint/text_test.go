@@ -1,6 +1,7 @@
 package footprint
 
 import (
+	"debug/elf"
 	"io"
 	"os"
 	"strings"
@@ -197,4 +198,15 @@ func TestTextUse(t *testing.T) {
 	if used <= 0 || used > mapped/2 {
 		t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, used)
 	}
+}
+
+// staticExecutable fails unless path is an ET_EXEC ELF file without a
+// dynamic section, an interpreter or a RELRO segment.
+func staticExecutable(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return staticELF(f, path)
 }
