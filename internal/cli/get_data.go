@@ -65,14 +65,10 @@ func GetData(o GetDataOptions, s IOStreams) error {
 	default:
 		return fmt.Errorf("output format %q is not supported for %s by podhost (json, yaml, name)", o.Output, o.Resource)
 	}
-	if err := validatePodNames(o.Namespace, o.Names); err != nil {
-		return err
-	}
-	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
+	objs, missing, err := o.named(s)
 	if err != nil {
 		return err
 	}
-	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
 	if len(missing) > 0 && len(o.Names) == 1 {
 		return missing[0]
 	}
@@ -153,19 +149,29 @@ func redacted(sec *corev1.Secret) *corev1.Secret {
 	return out
 }
 
+// named is o's objects of the manifest dir in the order named, and a
+// NotFoundError per name missing.
+func (o GetDataOptions) named(s IOStreams) ([]dataObject, []error, error) {
+	if err := validatePodNames(o.Namespace, o.Names); err != nil {
+		return nil, nil, err
+	}
+	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
+	if err != nil {
+		return nil, nil, err
+	}
+	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
+	return objs, missing, nil
+}
+
 // DescribeData prints each named ConfigMap or Secret of the manifest dir
 // as kubectl describe does: metadata, then each key (a ConfigMap's values;
 // a Secret's sizes only — its values are never printed); in the order
 // named, two blank lines apart, missing ones as NotFoundErrors after them.
 func DescribeData(o GetDataOptions, s IOStreams) error {
-	if err := validatePodNames(o.Namespace, o.Names); err != nil {
-		return err
-	}
-	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
+	objs, missing, err := o.named(s)
 	if err != nil {
 		return err
 	}
-	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
 	for i, d := range objs {
 		if i > 0 {
 			fmt.Fprint(s.Out, "\n\n")

@@ -213,7 +213,7 @@ func readOnlyMappings(r io.Reader, path string) ([]mapping, error) {
 			continue
 		}
 		if v, ok := cutAnyPrefix(line, "Anonymous:", "Swap:"); ok {
-			if inPath && len(bytes.Fields(v)) > 0 && string(bytes.Fields(v)[0]) != "0" {
+			if inPath && kib(v) != 0 {
 				out, inPath = out[:len(out)-1], false
 			}
 			continue
