@@ -291,10 +291,7 @@ func driversWriting(ctx context.Context, procRoot string, comms, dirs []string) 
 // (NUL-separated argv), false for any other process.
 func driverPath(cmdline []byte) (string, bool) {
 	argv := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
-	if len(argv) != 3 || argv[1] != DriverCommand {
-		return "", false
-	}
-	cfg, err := logdriver.ParseArgs(argv)
+	cfg, err := logdriver.ParseArgs(argv) // refuses any other command line
 	if err != nil {
 		return "", false
 	}
