@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -73,6 +74,8 @@ type DB struct {
 	path   string
 	fresh  bool // the file had no schema yet when opened (new, empty or replaced)
 	health writeHealth
+	// batching counts the callers inside batch: one alone commits at once.
+	batching atomic.Int32
 }
 
 // Open opens (creating if needed) the state database at path and migrates it
@@ -99,8 +102,8 @@ func openBolt(path string, timeout time.Duration) (*DB, error) {
 	}
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: timeout})
 	if err == nil {
-		// Coalesce concurrent single-record writes quickly: a pod's sandbox
-		// setup waits on three of them in a row.
+		// Coalesce concurrent single-record writes quickly (batch): a
+		// pod's sandbox setup waits on three of them in a row.
 		bdb.MaxBatchDelay = 2 * time.Millisecond
 	}
 	if errors.Is(err, bolterrors.ErrTimeout) {
@@ -188,8 +191,16 @@ func (db *DB) Update(fn func(tx *Tx) error) error {
 }
 
 // batch runs fn in a read-write transaction shared with concurrent callers
-// (bolt.DB.Batch): one commit for all of them.
+// (bolt.DB.Batch): one commit for all of them. A caller with no other
+// batch call in flight commits at once (Update): Batch would hold it for
+// MaxBatchDelay, waiting for company that is not coming — a pod added to
+// an idle daemon waits on four such writes in a row. fn may run more than
+// once (Batch retries it alone when another fn of its batch failed).
 func (db *DB) batch(fn func(tx *Tx) error) error {
+	defer db.batching.Add(-1)
+	if db.batching.Add(1) == 1 {
+		return db.Update(fn)
+	}
 	var fnErr error
 	err := db.bolt.Batch(func(btx *bolt.Tx) error { fnErr = fn(&Tx{tx: btx}); return fnErr })
 	db.health.note(err, fnErr)
