@@ -84,7 +84,7 @@ func effectiveSecurityContext(pod *corev1.Pod, c *corev1.Container) securityCont
 // securityOpts: user and groups, capabilities, privileged mode, masked
 // paths, no_new_privs, read-only rootfs, AppArmor, sysctls, cgroup namespace.
 func securityOpts(p Pod, c Container, sc securityContext) ([]oci.SpecOpts, error) {
-	user, err := userOpts(p.Pod, c, sc)
+	user, err := userOpts(p, c, sc)
 	if err != nil {
 		return nil, err
 	}
@@ -129,17 +129,21 @@ func securityOpts(p Pod, c Container, sc securityContext) ([]oci.SpecOpts, error
 // plugin: runAsUser[:runAsGroup] over the image's USER user (names and a
 // lone uid are resolved in the rootfs' /etc/passwd), then the user's groups from
 // /etc/group (unless supplementalGroupsPolicy is Strict), then
-// supplementalGroups and fsGroup.
-func userOpts(pod *corev1.Pod, c Container, sc securityContext) ([]oci.SpecOpts, error) {
-	if err := verifyRunAsNonRoot(pod, c.Container, sc, c.Image.User); err != nil {
+// supplementalGroups and fsGroup. With p.Users and c.ImageDigest set, an
+// image's rootfs is read once per user string (UserCache).
+func userOpts(p Pod, c Container, sc securityContext) ([]oci.SpecOpts, error) {
+	if err := verifyRunAsNonRoot(p.Pod, c.Container, sc, c.Image.User); err != nil {
 		return nil, err
 	}
-	var opts []oci.SpecOpts
 	userstr := userString(sc, c.Image.User)
-	opts = append(opts, oci.WithUser(userstr))
+	opts := []oci.SpecOpts{oci.WithUser(userstr)}
 	if !sc.strictGroups {
 		name, _, _ := strings.Cut(userstr, ":")
 		opts = append(opts, withUserGroups(name))
+	}
+	if p.Users != nil && c.ImageDigest != "" {
+		key := userKey{image: c.ImageDigest, user: userstr, groups: !sc.strictGroups}
+		opts = []oci.SpecOpts{cachedUser(p.Users, key, opts)}
 	}
 	if len(sc.groups) > 0 {
 		opts = append(opts, withSupplementalGroups(sc.groups))

@@ -129,6 +129,9 @@ type Pod struct {
 	// Warn, if set, receives warnings for the pod's events (e.g. envFrom
 	// keys skipped as invalid variable names). Never given Secret values.
 	Warn func(reason, message string)
+	// Users keeps user and group lookups per image (Container.ImageDigest);
+	// nil reads the rootfs for every container.
+	Users *UserCache
 }
 
 // DataSource finds ConfigMaps and Secrets by namespace and name.
@@ -158,6 +161,9 @@ type Container struct {
 	Container *corev1.Container
 	ID        string
 	Image     ocispec.ImageConfig
+	// ImageDigest names the image (its target's digest) for Pod.Users;
+	// "" resolves the user in the rootfs every time.
+	ImageDigest string
 	// CgroupsPath is set verbatim as linux.cgroupsPath (required).
 	CgroupsPath string
 	// QOS is informational: the OOM score is computed from the pod.

@@ -74,7 +74,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	id := newID()
 	termLog := s.terminationLog(pod, c, id)
 	opts, err := spec.Build(s.specPod(in), spec.Container{
-		Container: c, ID: id, Image: img.Config, CgroupsPath: s.cg.ContainerPath(in.cgroup, id),
+		Container: c, ID: id, Image: img.Config, ImageDigest: img.Digest, CgroupsPath: s.cg.ContainerPath(in.cgroup, id),
 		QOS: qos.PodQOS(pod), MemoryCapacity: s.cfg.MemoryCapacity, TerminationLog: termLog,
 	})
 	if err != nil {
@@ -235,6 +235,7 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 		Warn:            func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
 		PrepareSubPath:  func(sp spec.SubPathMount) (string, error) { return s.vol.PrepareSubPath(pod.UID, sp) },
 		MakeMountSource: s.vol.MakeMountSource,
+		Users:           s.users,
 	}
 }
 

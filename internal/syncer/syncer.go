@@ -176,6 +176,7 @@ type Syncer struct {
 	shims       *shimgroup.Groups
 	podLogs     PodLogs
 	removals    logRemovals
+	users       *spec.UserCache
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -234,7 +235,7 @@ func New(cfg Config, d Deps) *Syncer {
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
-		shims: d.ShimGroups, podLogs: d.PodLogs,
+		shims: d.ShimGroups, podLogs: d.PodLogs, users: spec.NewUserCache(),
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }
