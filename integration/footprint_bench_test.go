@@ -164,7 +164,11 @@ func footprintRun(b *testing.B, n int, settle, idle time.Duration) footprintRow 
 	row := footprintRow{N: n}
 	floorStart, _, floorCPU := measureFloorCPU(b, n)
 	row.ColdFloorS, row.FloorCPU = floorStart.Seconds(), floorCPU
-	row.AddFloorMs, row.RemoveFloorMs = medianOf3(func() (time.Duration, time.Duration) { return measureFloorBoth(b, 1) })
+	var unloaded latencies
+	for range latencyRuns {
+		unloaded.add(measureFloorBoth(b, 1))
+	}
+	row.AddFloorMs, row.RemoveFloorMs = unloaded.medians()
 
 	d := newPodhostd(b)
 	// podhost as shipped: newPodhostd's 5 s manifest relist (for tests
@@ -200,24 +204,35 @@ func footprintRun(b *testing.B, n int, settle, idle time.Duration) footprintRow 
 		row.PodhostIdleRSSAnonKiB, row.PodhostIdleRSSFileKiB = rssSplitKiB(d.cmd.Process.Pid)
 	}
 
-	row.AddFloorLoadedMs, row.RemoveFloorLoadedMs = medianOf3(func() (time.Duration, time.Duration) { return measureFloorBoth(b, 1) })
-	k := 0
-	row.AddMs, row.RemoveMs = medianOf3(func() (time.Duration, time.Duration) {
-		k++
-		return addRemove(b, d, n, fmt.Sprintf("lat%d", k))
-	})
+	// Interleaved, so a slower or busier minute of the machine weighs on
+	// both the same.
+	var floor, ph latencies
+	for k := range latencyRuns {
+		floor.add(measureFloorBoth(b, 1))
+		ph.add(addRemove(b, d, n, fmt.Sprintf("lat%d", k)))
+	}
+	row.AddFloorLoadedMs, row.RemoveFloorLoadedMs = floor.medians()
+	row.AddMs, row.RemoveMs = ph.medians()
+	if f := os.Getenv("BENCH_LOG"); f != "" { // the daemon's log (debug), for profiling
+		_ = os.WriteFile(fmt.Sprintf("%s.%d", f, n), d.out.Bytes(), 0o644)
+	}
 	d.teardown()
 	return row
 }
 
-// medianOf3 runs measure three times and returns the medians in ms.
-func medianOf3(measure func() (add, remove time.Duration)) (addMs, removeMs float64) {
-	var adds, removes []time.Duration
-	for range 3 {
-		a, r := measure()
-		adds, removes = append(adds, a), append(removes, r)
-	}
-	return ms(median(adds)), ms(median(removes))
+// latencyRuns is how many adds and removes each latency is the median of.
+const latencyRuns = 5
+
+// latencies collects add and remove latencies.
+type latencies struct{ adds, removes []time.Duration }
+
+func (l *latencies) add(add, remove time.Duration) {
+	l.adds, l.removes = append(l.adds, add), append(l.removes, remove)
+}
+
+// medians returns the median add and remove in ms.
+func (l *latencies) medians() (addMs, removeMs float64) {
+	return ms(median(l.adds)), ms(median(l.removes))
 }
 
 // addRemove writes one more manifest and returns the time until the pod's
@@ -346,7 +361,7 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 			r.ColdCPU.Busy, r.ColdCPU.Containerd, r.ColdCPU.Starter, r.ColdCPU.Busy-r.ColdCPU.Containerd-r.ColdCPU.Starter,
 			r.FloorCPU.Busy, r.FloorCPU.Containerd, r.FloorCPU.Starter, r.FloorCPU.Busy-r.FloorCPU.Containerd-r.FloorCPU.Starter)
 	}
-	fmt.Fprintln(&t, "add/rm floor: one pod through the containerd client with nothing else running; loaded: the same while podhost's N pods run; ratio: add / loaded floor")
+	fmt.Fprintf(&t, "add/rm floor: one pod through the containerd client with nothing else running; loaded: the same while podhost's N pods run, interleaved with podhost's adds; medians of %d; ratio: add / loaded floor\n", latencyRuns)
 	for _, r := range rep.Rows {
 		if r.N == 30 {
 			helpers := r.ShimPSSKiB + r.LogDriverPSSKiB
