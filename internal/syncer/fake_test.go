@@ -38,6 +38,9 @@ type fakeRuntime struct {
 	// pullSize, if set, makes EnsureImage fetch the image (the pull hook
 	// runs, Pulled is set) instead of finding it present.
 	pullSize int64
+	// pullGate, if set: a started pull (pullSize) sends on it, then waits
+	// to receive from it before it ends.
+	pullGate chan struct{}
 	// stopGate, if set, is waited on by StopContainer (a grace period).
 	stopGate chan struct{}
 	// stopExit, if set, is the exit code of a stopped container (else 137:
@@ -71,6 +74,12 @@ func (r *fakeRuntime) EnsureImage(ctx context.Context, ref string, _ corev1.Pull
 	}
 	if r.pullSize > 0 {
 		runtimeapi.PullStarted(ctx)
+		if g := r.pullGate; g != nil {
+			r.mu.Unlock()
+			g <- struct{}{}
+			<-g
+			r.mu.Lock()
+		}
 		return runtimeapi.Image{Ref: ref, Size: r.pullSize, Pulled: true}, nil
 	}
 	return runtimeapi.Image{Ref: ref}, nil

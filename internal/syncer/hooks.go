@@ -155,7 +155,11 @@ func (s *Syncer) runPostStart(ctx context.Context, in startInput, c *corev1.Cont
 	rc := &podstate.Container{ID: id, Name: c.Name, SandboxID: in.sandbox.ID, Labels: labels}
 	t := lifecycle.Target{ContainerID: id, Container: c, Host: s.hookHost(rc),
 		Pod: fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)}
-	msg, err := s.hooks.Run(ctx, t, c.Lifecycle.PostStart)
+	var msg string
+	err := in.slot.around(ctx, func() (err error) { // a hook may take minutes
+		msg, err = s.hooks.Run(ctx, t, c.Lifecycle.PostStart)
+		return err
+	})
 	if err == nil {
 		return nil
 	}

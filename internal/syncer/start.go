@@ -38,6 +38,9 @@ type startInput struct {
 	// a failed probe.
 	killed  map[string]string
 	requeue *requeue
+	// slot: the sync's start slot (slots.go); nil when it creates no
+	// sandbox.
+	slot *slotHold
 }
 
 // startContainer creates and starts the next attempt of container c, unless
@@ -60,7 +63,7 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		}
 	}
 	t0 := time.Now()
-	img, err := s.ensureImage(ctx, pod, c, in.requeue)
+	img, err := s.ensureImage(ctx, pod, c, in.requeue, in.slot)
 	if err != nil {
 		return err
 	}
@@ -164,7 +167,7 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 
 // ensureImage resolves the container's image per pull policy, with
 // ImagePullBackOff between failed pulls.
-func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue) (runtimeapi.Image, error) {
+func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue, slot *slotHold) (runtimeapi.Image, error) {
 	key := backoffKey(pod.UID, c.Name, "pull")
 	if in, left := s.pullBackoff.inBackoff(key, time.Time{}); in {
 		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
@@ -172,12 +175,16 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
 	}
 	start, pullStart := s.now(), time.Time{}
-	ctx = runtimeapi.WithPullStarted(ctx, func() {
+	pullCtx := runtimeapi.WithPullStarted(ctx, func() {
+		slot.release() // a pull waits on the registry, not on this machine
 		pullStart = s.now()
 		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	})
-	ctx = runtimeapi.WithPullAuth(ctx, s.pullSecrets(pod))
-	img, err := s.rt.EnsureImage(ctx, c.Image, c.ImagePullPolicy)
+	pullCtx = runtimeapi.WithPullAuth(pullCtx, s.pullSecrets(pod))
+	img, err := s.rt.EnsureImage(pullCtx, c.Image, c.ImagePullPolicy)
+	if serr := slot.retake(ctx); serr != nil {
+		return img, serr
+	}
 	switch {
 	case err == nil:
 		s.pullBackoff.reset(key)

@@ -118,7 +118,13 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 			return []error{err}
 		}
 	}
+	var slot *slotHold
 	if actions.CreateSandbox {
+		var err error
+		if slot, err = s.slots.take(ctx); err != nil {
+			return []error{fmt.Errorf("wait for a start slot: %w", err)}
+		}
+		defer slot.release()
 		rec, err := s.recreateSandbox(ctx, pod, *sb, pc)
 		*sb = rec
 		if err != nil {
@@ -140,7 +146,7 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 		}
 		running = fresh
 	}
-	return s.startAll(ctx, startInput{pod: pod, running: running, sandbox: *sb, cgroup: pc, killed: killed, requeue: rq}, actions)
+	return s.startAll(ctx, startInput{pod: pod, running: running, sandbox: *sb, cgroup: pc, killed: killed, requeue: rq, slot: slot}, actions)
 }
 
 // requeue collects when the pod's next sync is due: the earliest end of a
