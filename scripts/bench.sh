@@ -9,7 +9,7 @@
 # driver), podhost's idle CPU over BENCH_IDLE (60s) twice (the second window:
 # settled) and its RSS after them; the CPU each cold start used (machine,
 # containerd, podhost or the bench). Prints the table
-# and writes _output/bench/footprint.{json,txt}. BENCH_LOG=<prefix> also
+# and writes _output/bench/footprint.{json,txt}. BENCH_LOG=/abs/prefix also
 # writes each N's daemon log (debug level) to <prefix>.<N>.
 #
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit

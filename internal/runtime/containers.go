@@ -53,6 +53,13 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 	if err != nil {
 		return fmt.Errorf("image %s: %w", cfg.Image.Ref, err)
 	}
+	if got := img.Target().Digest.String(); cfg.Image.Digest != "" && got != cfg.Image.Digest {
+		// Another pull moved the tag since the spec was built for it (its
+		// config, and the user resolved per digest): the next sync starts
+		// over with the new image.
+		return fmt.Errorf("image %s is now %s, not the %s the container was made for: %w",
+			cfg.Image.Ref, got, cfg.Image.Digest, errdefs.ErrAborted)
+	}
 	sn := r.snapshotter(cfg.Snapshotter)
 	cacheKey := img.Target().Digest.String() + "|" + sn
 	if _, ok := r.images.Load(cacheKey); !ok {

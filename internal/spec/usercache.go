@@ -58,7 +58,7 @@ func cachedUser(uc *UserCache, key userKey, resolve []oci.SpecOpts) oci.SpecOpts
 			s.Process = &specs.Process{}
 		}
 		if u, ok := uc.get(key); ok {
-			s.Process.User.UID, s.Process.User.GID = u.UID, u.GID
+			s.Process.User.UID, s.Process.User.GID, s.Process.User.Username = u.UID, u.GID, u.Username
 			s.Process.User.AdditionalGids = slices.Clone(u.AdditionalGids)
 			return nil
 		}
@@ -68,7 +68,7 @@ func cachedUser(uc *UserCache, key userKey, resolve []oci.SpecOpts) oci.SpecOpts
 			}
 		}
 		u := s.Process.User
-		uc.put(key, specs.User{UID: u.UID, GID: u.GID, AdditionalGids: slices.Clone(u.AdditionalGids)})
+		uc.put(key, specs.User{UID: u.UID, GID: u.GID, Username: u.Username, AdditionalGids: slices.Clone(u.AdditionalGids)})
 		return nil
 	}
 }

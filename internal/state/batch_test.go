@@ -28,10 +28,10 @@ func TestBatchAloneCommitsAtOnce(t *testing.T) {
 	}
 }
 
-// TestBatchConcurrentWritesShareCommit: writes made while another is in
-// flight go through bolt's Batch (with an hour's delay they commit only
-// when MaxBatchSize of them have come), and each is stored.
-func TestBatchConcurrentWritesShareCommit(t *testing.T) {
+// TestBatchConcurrentWritesStored: writes made while another is in flight
+// go through bolt's Batch (with an hour's delay, committed once
+// MaxBatchSize of them have come), and each is stored.
+func TestBatchConcurrentWritesStored(t *testing.T) {
 	db := openTest(t)
 	db.bolt.MaxBatchDelay = time.Hour
 	db.bolt.MaxBatchSize = 3

@@ -147,19 +147,22 @@ const reasonPostStartHookError = "PostStartHookError"
 // preStop runs, as the kubelet's killContainer), then restarts per the
 // restart policy. A hook cut short by the end of the sync (a kill
 // request) is left to the termination.
-func (s *Syncer) runPostStart(ctx context.Context, in startInput, c *corev1.Container, labels map[string]string, id string) error {
+func (s *Syncer) runPostStart(ctx context.Context, in startInput, c *corev1.Container, labels map[string]string, id string) (err error) {
 	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
 		return nil
 	}
+	// The hook, and the kill after a failed one, may take minutes.
+	in.slot.release()
+	defer func() {
+		if serr := in.slot.retake(ctx); err == nil {
+			err = serr
+		}
+	}()
 	pod := in.pod
 	rc := &podstate.Container{ID: id, Name: c.Name, SandboxID: in.sandbox.ID, Labels: labels}
 	t := lifecycle.Target{ContainerID: id, Container: c, Host: s.hookHost(rc),
 		Pod: fmt.Sprintf("%s_%s(%s)", pod.Name, pod.Namespace, pod.UID)}
-	var msg string
-	err := in.slot.around(ctx, func() (err error) { // a hook may take minutes
-		msg, err = s.hooks.Run(ctx, t, c.Lifecycle.PostStart)
-		return err
-	})
+	msg, err := s.hooks.Run(ctx, t, c.Lifecycle.PostStart)
 	if err == nil {
 		return nil
 	}

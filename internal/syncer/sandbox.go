@@ -19,6 +19,12 @@ import (
 // context so a cancelled sync still cleans up after itself.
 const cleanupTimeout = 30 * time.Second
 
+// networkSetupTimeout bounds a pod's CNI ADD, as the kubelet's
+// runtime-request-timeout bounds RunPodSandbox: a plugin that hangs fails
+// the sandbox (retried by the next sync) instead of holding the pod, and
+// its start slot, for ever.
+const networkSetupTimeout = 2 * time.Minute
+
 // recreateSandbox tears down the pod's old sandbox (if any) and makes a new
 // one. Intent is recorded before anything is allocated (state Creating), and
 // each step registers its rollback before the next risky call.
@@ -59,7 +65,9 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old state
 		return rec, fmt.Errorf("record sandbox: %w", err)
 	}
 	if !pod.Spec.HostNetwork {
-		res, err := s.net.Setup(ctx, rec.ID, paths.NetNS, fromStatePorts(rec.Ports))
+		nctx, cancel := context.WithTimeout(ctx, networkSetupTimeout)
+		res, err := s.net.Setup(nctx, rec.ID, paths.NetNS, fromStatePorts(rec.Ports))
+		cancel()
 		if err != nil {
 			return rec, fmt.Errorf("set up pod network: %w", err)
 		}

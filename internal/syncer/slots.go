@@ -3,44 +3,108 @@ package syncer
 import (
 	"context"
 	"runtime"
+	"sync"
 )
 
-// startSlots bounds how many pods create their sandbox and start their
-// containers at once. Without a bound a cold start of 250 pods ran 250
-// sandbox creations (netns, CNI ADD with its plugins' locks and iptables)
-// and 250 task creates side by side: in the dev env (2 cores) all were
-// Running after 28–29 s, and the daemon kept 29 MiB of anonymous memory,
-// the in-flight work of 250 syncs left scattered over the heap. With 16
-// slots the same start took 21–22 s and left 22–24 MiB (decisions.md 16).
-// A sync holds its slot from its sandbox's creation to its end, and gives
-// it up while it waits on an image pull or a postStart hook, which take
-// no slot's share of the machine and may take minutes.
-type startSlots chan struct{}
-
-// defaultStartSlots is 8 per CPU: enough to keep every CPU busy with the
-// runc, shim, CNI and containerd work a start mostly is.
-func defaultStartSlots() int { return 8 * runtime.NumCPU() }
-
-func newStartSlots(n int) startSlots {
-	if n <= 0 {
-		n = defaultStartSlots()
-	}
-	return make(startSlots, n)
+// startSlots bounds how many syncs create a pod's sandbox and start its
+// containers at once (docs/decisions.md 16). Without a bound a cold start
+// of 250 pods ran 250 sandbox creations (netns, CNI ADD with its plugins'
+// locks and iptables) and 250 task creates side by side: in the dev env
+// (2 cores) all were Running after 28–29 s, and the daemon kept 29 MiB of
+// anonymous memory, the in-flight work of 250 syncs left scattered over
+// the heap. With 16 slots the same start took 21–24 s and left 22–24 MiB.
+//
+// A sync that creates a sandbox (not a hostNetwork pod's: a CNI plugin's
+// backend may be such a pod, and others' CNI ADDs may wait for it) takes a
+// slot before it and holds it until it has started the containers due,
+// but gives it up while it waits on an image pull or a postStart hook (and
+// the kill after a failed one), which may take minutes. Taking it back
+// goes before syncs that have not started, so a pod that pulled is not
+// queued behind every sandbox of a cold start. Later syncs (the next init
+// container, restarts) take none.
+type startSlots struct {
+	mu    sync.Mutex
+	free  int
+	fresh []chan struct{} // syncs waiting to create a sandbox
+	again []chan struct{} // syncs taking theirs back: served first
 }
 
-// take waits for a slot; the hold releases it.
-func (s startSlots) take(ctx context.Context) (*slotHold, error) {
-	h := &slotHold{slots: s}
-	if err := h.retake(ctx); err != nil {
+// defaultStartSlots is 8 per CPU podhost may use: enough to keep them busy
+// with the runc, shim, CNI and containerd work a start mostly is.
+func defaultStartSlots() int { return 8 * runtime.GOMAXPROCS(0) }
+
+func newStartSlots(n int) *startSlots { return &startSlots{free: n} }
+
+// take waits for a slot for a sync about to create a sandbox; the hold
+// releases it.
+func (s *startSlots) take(ctx context.Context) (*slotHold, error) {
+	if err := s.acquire(ctx, false); err != nil {
 		return nil, err
 	}
-	return h, nil
+	return &slotHold{slots: s, held: true}, nil
 }
 
-// slotHold is one sync's claim on a start slot. A nil hold (a sync that
-// creates no sandbox) does nothing.
+func (s *startSlots) acquire(ctx context.Context, again bool) error {
+	s.mu.Lock()
+	if s.free > 0 {
+		s.free--
+		s.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	if again {
+		s.again = append(s.again, ch)
+	} else {
+		s.fresh = append(s.fresh, ch)
+	}
+	s.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	queued := s.dequeue(ch)
+	s.mu.Unlock()
+	if !queued { // handed a slot meanwhile: pass it on
+		s.release()
+	}
+	return ctx.Err()
+}
+
+// dequeue removes ch from the queues and reports whether it was there.
+func (s *startSlots) dequeue(ch chan struct{}) bool {
+	for _, q := range []*[]chan struct{}{&s.again, &s.fresh} {
+		for i, c := range *q {
+			if c == ch {
+				*q = append((*q)[:i], (*q)[i+1:]...)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// release hands the slot to the first waiter taking one back, else to
+// the first new one, else frees it.
+func (s *startSlots) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range []*[]chan struct{}{&s.again, &s.fresh} {
+		if len(*q) > 0 {
+			close((*q)[0])
+			*q = (*q)[1:]
+			return
+		}
+	}
+	s.free++
+}
+
+// slotHold is one sync's claim on a start slot (used by that sync's
+// goroutine only). A nil hold (a sync that creates no sandbox) does
+// nothing.
 type slotHold struct {
-	slots startSlots
+	slots *startSlots
 	held  bool
 }
 
@@ -50,30 +114,17 @@ func (h *slotHold) release() {
 		return
 	}
 	h.held = false
-	<-h.slots
+	h.slots.release()
 }
 
-// retake waits for a slot again after a release.
+// retake waits for the slot again after a release.
 func (h *slotHold) retake(ctx context.Context) error {
 	if h == nil || h.held {
 		return nil
 	}
-	select {
-	case h.slots <- struct{}{}:
-		h.held = true
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
+	if err := h.slots.acquire(ctx, true); err != nil {
+		return err
 	}
-}
-
-// around runs fn with the slot given up for its duration, then takes it
-// back (fn's error first).
-func (h *slotHold) around(ctx context.Context, fn func() error) error {
-	h.release()
-	err := fn()
-	if rerr := h.retake(ctx); err == nil {
-		err = rerr
-	}
-	return err
+	h.held = true
+	return nil
 }

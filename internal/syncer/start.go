@@ -176,7 +176,7 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 	}
 	start, pullStart := s.now(), time.Time{}
 	pullCtx := runtimeapi.WithPullStarted(ctx, func() {
-		slot.release() // a pull waits on the registry, not on this machine
+		slot.release() // a pull waits mostly on the registry
 		pullStart = s.now()
 		s.obs.Event(pod.UID, corev1.EventTypeNormal, "Pulling", fmt.Sprintf("Pulling image %q", c.Image))
 	})

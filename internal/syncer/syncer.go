@@ -149,9 +149,6 @@ type Config struct {
 	// Data finds the ConfigMaps and Secrets containers reference
 	// (*configdata.Store); nil: none exist.
 	Data spec.DataSource
-	// StartSlots bounds the pods creating their sandbox and containers at
-	// once (slots.go); 0: 8 per CPU.
-	StartSlots int
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one
@@ -180,7 +177,7 @@ type Syncer struct {
 	podLogs     PodLogs
 	removals    logRemovals
 	users       *spec.UserCache
-	slots       startSlots
+	slots       *startSlots
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -240,7 +237,7 @@ func New(cfg Config, d Deps) *Syncer {
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
 		shims: d.ShimGroups, podLogs: d.PodLogs, users: spec.NewUserCache(),
-		slots:   newStartSlots(cfg.StartSlots),
+		slots:   newStartSlots(defaultStartSlots()),
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}
 }

@@ -120,11 +120,13 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 	}
 	var slot *slotHold
 	if actions.CreateSandbox {
-		var err error
-		if slot, err = s.slots.take(ctx); err != nil {
-			return []error{fmt.Errorf("wait for a start slot: %w", err)}
+		if !pod.Spec.HostNetwork { // slots.go
+			var err error
+			if slot, err = s.slots.take(ctx); err != nil {
+				return []error{fmt.Errorf("wait for a start slot: %w", err)}
+			}
+			defer slot.release()
 		}
-		defer slot.release()
 		rec, err := s.recreateSandbox(ctx, pod, *sb, pc)
 		*sb = rec
 		if err != nil {
