@@ -12,7 +12,9 @@ import (
 // locks and iptables) and 250 task creates side by side: in the dev env
 // (2 cores) all were Running after 28–29 s, and the daemon kept 29 MiB of
 // anonymous memory, the in-flight work of 250 syncs left scattered over
-// the heap. With 16 slots the same start took 21–24 s and left 22–24 MiB.
+// the heap. With 16 slots the same start took 21–24 s and left 22–24 MiB;
+// `make bench` with 32 (the default on 2 cores): 20.4 s against the
+// floor's 22.4, and 23.0 MiB.
 //
 // A sync that creates a sandbox (not a hostNetwork pod's: a CNI plugin's
 // backend may be such a pod, and others' CNI ADDs may wait for it) takes a
@@ -29,9 +31,13 @@ type startSlots struct {
 	again []chan struct{} // syncs taking theirs back: served first
 }
 
-// defaultStartSlots is 8 per CPU podhost may use: enough to keep them busy
-// with the runc, shim, CNI and containerd work a start mostly is.
-func defaultStartSlots() int { return 8 * runtime.GOMAXPROCS(0) }
+// defaultStartSlots is 16 per CPU podhost may use: enough to keep them
+// busy with the runc, shim, CNI and containerd work a start mostly is. A
+// shim creates one task at a time, so the syncs of one shim group's 8
+// pods (decision 15) start their tasks in a row: with 8 slots per CPU a
+// 30-pod start on 2 cores had 2 groups at work instead of 4 and took
+// 2.1–2.3 s instead of 1.7–2.2.
+func defaultStartSlots() int { return 16 * runtime.GOMAXPROCS(0) }
 
 func newStartSlots(n int) *startSlots { return &startSlots{free: n} }
 
