@@ -2,7 +2,8 @@
 # make bench: the footprint and scale table (integration/footprint_bench_test.go,
 # root, private containerd): for N in BENCH_N (default 1,30,100,250) podhost's
 # cold start vs the floor (the same netns + CNI ADD + containers + tasks
-# straight through the containerd client, in parallel, same run), add→running
+# straight through the containerd client, in parallel, same run; medians of
+# 3 runs alternating floor and podhost up to N=100, one run above), add→running
 # and remove→gone of one pod vs the floor, containerd RSS, podhost RSS right
 # after the cold start and BENCH_SETTLE (30s) later; at N=30 the per-pod
 # helper PSS (shim / log driver, and the old re-executed podhost as log
