@@ -116,3 +116,39 @@ func checkContiguous(t *testing.T, path string, kept int) {
 		}
 	}
 }
+
+// TestTTYContainerLogsConsole: a container with tty: true runs with a
+// terminal (its stdout is a pty on the host, not a pipe) and what it
+// writes reaches its log as stdout records, as containerd's CRI logs a
+// tty container.
+func TestTTYContainerLogsConsole(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("tty.yaml", podManifest("tty", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: main
+    image: %s
+    tty: true
+    command: ["sh", "-c", "tty; echo to-err >&2; echo done; exec sleep 3600"]
+`, env.ImageRef)))
+	p := d.waitRunning("tty")
+	pid := containerPID(t, p, "main")
+	for _, fd := range []string{"0", "1", "2"} {
+		if l, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd)); err != nil || !strings.HasPrefix(l, "/dev/pts/") {
+			t.Errorf("fd %s of the container's process: %q (%v), want a /dev/pts/ terminal", fd, l, err)
+		}
+	}
+	path := logPath(d, p, "main", 0)
+	var log []byte
+	if err := waitFor(20*time.Second, func() (bool, error) {
+		log, _ = os.ReadFile(path)
+		return bytes.Contains(log, []byte("done")), nil
+	}); err != nil {
+		t.Fatalf("log %s: %v\n%s", path, err, log)
+	}
+	for _, want := range []string{" stdout F /dev/pts/", " stdout F to-err", " stdout F done"} {
+		if !bytes.Contains(log, []byte(want)) {
+			t.Errorf("log %s lacks %q:\n%s", path, want, log)
+		}
+	}
+}

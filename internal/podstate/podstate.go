@@ -174,6 +174,10 @@ const (
 	// LabelShimGroup is the container's shim group (its spec's
 	// io.containerd.runc.v2.group annotation; set by the runtime).
 	LabelShimGroup = "podhost.io/shim-group"
+	// LabelTerminal is "true" when the container's spec asks for a
+	// terminal (its tty field; set by the runtime): its task is created
+	// with one.
+	LabelTerminal = "podhost.io/terminal"
 	// LabelImageDigest is the digest of the image the container runs.
 	LabelImageDigest = "podhost.io/image-digest"
 	// LabelStartedAt is set (RFC3339Nano) right after the task started:

@@ -80,7 +80,7 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))
 	}
 	labels := r.containerLabels(cfg)
-	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group), labelShimGroup(labels))
+	specOpts := append(slices.Clone(cfg.SpecOpts), withDefaultAnnotation(ShimGroupAnnotation, group), labelsFromSpec(labels))
 	opts = append(opts, client.WithNewSpec(specOpts...), client.WithContainerLabels(labels))
 	// No check for a snapshot left under this ID: IDs are new for every
 	// create, and a failed create removes its snapshot below (or the
@@ -124,12 +124,16 @@ func (r *Runtime) removeUnownedSnapshot(ctx context.Context, sn, id string) {
 	}
 }
 
-// labelShimGroup copies the spec's shim group into labels
-// (podstate.LabelShimGroup), for StartContainer's per-group lock.
-func labelShimGroup(labels map[string]string) oci.SpecOpts {
+// labelsFromSpec copies what StartContainer needs from the finished spec
+// into labels: the shim group (podstate.LabelShimGroup, for the per-group
+// lock) and whether the process has a terminal (podstate.LabelTerminal).
+func labelsFromSpec(labels map[string]string) oci.SpecOpts {
 	return func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
 		if g := s.Annotations[ShimGroupAnnotation]; g != "" {
 			labels[podstate.LabelShimGroup] = g
+		}
+		if s.Process != nil && s.Process.Terminal {
+			labels[podstate.LabelTerminal] = "true"
 		}
 		return nil
 	}
@@ -204,7 +208,7 @@ func (r *Runtime) createTask(ctx context.Context, c client.Container, labels map
 		return nil, err
 	}
 	defer unlock()
-	return r.newTask(ctx, c, labels[podstate.LabelLogPath])
+	return r.newTask(ctx, c, r.logIO(labels[podstate.LabelLogPath], labels[podstate.LabelTerminal] == "true"))
 }
 
 // shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through
@@ -227,11 +231,11 @@ const taskCreateTimeout = 2 * time.Minute
 // (containerd finds the socket, the shim closes the connection: "failed
 // to create shim task: ttrpc: closed"). The next attempt, a moment later,
 // starts a new shim for the group.
-func (r *Runtime) newTask(ctx context.Context, c client.Container, logPath string) (client.Task, error) {
+func (r *Runtime) newTask(ctx context.Context, c client.Container, ioc cio.Creator) (client.Task, error) {
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		tctx, cancel := context.WithTimeout(ctx, taskCreateTimeout)
-		task, err := c.NewTask(tctx, r.logIO(logPath))
+		task, err := c.NewTask(tctx, ioc)
 		cancel()
 		if err == nil || attempt == shimClosedAttempts || !isShimClosed(err) {
 			return task, err
@@ -251,14 +255,38 @@ func isShimClosed(err error) bool {
 	return err != nil && strings.Contains(err.Error(), shimClosed)
 }
 
-func (r *Runtime) logIO(path string) cio.Creator {
-	if path == "" {
+// logIO is the task's IO: the log driver on stdout and stderr, or, for a
+// container with a terminal (tty), on the console, which the shim copies
+// to the driver's stdout (its CopyConsole), as containerd's CRI logs a tty
+// container's output as stdout.
+func (r *Runtime) logIO(path string, terminal bool) cio.Creator {
+	args := logs.DriverArgs(logs.DriverConfig{Path: path, MaxSize: r.LogMaxSize, MaxFiles: r.LogMaxFiles})
+	switch {
+	case path == "" && !terminal:
 		return cio.NullIO
+	case !terminal:
+		return cio.BinaryIO(r.LogDriver, args)
 	}
-	return cio.BinaryIO(r.LogDriver, logs.DriverArgs(logs.DriverConfig{
-		Path: path, MaxSize: r.LogMaxSize, MaxFiles: r.LogMaxFiles,
-	}))
+	return func(string) (cio.IO, error) {
+		uri, err := cio.LogURIGenerator("binary", r.LogDriver, args)
+		if path == "" { // no log: runc still needs a console to give the shim
+			uri, err = cio.LogURIGenerator("file", os.DevNull, nil)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return &uriIO{cio.Config{Terminal: true, Stdout: uri.String(), Stderr: uri.String()}}, nil
+	}
 }
+
+// uriIO is an IO the shim handles by itself (cio's logURI, which only
+// BinaryIO and LogFile make, without a terminal).
+type uriIO struct{ cfg cio.Config }
+
+func (u *uriIO) Config() cio.Config { return u.cfg }
+func (*uriIO) Cancel()              {}
+func (*uriIO) Wait()                {}
+func (*uriIO) Close() error         { return nil }
 
 // StopContainer sends the stop signal (podstate.LabelStopSignal: the pod's
 // lifecycle.stopSignal, else the image's STOPSIGNAL; else SIGTERM), waits
