@@ -50,6 +50,7 @@ func validatePod(pod *corev1.Pod) errs {
 	var all field.ErrorList
 	all = append(all, validateMeta(&pod.ObjectMeta, field.NewPath("metadata"))...)
 	all = append(all, validateSpec(&pod.Spec, field.NewPath("spec"))...)
+	all = append(all, validateAppArmorAnnotations(pod, field.NewPath("metadata", "annotations"))...)
 	var e errs
 	e.addField(all)
 	return e

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -155,6 +156,76 @@ func validateSeccomp(sp *corev1.SeccompProfile, p *field.Path) field.ErrorList {
 		return nil
 	}
 	return validateProfile(string(sp.Type), sp.LocalhostProfile, sp.Type == corev1.SeccompProfileTypeLocalhost, seccompTypes, p)
+}
+
+// validateAppArmorAnnotations checks the deprecated per-container AppArmor
+// annotations as the API server does (ValidateAppArmorPodAnnotations and,
+// on create, ValidateAppArmorAnnotationsAndFieldsMatchOnCreate): a known
+// container, a profile the kubelet can read, and no disagreement with the
+// container's appArmorProfile field. The kubelet honours them for static
+// pods (AppArmorFromAnnotation).
+func validateAppArmorAnnotations(pod *corev1.Pod, p *field.Path) field.ErrorList {
+	var all field.ErrorList
+	for k, v := range pod.Annotations {
+		name, ok := strings.CutPrefix(k, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix)
+		if !ok {
+			continue
+		}
+		c := findContainer(&pod.Spec, name)
+		if c == nil {
+			all = append(all, field.Invalid(p.Key(k), name, "container not found"))
+		}
+		prof, ok := AppArmorFromAnnotation(v)
+		if !ok {
+			all = append(all, field.Invalid(p.Key(k), v, fmt.Sprintf("invalid AppArmor profile name: %q", v)))
+			continue
+		}
+		if c == nil || prof == nil || c.SecurityContext == nil || c.SecurityContext.AppArmorProfile == nil {
+			continue
+		}
+		if f := c.SecurityContext.AppArmorProfile; f.Type != prof.Type || deref(f.LocalhostProfile) != deref(prof.LocalhostProfile) {
+			all = append(all, field.Forbidden(p.Key(k), "apparmor type in annotation and field must match"))
+		}
+	}
+	return all
+}
+
+// AppArmorFromAnnotation reads a container.apparmor.security.beta.kubernetes.io
+// annotation's value as the kubelet does (getProfileFromPodAnnotations):
+// runtime/default, unconfined or localhost/<profile>; "" is no profile.
+// ok is false for any other value, which the API server refuses.
+func AppArmorFromAnnotation(v string) (prof *corev1.AppArmorProfile, ok bool) {
+	switch {
+	case v == "":
+		return nil, true
+	case v == corev1.DeprecatedAppArmorBetaProfileRuntimeDefault:
+		return &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}, true
+	case v == corev1.DeprecatedAppArmorBetaProfileNameUnconfined:
+		return &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}, true
+	case strings.HasPrefix(v, corev1.DeprecatedAppArmorBetaProfileNamePrefix):
+		name := strings.TrimPrefix(v, corev1.DeprecatedAppArmorBetaProfileNamePrefix)
+		return &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: &name}, true
+	}
+	return nil, false
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// findContainer returns the init or app container called name.
+func findContainer(s *corev1.PodSpec, name string) *corev1.Container {
+	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
+		for i := range cs {
+			if cs[i].Name == name {
+				return &cs[i]
+			}
+		}
+	}
+	return nil
 }
 
 func validateAppArmor(ap *corev1.AppArmorProfile, p *field.Path) field.ErrorList {

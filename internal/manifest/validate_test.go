@@ -50,6 +50,16 @@ func TestValidateExact(t *testing.T) {
 			`web.yaml: metadata.annotations[podhost.io/rollback-after]: Invalid value: "soon": want a duration such as 2m: time: invalid duration "soon"`},
 		{"rollback-after negative", func(p *corev1.Pod) { p.Annotations = map[string]string{"podhost.io/rollback-after": "-1m"} },
 			`web.yaml: metadata.annotations[podhost.io/rollback-after]: Invalid value: "-1m": must not be negative, got -1m`},
+		{"apparmor annotation bad profile", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + c0(p).Name: "my-profile"}
+		}, `web.yaml: metadata.annotations[container.apparmor.security.beta.kubernetes.io/` + "web" + `]: Invalid value: "my-profile": invalid AppArmor profile name: "my-profile"`},
+		{"apparmor annotation unknown container", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "nope": "runtime/default"}
+		}, `web.yaml: metadata.annotations[container.apparmor.security.beta.kubernetes.io/nope]: Invalid value: "nope": container not found`},
+		{"apparmor annotation and field differ", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + c0(p).Name: "localhost/a"}
+			c0(p).SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptrTo("b")}}
+		}, `web.yaml: metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]: Forbidden: apparmor type in annotation and field must match`},
 		{"no containers", func(p *corev1.Pod) { p.Spec.Containers = nil },
 			`web.yaml: spec.containers: Required value: a pod needs at least one container`},
 		{"image missing", func(p *corev1.Pod) { c0(p).Image = "" },
@@ -179,6 +189,14 @@ func TestValidateRules(t *testing.T) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
 				ReadinessProbe: &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}}}
 		}, "spec.initContainers[0].readinessProbe: Forbidden: may not be set for init containers without restartPolicy=Always"},
+		{"apparmor annotations that agree with the fields", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1"}}
+			p.Annotations = map[string]string{
+				corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "init": "unconfined",
+				corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "web":  "localhost/a",
+			}
+			c0(p).SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptrTo("a")}}
+		}, ""},
 		{"init container lifecycle", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}

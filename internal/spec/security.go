@@ -52,6 +52,12 @@ func effectiveSecurityContext(pod *corev1.Pod, c *corev1.Container) securityCont
 		sc.strictGroups = ps.SupplementalGroupsPolicy != nil &&
 			*ps.SupplementalGroupsPolicy == corev1.SupplementalGroupsPolicyStrict
 	}
+	// The kubelet's apparmor.GetProfile: the container's field, else the
+	// pod's deprecated per-container annotation ("static pods may not have
+	// had annotations synced to fields"), else the pod's field.
+	if prof, ok := manifest.AppArmorFromAnnotation(pod.Annotations[corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix+c.Name]); ok && prof != nil {
+		sc.apparmor = prof
+	}
 	cs := c.SecurityContext
 	if cs == nil {
 		return sc

@@ -224,6 +224,8 @@ func TestBuildAppArmor(t *testing.T) {
 	tests := []struct {
 		name       string
 		profile    *corev1.AppArmorProfile
+		podProfile *corev1.AppArmorProfile
+		annotation string
 		privileged bool
 		want       string
 	}{
@@ -233,12 +235,24 @@ func TestBuildAppArmor(t *testing.T) {
 		{name: "privileged runtime default", profile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault},
 			privileged: true, want: ""},
 		{name: "unconfined", profile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeUnconfined}, want: ""},
+		// The deprecated annotation, as the kubelet's apparmor.GetProfile:
+		// under the container's field, over the pod's.
+		{name: "annotation localhost", annotation: "localhost/ann-profile", want: "ann-profile"},
+		{name: "annotation unconfined over pod field", annotation: "unconfined", podProfile: local, want: ""},
+		{name: "annotation over pod field", annotation: "localhost/ann-profile", podProfile: local, want: "ann-profile"},
+		{name: "container field over annotation", annotation: "unconfined", profile: local, want: "my-profile"},
+		{name: "annotation of another container", annotation: "", podProfile: local, want: "my-profile"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := testPod()
 			p.Host.AppArmor = true
 			p.Pod.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{AppArmorProfile: tt.profile}
+			p.Pod.Spec.SecurityContext = &corev1.PodSecurityContext{AppArmorProfile: tt.podProfile}
+			p.Pod.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + "other": "localhost/other"}
+			if tt.annotation != "" {
+				p.Pod.Annotations[corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix+p.Pod.Spec.Containers[0].Name] = tt.annotation
+			}
 			if tt.privileged {
 				p.Pod.Spec.Containers[0].SecurityContext.Privileged = &yes
 			}
