@@ -95,6 +95,10 @@ type driver interface {
 	remove(ctx context.Context, pc PodCgroup) error
 	list(ctx context.Context) ([]PodCgroup, error)
 	exists(pc PodCgroup) bool // the pod's cgroup is there (cheap: stat)
+	// setLevelShares makes the QoS level's cgroup (and its parent) if
+	// missing and sets its cpu shares (qoslevel.go).
+	setLevelShares(ctx context.Context, qos corev1.PodQOSClass, shares uint64) error
+	levelExists(qos corev1.PodQOSClass) bool // as exists, for a QoS level
 }
 
 // Manager creates and removes pod cgroups.

@@ -93,9 +93,10 @@ func (d *fsDriver) ensure(ctx context.Context, pc PodCgroup, r Resources) (err e
 	return d.ensureV1(pc, r)
 }
 
-// levels are the cgroup paths from the parent down to the pod.
-func levels(pc PodCgroup) []string {
-	parts := strings.Split(strings.TrimPrefix(pc.Name, "/"), "/")
+// pathLevels are the cgroup paths from the top down to p:
+// /a/b/c → [/a /a/b /a/b/c].
+func pathLevels(p string) []string {
+	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	out := make([]string, 0, len(parts))
 	for i := range parts {
 		out = append(out, "/"+strings.Join(parts[:i+1], "/"))
@@ -185,8 +186,9 @@ func (d *fsDriver) list(_ context.Context) ([]PodCgroup, error) {
 	return out, nil
 }
 
-// qosLevelShares is what kubelet gives a QoS level cgroup: BestEffort pods
-// together get the minimum cpu shares; other levels keep the default.
+// qosLevelShares is the fixed cpu shares kubelet gives a QoS level cgroup:
+// BestEffort pods together get the minimum; 0 (leave it) for the others.
+// The Burstable level's depends on the pods (SetBurstableCPUShares).
 func qosLevelShares(p string, parent string) uint64 {
 	if p == "/"+parent+"/"+qosDir(corev1.PodQOSBestEffort) {
 		return MinShares

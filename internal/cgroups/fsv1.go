@@ -13,21 +13,31 @@ import (
 // ensureV1 makes every level down to the pod in every hierarchy, then writes
 // the QoS-level and pod limits (cpu, memory, pids hierarchies).
 func (d *fsDriver) ensureV1(pc PodCgroup, r Resources) error {
+	if err := d.mkdirsV1(pc.Name); err != nil {
+		return err
+	}
+	return d.writeV1(pc.Name, r)
+}
+
+// mkdirsV1 makes every level down to p in every hierarchy and writes the
+// fixed cpu shares of the QoS levels above p (BestEffort's).
+func (d *fsDriver) mkdirsV1(p string) error {
+	ls := pathLevels(p)
 	for _, h := range d.hierarchies {
-		for _, l := range levels(pc) {
+		for _, l := range ls {
 			if err := d.mkdirV1(h, l); err != nil {
 				return err
 			}
 		}
 	}
-	for _, l := range levels(pc)[:len(levels(pc))-1] {
+	for _, l := range ls[:len(ls)-1] {
 		if s := qosLevelShares(l, d.parent); s > 0 {
 			if err := writeFile(filepath.Join(d.controllers["cpu"], l), "cpu.shares", strconv.FormatUint(s, 10)); err != nil {
 				return err
 			}
 		}
 	}
-	return d.writeV1(pc.Name, r)
+	return nil
 }
 
 // mkdirV1 creates one level; in the cpuset hierarchy a new cgroup starts

@@ -18,24 +18,35 @@ import (
 // in every intermediate dir, which only the kernel provides, so it cannot be
 // exercised against a fake root; the few files written here are the same.
 func (d *fsDriver) ensureV2(pc PodCgroup, r Resources) error {
-	avail, err := readControllers(d.root)
+	dir, avail, err := d.mkdirsV2(pc.Name)
 	if err != nil {
 		return err
 	}
+	return d.writeV2(dir, avail, r)
+}
+
+// mkdirsV2 makes every level down to p, enabling the controllers on the
+// way and writing BestEffort's fixed cpu weight; it returns p's dir and
+// the controllers available in it.
+func (d *fsDriver) mkdirsV2(p string) (string, []string, error) {
+	avail, err := readControllers(d.root)
+	if err != nil {
+		return "", nil, err
+	}
 	cur := d.root
-	for _, l := range levels(pc) {
+	for _, l := range pathLevels(p) {
 		avail = d.enableControllers(cur, avail)
 		cur = filepath.Join(d.root, l)
 		if err := mkdir(cur); err != nil {
-			return err
+			return "", nil, err
 		}
 		if s := qosLevelShares(l, d.parent); s > 0 && slices.Contains(avail, "cpu") {
 			if err := writeFile(cur, "cpu.weight", strconv.FormatUint(SharesToWeight(s), 10)); err != nil {
-				return err
+				return "", nil, err
 			}
 		}
 	}
-	return d.writeV2(cur, avail, r)
+	return cur, avail, nil
 }
 
 func readControllers(dir string) ([]string, error) {

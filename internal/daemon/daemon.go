@@ -204,7 +204,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, Logs: logGC, Data: data, Identities: d.db},
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, NodeName: admission.NodeName(limits.Hostname),
 			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), Logger: d.log})
 }

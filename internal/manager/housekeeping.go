@@ -39,6 +39,7 @@ func (m *Manager) housekeeping(ctx context.Context) {
 	m.retryDeferredResizes()
 	m.pace.observeWorkers(known, now)
 	if m.pace.fullDue(now) {
+		m.updateQOSCgroups(ctx) // pods gone, finished or resized
 		m.fullHousekeeping(ctx, known)
 	}
 }

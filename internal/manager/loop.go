@@ -66,10 +66,10 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 		case uid := <-in.ProbeUpdates:
 			m.workers.Wake(uid)
 		case <-statusChanged:
-			m.releaseWaiting()
+			m.releaseWaiting(ctx)
 		case <-killTick:
 			m.processPendingKills()
-			m.releaseWaiting()
+			m.releaseWaiting(ctx)
 		case <-tick.C:
 			m.housekeeping(ctx)
 		}
@@ -107,7 +107,7 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 		prevAdmitted = nil
 	}
 	changed := m.replaceData(snap)
-	m.handleUpdates(updates, prevAdmitted)
+	m.handleUpdates(ctx, updates, prevAdmitted)
 	m.indexAndWake(updates, changed)
 	if first {
 		m.mu.Lock()
@@ -150,7 +150,7 @@ func (m *Manager) killOrphans(updates []podconfig.Update, rpods []*podstate.Pod)
 // handleUpdates applies one batch: removals first (so a replaced pod's ports
 // and resources are free for its successor), then pods admitted before a
 // restart (their allocation checkpoint wins over newcomers), then the rest.
-func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
+func (m *Manager) handleUpdates(ctx context.Context, updates []podconfig.Update, prevAdmitted map[types.UID]bool) {
 	m.removePods(updates)
 	sort.SliceStable(updates, func(i, j int) bool {
 		return prevAdmitted[updates[i].Pod.UID] && !prevAdmitted[updates[j].Pod.UID]
@@ -164,7 +164,7 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			added = append(added, u.Pod)
 		}
 	}
-	m.startPods(added)
+	m.startPods(ctx, added)
 	for _, u := range updates {
 		switch u.Op {
 		case podconfig.UPDATE:
@@ -179,14 +179,14 @@ func (m *Manager) handleUpdates(updates []podconfig.Update, prevAdmitted map[typ
 			_, rejected := m.rejected[u.Pod.UID]
 			m.mu.Unlock()
 			if rejected {
-				m.readmit(u.Pod)
+				m.readmit(ctx, u.Pod)
 			}
 			if ok {
 				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: m.allocate(u.Pod)})
 			}
 		}
 	}
-	m.releaseWaiting()
+	m.releaseWaiting(ctx)
 }
 
 // purgeStale purges the records (status, events, allocation, worker
@@ -264,15 +264,16 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 // a static pod is a new pod, admitted anew. Admitted, it starts as an added
 // pod would (its Failed status is replaced); rejected again, its status
 // shows the new reason.
-func (m *Manager) readmit(pod *corev1.Pod) {
+func (m *Manager) readmit(ctx context.Context, pod *corev1.Pod) {
 	if m.admit(pod, false) {
-		m.startPods([]*corev1.Pod{pod})
+		m.startPods(ctx, []*corev1.Pod{pod})
 	}
 }
 
 // startPods checkpoints the allocations of newly admitted pods (one
-// transaction for the batch) before their workers start.
-func (m *Manager) startPods(pods []*corev1.Pod) {
+// transaction for the batch) and updates the QoS cgroups with them
+// (qoscgroups.go) before their workers start.
+func (m *Manager) startPods(ctx context.Context, pods []*corev1.Pod) {
 	if len(pods) == 0 {
 		return
 	}
@@ -291,9 +292,14 @@ func (m *Manager) startPods(pods []*corev1.Pod) {
 		}
 		m.mu.Unlock()
 	}
-	for _, p := range pods {
+	run := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		run[i] = m.allocate(p)
+	}
+	m.updateQOSCgroups(ctx)
+	for i, p := range pods {
 		m.log.Info("pod added", "pod", manifest.FullName(p), "podUID", string(p.UID))
-		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: m.allocate(p)})
+		m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodCreate, Pod: run[i]})
 	}
 }
 

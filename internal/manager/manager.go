@@ -93,6 +93,7 @@ type Manager struct {
 	store       Store
 	statuses    Statuses
 	cleaner     Cleaner
+	qosCgroups  QOSCgroups   // nil: the QoS-level cgroups are left alone
 	logs        LogCollector // nil: no log GC
 	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
 	pace        pace         // housekeeping's (loop goroutine only)
@@ -132,8 +133,11 @@ type Deps struct {
 	Store    Store
 	Statuses Statuses
 	Cleaner  Cleaner
-	Logs     LogCollector // optional
-	Data     DataStore    // optional: ConfigMaps and Secrets of the manifests
+	// QOSCgroups, optional, gets the Burstable QoS cgroup's cpu shares
+	// (qoscgroups.go).
+	QOSCgroups QOSCgroups
+	Logs       LogCollector // optional
+	Data       DataStore    // optional: ConfigMaps and Secrets of the manifests
 	// Identities, optional, keeps the UIDs pods adopted from an older
 	// podhost (identity.go); without it nothing is adopted across restarts.
 	Identities IdentityStore
@@ -155,7 +159,7 @@ func New(d Deps, opts Options) *Manager {
 		opts.Logger = slog.Default()
 	}
 	return &Manager{
-		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, logs: d.Logs,
+		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
 		allocatable: opts.Allocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},

@@ -197,9 +197,9 @@ func newStartedTestManager() (*Manager, *fakeWorkers, *fakeStore, *fakeRuntime, 
 func TestReplacementFreesHostPortFirst(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	old := hostPortPod("web", "u1", 8080)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: old}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: old}}, nil)
 	nw := hostPortPod("web", "u2", 8080)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: nw}, {Op: podconfig.REMOVE, Pod: old}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: nw}, {Op: podconfig.REMOVE, Pod: old}}, nil)
 	if !m.IsDesired("u2") || m.IsDesired("u1") {
 		t.Fatalf("desired: u1=%v u2=%v", m.IsDesired("u1"), m.IsDesired("u2"))
 	}
@@ -219,24 +219,24 @@ func TestReplacementFreesHostPortFirst(t *testing.T) {
 func TestFinishedPodsDoNotCountForAdmission(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	sm := m.statuses.(*status.Manager)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
 	if m.IsDesired("u2") {
 		t.Fatal("a running pod's host port must still conflict")
 	}
 	sm.SetStatus(hostPortPod("a", "u1", 8080), corev1.PodStatus{Phase: corev1.PodSucceeded})
 	w.terminating = map[types.UID]bool{"u1": true}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("c", "u3", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("c", "u3", 8080)}}, nil)
 	if m.IsDesired("u3") {
 		t.Fatal("a finished pod whose containers are still being stopped holds its port")
 	}
 	w.terminating = nil
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("d", "u4", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("d", "u4", 8080)}}, nil)
 	if !m.IsDesired("u4") {
 		t.Fatal("a Succeeded pod's host port must be free for admission")
 	}
 	w.terminated = map[types.UID]bool{"u4": true}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("e", "u5", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("e", "u5", 8080)}}, nil)
 	if !m.IsDesired("u5") {
 		t.Fatal("a pod known terminated must not hold its host port")
 	}
@@ -244,8 +244,8 @@ func TestFinishedPodsDoNotCountForAdmission(t *testing.T) {
 
 func TestHostPortConflictRejects(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}}, nil)
 	if len(w.updates) != 1 {
 		t.Fatalf("rejected pod reached the workers: %d updates", len(w.updates))
 	}
@@ -260,7 +260,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 	// Previously admitted pods are admitted again after a restart, whatever
 	// the order the snapshot lists them in.
 	m2, w2, _, _, _ := newTestManager()
-	m2.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}, {Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}},
+	m2.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "u2", 8080)}, {Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 8080)}},
 		map[types.UID]bool{"u1": true})
 	if !m2.IsDesired("u1") || m2.IsDesired("u2") || len(w2.updates) != 1 {
 		t.Fatalf("previously admitted pod not preferred: u1=%v u2=%v", m2.IsDesired("u1"), m2.IsDesired("u2"))
@@ -269,7 +269,7 @@ func TestHostPortConflictRejects(t *testing.T) {
 
 func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
 	m, w, st, rt, cl := newStartedTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "u1", 0)}}, nil)
 	rt.pods = []*podstate.Pod{{UID: "u1"}, {UID: "orphan"}, {UID: "terminating"}}
 	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
 	w.known["u1"] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
@@ -299,8 +299,8 @@ func TestHousekeepingTerminatesOrphansAndLeakedSandboxes(t *testing.T) {
 // down with nothing left to terminate), and of no other.
 func TestHousekeepingPurgesRecordsOfGonePods(t *testing.T) {
 	m, w, st, rt, _ := newStartedTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "desired", 8080)}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "rejected", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("a", "desired", 8080)}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod("b", "rejected", 8080)}}, nil)
 	w.known["desired"] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
 	w.known["terminating"] = podworkers.WorkerState{State: podworkers.TerminatingPod}
 	rt.pods = []*podstate.Pod{{UID: "desired"}, {UID: "running"}}
@@ -407,9 +407,9 @@ func TestPrevAdmittedOnlyForTheFirstSnapshot(t *testing.T) {
 func TestHousekeepingKeepsTheRecordsOfAReappliedPod(t *testing.T) {
 	m, w, st, _, _ := newStartedTestManager()
 	pod := hostPortPod("web", "u1", 8080)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, nil)
 	st.statuses["u1"] = corev1.PodStatus{Phase: corev1.PodRunning}
 	delete(w.known, "u1") // the old worker finished
 	m.pace.lastFull = time.Time{}
@@ -417,7 +417,7 @@ func TestHousekeepingKeepsTheRecordsOfAReappliedPod(t *testing.T) {
 	if slices.Contains(st.purged, "u1") || st.allocs["u1"].UID != "u1" {
 		t.Fatalf("re-applied pod purged %v, allocation %+v", st.purged, st.allocs["u1"])
 	}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: pod}}, nil)
 	m.pace.lastFull = time.Time{}
 	m.housekeeping(context.Background())
 	if !slices.Contains(st.purged, "u1") {
@@ -450,7 +450,7 @@ func TestReappliedPodStartsWithoutTheOldRunsRecords(t *testing.T) {
 			pod := hostPortPod("web", "u1", 8080)
 			started := metav1.NewTime(time.Now().Add(-time.Hour))
 			st.statuses["u1"] = corev1.PodStatus{Phase: corev1.PodSucceeded, StartTime: &started} // the old run's
-			m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, map[types.UID]bool{"u1": tc.prev})
+			m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: pod}}, map[types.UID]bool{"u1": tc.prev})
 			if got := slices.Contains(st.purged, "u1"); got != tc.wantPurged {
 				t.Fatalf("purged %v, want %v", got, tc.wantPurged)
 			}

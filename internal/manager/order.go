@@ -2,6 +2,7 @@ package manager
 
 import (
 	"cmp"
+	"context"
 	"slices"
 	"strings"
 	"time"
@@ -54,7 +55,7 @@ func (m *Manager) holdIfWaiting(pod *corev1.Pod, wasAdmitted bool) bool {
 
 // releaseWaiting admits and starts every waiting pod whose dependencies
 // are all Ready now, and records what the others still wait for.
-func (m *Manager) releaseWaiting() {
+func (m *Manager) releaseWaiting(ctx context.Context) {
 	m.mu.RLock()
 	waiting := make([]*waitingPod, 0, len(m.waiting))
 	for _, w := range m.waiting {
@@ -77,7 +78,7 @@ func (m *Manager) releaseWaiting() {
 		m.log.Info("dependencies Ready; starting pod", "pod", manifest.FullName(w.pod), "waited", time.Since(w.since).Round(time.Millisecond))
 		m.purgeStale([]*corev1.Pod{w.pod})
 		if m.admit(w.pod, false) {
-			m.startPods([]*corev1.Pod{w.pod})
+			m.startPods(ctx, []*corev1.Pod{w.pod})
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +44,7 @@ func TestAfterWaitsForReady(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	sm := m.statuses.(*status.Manager)
 	db, app, plain := afterPod("db", "u-db", ""), afterPod("app", "u-app", "db"), afterPod("plain", "u-plain", "")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: app}, {Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: plain}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: app}, {Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: plain}}, nil)
 	if got := updates(w); got != "create:db create:plain" {
 		t.Fatalf("updates = %q; app must wait, the others start at once", got)
 	}
@@ -60,12 +61,12 @@ func TestAfterWaitsForReady(t *testing.T) {
 		t.Fatalf("app status = %+v", appStatus)
 	}
 	sm.SetStatus(db, readyStatus(corev1.ConditionFalse))
-	m.releaseWaiting()
+	m.releaseWaiting(context.Background())
 	if got := updates(w); got != "create:db create:plain" {
 		t.Fatalf("app started before db is Ready: %q", got)
 	}
 	sm.SetStatus(db, readyStatus(corev1.ConditionTrue))
-	m.releaseWaiting()
+	m.releaseWaiting(context.Background())
 	if got := updates(w); got != "create:db create:plain create:app" || !m.IsDesired("u-app") {
 		t.Fatalf("after db Ready: %q, app desired %v", got, m.IsDesired("u-app"))
 	}
@@ -73,7 +74,7 @@ func TestAfterWaitsForReady(t *testing.T) {
 
 func TestAfterMissingDependencyWaits(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: afterPod("app", "u-app", "db")}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: afterPod("app", "u-app", "db")}}, nil)
 	if got := updates(w); got != "" {
 		t.Fatalf("updates = %q", got)
 	}
@@ -81,7 +82,7 @@ func TestAfterMissingDependencyWaits(t *testing.T) {
 		t.Fatalf("message = %q", msg)
 	}
 	// Removing a waiting pod sends no kill: it never started.
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: afterPod("app", "u-app", "db")}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: afterPod("app", "u-app", "db")}}, nil)
 	if got := updates(w); got != "" || len(m.Pods()) != 0 {
 		t.Fatalf("updates = %q, pods %d", got, len(m.Pods()))
 	}
@@ -90,7 +91,7 @@ func TestAfterMissingDependencyWaits(t *testing.T) {
 // Pods admitted before a restart ran already: they do not wait again.
 func TestAfterPrevAdmittedDoesNotWait(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: afterPod("app", "u-app", "db")}}, map[types.UID]bool{"u-app": true})
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: afterPod("app", "u-app", "db")}}, map[types.UID]bool{"u-app": true})
 	if got := updates(w); got != "create:app" {
 		t.Fatalf("updates = %q", got)
 	}
@@ -99,11 +100,11 @@ func TestAfterPrevAdmittedDoesNotWait(t *testing.T) {
 func TestRemoveKillsDependantsFirst(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	db, cache, app := afterPod("db", "u-db", ""), afterPod("cache", "u-cache", "db"), afterPod("app", "u-app", "db,cache")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: cache}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-cache": true, "u-app": true})
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: cache}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-cache": true, "u-app": true})
 	w.updates = nil
 	w.terminating = map[types.UID]bool{}
 	w.terminated = map[types.UID]bool{}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: cache}, {Op: podconfig.REMOVE, Pod: app}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: cache}, {Op: podconfig.REMOVE, Pod: app}}, nil)
 	if got := updates(w); got != "kill:app" {
 		t.Fatalf("updates = %q, want only app killed first", got)
 	}
@@ -133,10 +134,10 @@ func TestRemoveKillsDependantsFirst(t *testing.T) {
 func TestRemoveReplacedDependencyKilledAtOnce(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	db, app := afterPod("db", "u-db", ""), afterPod("app", "u-app", "db")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-app": true})
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-app": true})
 	w.updates = nil
 	db2 := afterPod("db", "u-db2", "")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}, {Op: podconfig.ADD, Pod: db2}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}, {Op: podconfig.ADD, Pod: db2}}, nil)
 	if got := updates(w); got != "kill:app kill:db create:db" {
 		t.Fatalf("updates = %q", got)
 	}
@@ -148,14 +149,14 @@ func TestRemoveReplacedDependencyKilledAtOnce(t *testing.T) {
 func TestReappliedPodKeepsRunningPastItsDeferredKill(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
 	db, app := afterPod("db", "u-db", ""), afterPod("app", "u-app", "db")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-app": true})
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: db}, {Op: podconfig.ADD, Pod: app}}, map[types.UID]bool{"u-db": true, "u-app": true})
 	w.updates = nil
 	w.terminating = map[types.UID]bool{}
 	w.terminated = map[types.UID]bool{}
 	w.known = map[types.UID]podworkers.WorkerState{"u-db": {}, "u-app": {}}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: db}, {Op: podconfig.REMOVE, Pod: app}}, nil)
 	st.statuses["u-db"] = corev1.PodStatus{Phase: corev1.PodRunning} // its run, flushed
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: db}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: db}}, nil)
 	w.terminating["u-app"], w.terminated["u-app"] = true, true
 	m.processPendingKills()
 	if got := updates(w); got != "kill:app create:db" {

@@ -88,7 +88,7 @@ func TestSameWorkers(t *testing.T) {
 func TestHousekeepingIdleListsNothing(t *testing.T) {
 	m, w, _, rt, _ := newStartedTestManager()
 	for _, uid := range []string{"u1", "u2", "u3"} {
-		m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod(uid, uid, 0)}}, nil)
+		m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: hostPortPod(uid, uid, 0)}}, nil)
 		w.known[types.UID(uid)] = podworkers.WorkerState{State: podworkers.SyncPod, HasConfig: true}
 	}
 	passLists(t, m, rt, 1, "first pass")

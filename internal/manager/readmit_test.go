@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,17 +25,17 @@ func memoryPod(uid, memory string) *corev1.Pod {
 func TestUpdateOfRejectedPodIsAdmittedAgain(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
 	sm := m.statuses.(*status.Manager)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: memoryPod("u1", "64Gi")}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: memoryPod("u1", "64Gi")}}, nil)
 	if m.IsDesired("u1") || len(w.updates) != 0 {
 		t.Fatalf("64Gi admitted on a 1Gi node: desired=%v updates=%d", m.IsDesired("u1"), len(w.updates))
 	}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: memoryPod("u1", "2Gi")}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.UPDATE, Pod: memoryPod("u1", "2Gi")}}, nil)
 	if got, _ := sm.Status("u1"); m.IsDesired("u1") || got.Reason != "OutOfmemory" || len(w.updates) != 0 {
 		t.Fatalf("2Gi: desired=%v status=%+v updates=%d", m.IsDesired("u1"), got, len(w.updates))
 	}
 	sm.Flush()
 	fixed := memoryPod("u1", "64Mi")
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: fixed}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.UPDATE, Pod: fixed}}, nil)
 	if !m.IsDesired("u1") {
 		t.Fatal("the fixed pod was not admitted")
 	}
@@ -60,7 +61,7 @@ func TestAdmissionChecksNodeSelector(t *testing.T) {
 	sm := m.statuses.(*status.Manager)
 	a, b := hostPortPod("a", "u1", 0), hostPortPod("b", "u2", 0)
 	a.Spec.NodeSelector, b.Spec.NodeSelector = map[string]string{"zone": "a"}, map[string]string{"zone": "b"}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: a}, {Op: podconfig.ADD, Pod: b}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: a}, {Op: podconfig.ADD, Pod: b}}, nil)
 	if !m.IsDesired("u1") || m.IsDesired("u2") || len(w.updates) != 1 {
 		t.Fatalf("desired u1=%v u2=%v, %d updates", m.IsDesired("u1"), m.IsDesired("u2"), len(w.updates))
 	}

@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -51,12 +52,12 @@ func TestResizeAllocation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m, w, st, _, _ := newTestManager()
 			old := sizedPod("u1", "200m", "64Mi")
-			m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: old}}, nil)
+			m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: old}}, nil)
 			next := sizedPod("u1", tt.cpu, tt.mem)
 			if tt.wantMsg == msgQOSChange { // Guaranteed → Burstable
 				next.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("100m")
 			}
-			m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: next}}, nil)
+			m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.UPDATE, Pod: next}}, nil)
 			got := w.lastPod(t)
 			if memLimit(got) != tt.wantMem {
 				t.Errorf("worker's memory limit %s, want %s", memLimit(got), tt.wantMem)
@@ -79,7 +80,7 @@ func TestResizeAfterRestartStartsFromCheckpoint(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
 	st.allocs["u1"] = resize.Checkpoint(sizedPod("u1", "200m", "64Mi"))
 	m.loadAllocations()
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: sizedPod("u1", "200m", "2Gi")}}, map[types.UID]bool{"u1": true})
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: sizedPod("u1", "200m", "2Gi")}}, map[types.UID]bool{"u1": true})
 	got := w.lastPod(t)
 	if memLimit(got) != "64Mi" {
 		t.Fatalf("worker's memory limit %s, want the checkpoint's 64Mi", memLimit(got))
@@ -99,12 +100,12 @@ func TestResizeDeferredThenAllocated(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
 	other := sizedPod("u2", "1", "512Mi")
 	other.Name = "other"
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.ADD, Pod: sizedPod("u1", "500m", "256Mi")}, {Op: podconfig.ADD, Pod: other}}, nil)
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.UPDATE, Pod: sizedPod("u1", "500m", "768Mi")}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.ADD, Pod: sizedPod("u1", "500m", "256Mi")}, {Op: podconfig.ADD, Pod: other}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.UPDATE, Pod: sizedPod("u1", "500m", "768Mi")}}, nil)
 	if r, _ := resize.Pending(w.lastPod(t)); r != corev1.PodReasonDeferred {
 		t.Fatalf("pending %q, want Deferred", r)
 	}
-	m.handleUpdates([]podconfig.Update{{Op: podconfig.REMOVE, Pod: other}}, nil)
+	m.handleUpdates(context.Background(), []podconfig.Update{{Op: podconfig.REMOVE, Pod: other}}, nil)
 	m.retryDeferredResizes()
 	got := w.lastPod(t)
 	if r, _ := resize.Pending(got); r != "" || memLimit(got) != "768Mi" {
