@@ -344,7 +344,8 @@ func checkSeccomp(sc securityContext) error {
 
 // apparmorOpt follows containerd's CRI plugin (GenerateApparmorSpecOpts):
 // where AppArmor is enabled, containers without a profile or with
-// RuntimeDefault get the default profile, except privileged ones;
+// RuntimeDefault get the default profile, except privileged ones (where it
+// is not, a profile asked for is an error, as the kubelet's admission);
 // Localhost names a profile already loaded on the host, privileged
 // containers included (it is applied after privilegedOpt).
 func apparmorOpt(sc securityContext, enabled bool) (oci.SpecOpts, error) {
@@ -356,6 +357,11 @@ func apparmorOpt(sc securityContext, enabled bool) (oci.SpecOpts, error) {
 	case corev1.AppArmorProfileTypeUnconfined:
 		return nil, nil
 	case corev1.AppArmorProfileTypeRuntimeDefault:
+		if !enabled && sc.apparmor != nil {
+			// Asked for, not defaulted: the kubelet refuses such a pod on a
+			// host without AppArmor (its AppArmor admit handler).
+			return nil, fmt.Errorf("appArmorProfile: RuntimeDefault: AppArmor is not enabled on this host")
+		}
 		if !enabled || sc.privileged {
 			return nil, nil
 		}

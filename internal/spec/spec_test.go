@@ -446,14 +446,15 @@ func TestBuildErrors(t *testing.T) {
 		"unprepared volume": func(_ *Pod, c *Container) {
 			c.Container.VolumeMounts = []corev1.VolumeMount{{Name: "x", MountPath: "/x"}}
 		},
-		"subPath escape":      func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPath: "../etc"}) },
-		"absolute subPath":    func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPath: "/etc"}) },
-		"subPathExpr escape":  func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPathExpr: "a/../../b"}) },
-		"bidirectional":       func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{MountPropagation: &bidi}) },
-		"seccomp localhost":   func(p *Pod, _ *Container) { seccompPod(p, corev1.SeccompProfileTypeLocalhost) },
-		"host sysctl":         func(p *Pod, _ *Container) { sysctlPod(p, "kernel.panic") },
-		"net sysctl host net": func(p *Pod, _ *Container) { p.Pod.Spec.HostNetwork = true; sysctlPod(p, "net.core.somaxconn") },
-		"apparmor localhost":  func(p *Pod, _ *Container) { apparmorPod(p, corev1.AppArmorProfileTypeLocalhost) },
+		"subPath escape":           func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPath: "../etc"}) },
+		"absolute subPath":         func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPath: "/etc"}) },
+		"subPathExpr escape":       func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{SubPathExpr: "a/../../b"}) },
+		"bidirectional":            func(p *Pod, c *Container) { volume(p, c, corev1.VolumeMount{MountPropagation: &bidi}) },
+		"seccomp localhost":        func(p *Pod, _ *Container) { seccompPod(p, corev1.SeccompProfileTypeLocalhost) },
+		"host sysctl":              func(p *Pod, _ *Container) { sysctlPod(p, "kernel.panic") },
+		"net sysctl host net":      func(p *Pod, _ *Container) { p.Pod.Spec.HostNetwork = true; sysctlPod(p, "net.core.somaxconn") },
+		"apparmor localhost":       func(p *Pod, _ *Container) { apparmorPod(p, corev1.AppArmorProfileTypeLocalhost) },
+		"apparmor runtime default": func(p *Pod, _ *Container) { apparmorPod(p, corev1.AppArmorProfileTypeRuntimeDefault) },
 		"unmasked proc mount": func(_ *Pod, c *Container) {
 			c.Container.SecurityContext = &corev1.SecurityContext{ProcMount: ptr(corev1.UnmaskedProcMount)}
 		},
