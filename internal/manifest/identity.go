@@ -34,6 +34,8 @@ import (
 //     files rewritten; env vars of running containers keep their values,
 //     as in the kubelet). podhost.io/ annotations included: after only
 //     matters before a pod is admitted, the rest are podhost's own.
+//     The per-container AppArmor annotation is not: identityOf keeps it
+//     (recreatingAnnotations).
 //   - metadata.managedFields, status: dropped at decode (cleanServerFields).
 //   - containers' and initContainers' resources: in-place resize (issue 12,
 //     internal/manager/resize.go, internal/syncer/resize.go). A resources
@@ -66,14 +68,60 @@ func IdentityHash(doc []byte) (string, error) {
 // identityOf hashes generic document data without the mutable paths: a
 // document with none of them has identity hash == spec hash.
 func identityOf(v any) (string, error) {
+	kept := recreatingAnnotations(v)
 	for _, p := range MutablePaths {
 		v = without(v, splitPath(p))
+	}
+	if len(kept) > 0 {
+		v = withAnnotations(v, kept)
 	}
 	canon, err := canonicalJSON(v)
 	if err != nil {
 		return "", fileError("", "%s", err)
 	}
 	return hashCanonical(canon), nil
+}
+
+// recreatingAnnotations returns the document's annotations whose edit is
+// a new pod although metadata.annotations is mutable: the per-container
+// AppArmor annotation (spec/security.go) is read only when a container is
+// created, so an edit applied in place would leave the running containers
+// on the old profile (the kubelet makes any edit of a static pod a new
+// pod).
+func recreatingAnnotations(v any) map[string]any {
+	doc, _ := v.(map[string]any)
+	meta, _ := doc["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	var kept map[string]any
+	for k, val := range ann {
+		if strings.HasPrefix(k, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix) {
+			if kept == nil {
+				kept = map[string]any{}
+			}
+			kept[k] = val
+		}
+	}
+	return kept
+}
+
+// withAnnotations returns v (a document whose annotations were removed)
+// with ann as its metadata.annotations, copying the maps on the way.
+func withAnnotations(v any, ann map[string]any) any {
+	doc, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	meta, _ := doc["metadata"].(map[string]any)
+	out, outMeta := make(map[string]any, len(doc)), make(map[string]any, len(meta)+1)
+	for k, x := range doc {
+		out[k] = x
+	}
+	for k, x := range meta {
+		outMeta[k] = x
+	}
+	outMeta["annotations"] = ann
+	out["metadata"] = outMeta
+	return out
 }
 
 // splitPath turns "spec.containers[*].resources" into

@@ -48,6 +48,7 @@ func TestIdentityHash(t *testing.T) {
 		{"annotation changed", replace1(identityBase, "{team: a}", "{team: b, note: x}"), true},
 		{"podhost.io/after annotation", replace1(identityBase, "{team: a}", "{team: a, podhost.io/after: db}"), true},
 		{"annotations removed", replace1(identityBase, "  annotations: {team: a}\n", ""), true},
+		{"apparmor annotation added", replace1(identityBase, "{team: a}", "{team: a, container.apparmor.security.beta.kubernetes.io/web: unconfined}"), false},
 		{"container resources", replace1(identityBase, "cpu: 100m", "cpu: 200m"), true},
 		{"container resources added", replace1(identityBase, "- name: side\n    image: busybox:1.36\n", "- name: side\n    image: busybox:1.36\n    resources: {limits: {cpu: 1}}\n"), true},
 		{"init container resources", replace1(identityBase, "cpu: 50m", "cpu: 60m"), true},
@@ -85,6 +86,30 @@ func TestIdentityHash(t *testing.T) {
 				t.Errorf("UID %s is not derived from the identity hash", pods[0].UID)
 			}
 		})
+	}
+}
+
+// TestIdentityAppArmorAnnotation: the AppArmor annotation is read only
+// when a container is created, so editing it is a new pod; other
+// annotations beside it stay mutable.
+func TestIdentityAppArmorAnnotation(t *testing.T) {
+	withAA := func(team, profile string) string {
+		return replace1(identityBase, "{team: a}", "{team: "+team+", container.apparmor.security.beta.kubernetes.io/web: "+profile+"}")
+	}
+	id := func(doc string) string {
+		t.Helper()
+		h, err := IdentityHash([]byte(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	base := id(withAA("a", "localhost/p1"))
+	if id(withAA("b", "localhost/p1")) != base {
+		t.Error("an edit of another annotation beside the AppArmor one made a new pod")
+	}
+	if id(withAA("a", "localhost/p2")) == base {
+		t.Error("an edit of the AppArmor annotation kept the pod")
 	}
 }
 

@@ -2,6 +2,8 @@ package manifest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -162,15 +164,20 @@ func validateSeccomp(sp *corev1.SeccompProfile, p *field.Path) field.ErrorList {
 // annotations as the API server does (ValidateAppArmorPodAnnotations and,
 // on create, ValidateAppArmorAnnotationsAndFieldsMatchOnCreate): a known
 // container, a profile the kubelet can read, and no disagreement with the
-// container's appArmorProfile field. The kubelet honours them for static
+// appArmorProfile field (the container's, else the pod's). The kubelet honours them for static
 // pods (AppArmorFromAnnotation).
 func validateAppArmorAnnotations(pod *corev1.Pod, p *field.Path) field.ErrorList {
 	var all field.ErrorList
-	for k, v := range pod.Annotations {
+	var podProfile *corev1.AppArmorProfile
+	if ps := pod.Spec.SecurityContext; ps != nil {
+		podProfile = ps.AppArmorProfile
+	}
+	for _, k := range slices.Sorted(maps.Keys(pod.Annotations)) {
 		name, ok := strings.CutPrefix(k, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix)
 		if !ok {
 			continue
 		}
+		v := pod.Annotations[k]
 		c := findContainer(&pod.Spec, name)
 		if c == nil {
 			all = append(all, field.Invalid(p.Key(k), name, "container not found"))
@@ -180,10 +187,14 @@ func validateAppArmorAnnotations(pod *corev1.Pod, p *field.Path) field.ErrorList
 			all = append(all, field.Invalid(p.Key(k), v, fmt.Sprintf("invalid AppArmor profile name: %q", v)))
 			continue
 		}
-		if c == nil || prof == nil || c.SecurityContext == nil || c.SecurityContext.AppArmorProfile == nil {
+		if c == nil || prof == nil {
 			continue
 		}
-		if f := c.SecurityContext.AppArmorProfile; f.Type != prof.Type || deref(f.LocalhostProfile) != deref(prof.LocalhostProfile) {
+		f := podProfile // the container's field, else the pod's, as the API server compares
+		if c.SecurityContext != nil && c.SecurityContext.AppArmorProfile != nil {
+			f = c.SecurityContext.AppArmorProfile
+		}
+		if f != nil && (f.Type != prof.Type || deref(f.LocalhostProfile) != deref(prof.LocalhostProfile)) {
 			all = append(all, field.Forbidden(p.Key(k), "apparmor type in annotation and field must match"))
 		}
 	}

@@ -60,6 +60,10 @@ func TestValidateExact(t *testing.T) {
 			p.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + c0(p).Name: "localhost/a"}
 			c0(p).SecurityContext = &corev1.SecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptrTo("b")}}
 		}, `web.yaml: metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]: Forbidden: apparmor type in annotation and field must match`},
+		{"apparmor annotation and pod field differ", func(p *corev1.Pod) {
+			p.Annotations = map[string]string{corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix + c0(p).Name: "unconfined"}
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{AppArmorProfile: &corev1.AppArmorProfile{Type: corev1.AppArmorProfileTypeRuntimeDefault}}
+		}, `web.yaml: metadata.annotations[container.apparmor.security.beta.kubernetes.io/web]: Forbidden: apparmor type in annotation and field must match`},
 		{"no containers", func(p *corev1.Pod) { p.Spec.Containers = nil },
 			`web.yaml: spec.containers: Required value: a pod needs at least one container`},
 		{"image missing", func(p *corev1.Pod) { c0(p).Image = "" },
