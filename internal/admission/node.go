@@ -25,6 +25,9 @@ type Node struct {
 	Name        string
 	Labels      map[string]string
 	Allocatable corev1.ResourceList
+	// AppArmor: the host has AppArmor enabled (else a pod asking for a
+	// profile is rejected, apparmor.go).
+	AppArmor bool
 }
 
 // NodeLabels are the labels the kubelet's initialNode
@@ -52,7 +55,8 @@ func NodeName(hostname string) string { return strings.ToLower(strings.TrimSpace
 
 // Admit is the kubelet's predicate admission on this node, in its order:
 // the pod's kubernetes.io/os label against the node's, then resources
-// (Admit), the required node affinity and nodeSelector, then host ports.
+// (Admit), the required node affinity and nodeSelector, then host ports;
+// then its AppArmor admission.
 func (n Node) Admit(pod *corev1.Pod, admitted []*corev1.Pod) Result {
 	// The node's os label is GOOS whatever it says (rejectPodAdmissionBasedOnOSSelector).
 	if os, ok := pod.Labels[corev1.LabelOSStable]; ok && os != runtime.GOOS {
@@ -67,5 +71,8 @@ func (n Node) Admit(pod *corev1.Pod, admitted []*corev1.Pod) Result {
 	if ok, _ := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); !ok {
 		return Result{Reason: ReasonNodeAffinity, Message: MessageNodeAffinity}
 	}
-	return r
+	if !r.Admit {
+		return r
+	}
+	return admitAppArmor(pod, n.AppArmor) // the kubelet's next admit handler
 }

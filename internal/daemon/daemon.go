@@ -27,6 +27,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/containerd/containerd/v2/pkg/apparmor"
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
@@ -177,6 +178,9 @@ func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
 func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, allocatable corev1.ResourceList) {
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	limits.SwapController = swapControllerAvailable("/sys/fs/cgroup", limits.CgroupV2, string(self))
+	limits.AppArmor = apparmor.HostSupports() // as containerd's CRI decides it
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
 	limits.NodeName = admission.NodeName(limits.Hostname)
@@ -206,7 +210,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, NodeName: admission.NodeName(limits.Hostname),
-			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), Logger: d.log})
+			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
 }
 
 // serve runs the long-running loops in one errgroup until ctx is done or

@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,4 +123,33 @@ func memoryCapacity() int64 {
 		}
 	}
 	return 0
+}
+
+// swapControllerAvailable is the kubelet's (kuberuntime_container_linux.go):
+// the memory controller accounts swap when the v1 memory hierarchy has
+// memory.memsw.limit_in_bytes, or, on v2, the cgroup podhost runs in (the
+// root has no memory files) has memory.swap.max. Containers then get no
+// swap (its default NoSwap). root is /sys/fs/cgroup; selfCgroup is
+// /proc/self/cgroup's content.
+func swapControllerAvailable(root string, v2 bool, selfCgroup string) bool {
+	p := filepath.Join(root, "memory", "memory.memsw.limit_in_bytes")
+	if v2 {
+		self, ok := unifiedPath(selfCgroup)
+		if !ok {
+			return false
+		}
+		p = filepath.Join(root, self, "memory.swap.max")
+	}
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// unifiedPath is the cgroup v2 path in /proc/<pid>/cgroup's "0::<path>".
+func unifiedPath(procCgroup string) (string, bool) {
+	for _, line := range strings.Split(procCgroup, "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p, true
+		}
+	}
+	return "", false
 }

@@ -241,7 +241,7 @@ func newlyAdded(updates []podconfig.Update, prevAdmitted map[types.UID]bool) []*
 // makes an admitted pod desired; a rejected one is Failed with the reason.
 func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
-		node := admission.Node{Name: m.nodeName, Labels: m.nodeLabels, Allocatable: m.allocatable}
+		node := admission.Node{Name: m.nodeName, Labels: m.nodeLabels, Allocatable: m.allocatable, AppArmor: m.appArmor}
 		if res := node.Admit(pod, m.activePods()); !res.Admit {
 			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()

@@ -100,6 +100,7 @@ type Manager struct {
 	allocatable corev1.ResourceList
 	nodeName    string
 	nodeLabels  map[string]string
+	appArmor    bool // the host has AppArmor enabled
 	log         *slog.Logger
 	cfg         *podconfig.Config
 	data        DataStore         // nil: ConfigMaps and Secrets are dropped
@@ -150,7 +151,9 @@ type Options struct {
 	// (admission.NodeLabels), matched by nodeSelector and node affinity.
 	NodeName   string
 	NodeLabels map[string]string
-	Logger     *slog.Logger
+	// AppArmor: the host has AppArmor enabled (admission.Node.AppArmor).
+	AppArmor bool
+	Logger   *slog.Logger
 }
 
 // New returns a Manager.
@@ -160,7 +163,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	return &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
-		allocatable: opts.Allocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
+		allocatable: opts.Allocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 		allocs: map[types.UID]state.Allocation{}, allocated: map[types.UID]*corev1.Pod{},
