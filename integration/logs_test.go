@@ -151,4 +151,23 @@ func TestTTYContainerLogsConsole(t *testing.T) {
 			t.Errorf("log %s lacks %q:\n%s", path, want, log)
 		}
 	}
+	// The driver ends with its container. For a terminal the shim hands
+	// the driver a stderr pipe whose write end it drops unclosed
+	// (runc/platform.go CopyConsole): the driver sees its EOF once the
+	// shim's garbage collector closes it, at the latest at the shim's
+	// forced GC every 30 s (pkg/shim setRuntime); in practice long before.
+	drivers := driversOf(testenv.ParentPID(pid), env.LogDriverBin, path)
+	if len(drivers) != 1 {
+		t.Fatalf("%d log drivers for %s, want 1", len(drivers), path)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	if err := waitFor(45*time.Second, func() (bool, error) {
+		return syscall.Kill(drivers[0], 0) == syscall.ESRCH, nil
+	}); err != nil {
+		t.Errorf("log driver %d still runs %s after its container was killed", drivers[0], time.Since(t0).Round(time.Millisecond))
+	}
+	t.Logf("log driver gone %s after the kill", time.Since(t0).Round(time.Millisecond))
 }

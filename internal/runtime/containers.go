@@ -258,35 +258,22 @@ func isShimClosed(err error) bool {
 // logIO is the task's IO: the log driver on stdout and stderr, or, for a
 // container with a terminal (tty), on the console, which the shim copies
 // to the driver's stdout (its CopyConsole), as containerd's CRI logs a tty
-// container's output as stdout.
+// container's output as stdout. A terminal needs the driver: the shim's
+// console copy has nowhere else to write.
 func (r *Runtime) logIO(path string, terminal bool) cio.Creator {
 	args := logs.DriverArgs(logs.DriverConfig{Path: path, MaxSize: r.LogMaxSize, MaxFiles: r.LogMaxFiles})
 	switch {
-	case path == "" && !terminal:
-		return cio.NullIO
-	case !terminal:
+	case path != "" && terminal:
+		return cio.TerminalBinaryIO(r.LogDriver, args)
+	case path != "":
 		return cio.BinaryIO(r.LogDriver, args)
-	}
-	return func(string) (cio.IO, error) {
-		uri, err := cio.LogURIGenerator("binary", r.LogDriver, args)
-		if path == "" { // no log: runc still needs a console to give the shim
-			uri, err = cio.LogURIGenerator("file", os.DevNull, nil)
+	case terminal:
+		return func(string) (cio.IO, error) {
+			return nil, errors.New("a container with a terminal (tty) needs a log path")
 		}
-		if err != nil {
-			return nil, err
-		}
-		return &uriIO{cio.Config{Terminal: true, Stdout: uri.String(), Stderr: uri.String()}}, nil
 	}
+	return cio.NullIO
 }
-
-// uriIO is an IO the shim handles by itself (cio's logURI, which only
-// BinaryIO and LogFile make, without a terminal).
-type uriIO struct{ cfg cio.Config }
-
-func (u *uriIO) Config() cio.Config { return u.cfg }
-func (*uriIO) Cancel()              {}
-func (*uriIO) Wait()                {}
-func (*uriIO) Close() error         { return nil }
 
 // StopContainer sends the stop signal (podstate.LabelStopSignal: the pod's
 // lifecycle.stopSignal, else the image's STOPSIGNAL; else SIGTERM), waits
