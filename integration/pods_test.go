@@ -194,6 +194,12 @@ func checkMemoryLimit(t *testing.T, p *corev1.Pod, container string, want int64)
 	if got := readInt(t, filepath.Join("/sys/fs/cgroup/memory", cg, "memory.limit_in_bytes")); got != want {
 		t.Fatalf("container %s memory limit %d, want %d (cgroup %s)", container, got, want, cg)
 	}
+	// No swap (the kubelet's NoSwap) where the memory controller accounts it.
+	if memsw := filepath.Join("/sys/fs/cgroup/memory", cg, "memory.memsw.limit_in_bytes"); fileExists(memsw) {
+		if got := readInt(t, memsw); got != want {
+			t.Fatalf("container %s memory+swap limit %d, want %d: no swap (cgroup %s)", container, got, want, cg)
+		}
+	}
 	quota := readInt(t, filepath.Join("/sys/fs/cgroup/cpu", cgroupOf(t, containerPID(t, p, container), "cpu"), "cpu.cfs_quota_us"))
 	if quota <= 0 {
 		t.Fatalf("container %s has no CPU quota", container)
@@ -235,4 +241,9 @@ func snapshotCount(t *testing.T) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/containerd/containerd/v2/pkg/apparmor"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -149,4 +150,35 @@ func tmpfsAt(t *testing.T, dir string) {
 			t.Errorf("unmount %s: %v", dir, err)
 		}
 	})
+}
+
+// TestAppArmorAdmission: on a host without AppArmor (as containerd's CRI
+// decides it), a pod asking for a profile, here through the deprecated
+// annotation, is rejected as by the kubelet's AppArmor admission: Failed,
+// reason AppArmor, nothing started. A pod asking for nothing runs.
+func TestAppArmorAdmission(t *testing.T) {
+	if apparmor.HostSupports() {
+		t.Skip("this host has AppArmor")
+	}
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("aa.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata:
+  name: aa
+  annotations:
+    container.apparmor.security.beta.kubernetes.io/main: localhost/podhost-test
+spec:
+  containers:
+  - name: main
+    image: %s
+    command: ["sleep", "3600"]
+`, env.ImageRef))
+	p := d.waitPod("aa", 30*time.Second, "Failed", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodFailed })
+	if p.Status.Reason != "AppArmor" || !strings.Contains(p.Status.Message, "AppArmor is not enabled on the host") {
+		t.Errorf("status reason %q message %q, want AppArmor / not enabled", p.Status.Reason, p.Status.Message)
+	}
+	if n, err := countContainers(); err != nil || n != 0 {
+		t.Errorf("%d containers (%v), want none", n, err)
+	}
 }
