@@ -178,7 +178,7 @@ func validateAppArmorAnnotations(pod *corev1.Pod, p *field.Path) field.ErrorList
 			continue
 		}
 		v := pod.Annotations[k]
-		c := findContainer(&pod.Spec, name)
+		c := FindContainer(&pod.Spec, name)
 		if c == nil {
 			all = append(all, field.Invalid(p.Key(k), name, "container not found"))
 		}
@@ -227,8 +227,9 @@ func deref(s *string) string {
 	return *s
 }
 
-// findContainer returns the init or app container called name.
-func findContainer(s *corev1.PodSpec, name string) *corev1.Container {
+// FindContainer returns the init or app container called name (names are
+// unique across both lists), nil if none.
+func FindContainer(s *corev1.PodSpec, name string) *corev1.Container {
 	for _, cs := range [][]corev1.Container{s.InitContainers, s.Containers} {
 		for i := range cs {
 			if cs[i].Name == name {

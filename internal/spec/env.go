@@ -12,6 +12,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/podhost/podhost/internal/manifest"
 )
 
 // defaultPath is containerd's default PATH (oci.WithDefaultPathEnv).
@@ -289,7 +291,7 @@ func ResourceValue(pod *corev1.Pod, allocatable corev1.ResourceList, ref *corev1
 func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
 	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
-		if target = findContainer(p.Pod, ref.ContainerName); target == nil {
+		if target = manifest.FindContainer(&p.Pod.Spec, ref.ContainerName); target == nil {
 			return "", fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
 		}
 	}
@@ -323,17 +325,6 @@ func ceilDiv(a, b int64) int64 {
 		return 0
 	}
 	return int64(math.Ceil(float64(a) / float64(b)))
-}
-
-func findContainer(pod *corev1.Pod, name string) *corev1.Container {
-	for _, list := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range list {
-			if list[i].Name == name {
-				return &list[i]
-			}
-		}
-	}
-	return nil
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
