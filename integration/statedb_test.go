@@ -22,7 +22,9 @@ import (
 const readyBound = 10 * time.Second
 
 // TestRobustStateDBDamaged: with 3 pods running, podhost is SIGKILLed and
-// its state.db (a) overwritten with random bytes, (b) truncated to half,
+// its state.db (a) overwritten with random bytes, (b) cut after its two
+// meta pages (every data page lost; a cut elsewhere may only lose free
+// pages, which is no damage: TestRobustStateDBTruncations covers those),
 // (c) deleted. Each time podhost starts, answers quickly, and adopts every
 // pod as it runs: same container IDs and PIDs, same pod IPs, one lease each
 // (no second CNI ADD, no new sandbox); the damaged file is kept aside, a
@@ -59,12 +61,9 @@ func TestRobustStateDBDamaged(t *testing.T) {
 			}
 			return os.WriteFile(dbPath, b, 0o600)
 		}, true},
-		{"truncated to half", func() error {
-			fi, err := os.Stat(dbPath)
-			if err != nil {
-				return err
-			}
-			return os.Truncate(dbPath, fi.Size()/2)
+		{"cut after the meta pages", func() error {
+			// bbolt's page size is the OS page size; pages 0 and 1 are meta.
+			return os.Truncate(dbPath, int64(2*os.Getpagesize()))
 		}, true},
 		{"deleted", func() error { return os.Remove(dbPath) }, false},
 	} {
