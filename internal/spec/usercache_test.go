@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -70,4 +71,48 @@ func TestUserCache(t *testing.T) {
 	}
 	rewrite("nobody:x:65534:65534::/:/bin/sh\n", "nogroup:x:65534:\n")
 	check(t, "sha256:c", "nobody", 65534, 65534, []uint32{65534}) // a failure is not kept
+}
+
+// TestUserCacheOneResolveAtATime: while a key is being resolved, another
+// start of it waits instead of mounting the rootfs again, and gets the
+// result; after a failed resolve the next caller resolves again.
+func TestUserCacheOneResolveAtATime(t *testing.T) {
+	uc := NewUserCache()
+	key := userKey{image: "sha256:a", user: "app"}
+	entered, release := make(chan struct{}), make(chan struct{})
+	fail := true
+	resolve := []oci.SpecOpts{func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
+		entered <- struct{}{}
+		<-release
+		if fail {
+			return errors.New("no /etc/passwd")
+		}
+		s.Process.User.UID = 7
+		return nil
+	}}
+	run := func() <-chan error {
+		errc := make(chan error, 1)
+		go func() { errc <- cachedUser(uc, key, resolve)(context.Background(), nil, nil, &oci.Spec{}) }()
+		return errc
+	}
+	first := run()
+	<-entered
+	if _, ok, wait := uc.lookup(key); ok || wait == nil {
+		t.Fatalf("lookup during a resolve: ok=%v wait=%v, want a wait", ok, wait)
+	}
+	second := run() // waits on the first
+	release <- struct{}{}
+	if err := <-first; err == nil {
+		t.Fatal("first resolve: want its error")
+	}
+	<-entered // the failure is not shared: the waiter resolves for itself
+	fail = false
+	release <- struct{}{}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	s := &oci.Spec{}
+	if err := cachedUser(uc, key, nil)(context.Background(), nil, nil, s); err != nil || s.Process.User.UID != 7 {
+		t.Fatalf("cached: uid %d, %v; want 7 without resolving", s.Process.User.UID, err)
+	}
 }
