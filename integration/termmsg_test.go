@@ -84,7 +84,7 @@ func TestTerminationMessage(t *testing.T) {
 			stateString(cs.State), terminatedMessage(cs.State), last)
 	}
 	// The file of each instance lives under the pod's state directory.
-	files, err := filepath.Glob(filepath.Join(d.stateDir, "pods", string(p.UID), "containers", "main", "*"))
+	files, err := filepath.Glob(filepath.Join(d.stateDir, "pods", string(p.UID), "main.*.termination-log"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no termination-log files under the pod dir: %v %v", files, err)
 	}

@@ -9,17 +9,22 @@ import (
 )
 
 // TerminationLog creates the empty termination-log file of one container
-// instance, <root>/<pod uid>/containers/<container>/<containerID>, mode 0666
-// whatever the umask (the kubelet's makeMounts), and returns its path. It
-// lives under the pod's directory, so it survives podhost restarts and
-// Cleanup removes it with the pod; one file per instance keeps the message
-// of the previous instance (lastState) apart from the current one.
+// instance, <root>/<pod uid>/<container>.<containerID>.termination-log,
+// mode 0666 whatever the umask (the kubelet's makeMounts), and returns its
+// path. It lives in the pod's directory, so it survives podhost restarts
+// and Cleanup removes it with the pod; one file per instance keeps the
+// message of the previous instance (lastState) apart from the current one.
+// The kubelet nests it in containers/<container>/; flat, a pod's first
+// start makes two inodes instead of four, and on an ext4 without a journal
+// every new inode scans past the recently deleted ones (docs/decisions.md
+// 16). A container name has no dot, so no name collides with the pod
+// directory's volume dirs.
 func (m *Manager) TerminationLog(uid types.UID, container, containerID string) (string, error) {
-	dir := filepath.Join(m.PodDir(uid), "containers", container)
+	dir := m.PodDir(uid)
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return "", fmt.Errorf("termination log of %s: %w", container, err)
 	}
-	p := filepath.Join(dir, containerID)
+	p := filepath.Join(dir, container+"."+containerID+".termination-log")
 	f, err := os.OpenFile(p, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o666)
 	if err != nil {
 		return "", fmt.Errorf("termination log of %s: %w", container, err)

@@ -22,7 +22,7 @@ func TestTerminationLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join(m.Root, "uid-1", "containers", "app", "c1"); p1 != want || p2 == p1 {
+	if want := filepath.Join(m.Root, "uid-1", "app.c1.termination-log"); p1 != want || p2 == p1 {
 		t.Fatalf("paths %q %q, want %q and another", p1, p2, want)
 	}
 	st, err := os.Stat(p1)
