@@ -251,13 +251,19 @@ func coldStart(b *testing.B, n int) (*podhostd, time.Duration, coldCPU) {
 
 // coldRuns is how many cold starts of each (floor, podhost) the reported
 // ones are the medians of: single runs of 30 pods on 2 cores spread over
-// ±15 %. One at 250 pods, where a run takes a minute, to keep make bench
+// ±15 % (what the machine did in the minutes before weighs in: on an ext4
+// without a journal every new inode scans past the recently deleted ones,
+// docs/decisions.md 16). Five up to 30 pods (a pair takes ~10 s), three
+// at 100, one at 250 pods, where a run takes a minute, to keep make bench
 // under 10 minutes.
 func coldRuns(n int) int {
-	if n > 100 {
+	switch {
+	case n > 100:
 		return 1
+	case n > 30:
+		return 3
 	}
-	return 3
+	return 5
 }
 
 func seconds(ds []time.Duration) []float64 {
