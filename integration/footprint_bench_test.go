@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -28,10 +29,13 @@ type footprintRow struct {
 	// Each run, in order (the cold figures above are their medians).
 	ColdPodhostRunsS []float64 `json:"coldStartPodhostRunsS"`
 	ColdFloorRunsS   []float64 `json:"coldStartFloorRunsS"`
-	AddMs            float64   `json:"addToRunningMs"`
-	AddFloorMs       float64   `json:"addToRunningFloorMs"`
-	RemoveMs         float64   `json:"removeToGoneMs"`
-	RemoveFloorMs    float64   `json:"removeToGoneFloorMs"`
+	// The median of each run's ratio to the floor run before it (runs
+	// alternate): drift of the machine over the runs cancels out.
+	ColdPairRatio float64 `json:"coldStartPairedRatio"`
+	AddMs         float64 `json:"addToRunningMs"`
+	AddFloorMs    float64 `json:"addToRunningFloorMs"`
+	RemoveMs      float64 `json:"removeToGoneMs"`
+	RemoveFloorMs float64 `json:"removeToGoneFloorMs"`
 	// The same floors measured while podhost's N pods run (the condition
 	// podhost's add and remove are measured in), same run.
 	AddFloorLoadedMs    float64 `json:"addToRunningFloorLoadedMs"`
@@ -195,6 +199,7 @@ func footprintRun(b *testing.B, n int, settle, idle time.Duration) footprintRow 
 	row.ColdPodhostRunsS, row.ColdFloorRunsS = seconds(starts), seconds(floors)
 	row.ColdPodhostS, row.ColdFloorS = median(starts).Seconds(), median(floors).Seconds()
 	row.ColdRatio = row.ColdPodhostS / row.ColdFloorS
+	row.ColdPairRatio = pairedRatio(row.ColdPodhostRunsS, row.ColdFloorRunsS)
 	row.PodhostRSSKiB, row.ContainerdRSSKiB = rssKiB(d.cmd.Process.Pid), rssKiB(env.ContainerdPID())
 	row.PodhostRSSAnonKiB, row.PodhostRSSFileKiB = rssSplitKiB(d.cmd.Process.Pid)
 	time.Sleep(settle) // the measurement window itself, not a wait
@@ -264,6 +269,19 @@ func coldRuns(n int) int {
 		return 3
 	}
 	return 5
+}
+
+// pairedRatio is the median of podhost[i]/floor[i].
+func pairedRatio(podhost, floor []float64) float64 {
+	var rs []float64
+	for i := range min(len(podhost), len(floor)) {
+		rs = append(rs, podhost[i]/floor[i])
+	}
+	if len(rs) == 0 {
+		return 0
+	}
+	slices.Sort(rs)
+	return rs[len(rs)/2]
 }
 
 func seconds(ds []time.Duration) []float64 {
@@ -410,7 +428,8 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 			mib(r.PodhostRSSKiB), mib(settled), mib(r.PodhostSettledRSSAnonKiB), mib(r.PodhostSettledRSSFileKiB), mib(r.ContainerdRSSKiB))
 	}
 	for _, r := range rep.Rows {
-		fmt.Fprintf(&t, "N=%d cold start runs (s), median reported: podhost %s, floor %s\n", r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS))
+		fmt.Fprintf(&t, "N=%d cold start runs (s), median reported: podhost %s, floor %s; median of the paired ratios %.2f\n",
+			r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS), r.ColdPairRatio)
 	}
 	fmt.Fprintf(&t, "podhost RSS: right after the (last) cold start (the first trim may be done), and %s later (settled: anon + file, smaps_rollup)\n", rep.SettleWindow)
 	for _, r := range rep.Rows {
