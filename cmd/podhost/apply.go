@@ -31,7 +31,12 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			}
 			w := cli.WaitOptions{Socket: cfg.Socket, Timeout: opts.WaitTimeout, UIDs: map[types.UID]string{}}
 			for _, r := range results {
-				w.UIDs[r.Pod.UID] = r.Pod.Name
+				if r.Pod != nil { // nil for a ConfigMap or Secret: nothing to wait for
+					w.UIDs[r.Pod.UID] = r.Pod.Name
+				}
+			}
+			if len(w.UIDs) == 0 {
+				return nil
 			}
 			return cli.WaitReady(cmd.Context(), w, g.streams)
 		},

@@ -253,6 +253,17 @@ func TestApplyDeleteRoundTrip(t *testing.T) {
 	}
 }
 
+// TestApplyWaitConfigMapOnly: --wait with no pod in the input has nothing
+// to wait for (it used to dereference the nil pod of a ConfigMap result).
+func TestApplyWaitConfigMapOnly(t *testing.T) {
+	e := newTestEnv(t)
+	in := e.input(t, "cm.yaml", []byte("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  k: v\n"))
+	code, stdout, stderr := e.podhost(t, "", "apply", "-f", in, "--wait=1s")
+	if code != 0 || stdout != "configmap/cfg created\n" {
+		t.Fatalf("code %d stdout %q stderr %q; want 0 and the configmap created", code, stdout, stderr)
+	}
+}
+
 func TestMissingExplicitConfig(t *testing.T) {
 	e := newTestEnv(t)
 	e.config = filepath.Join(e.inputs, "nope.yaml")
