@@ -84,7 +84,10 @@ func validateDivisor(ref *corev1.ResourceFieldSelector, p *field.Path) field.Err
 	case "limits.ephemeral-storage", "requests.ephemeral-storage":
 		allowed, what = byteDivisors, strings.Join(byteDivisors, ", ")+" are supported with the local ephemeral storage resource"
 	default:
-		return nil
+		if !hugePagesRef(ref.Resource) {
+			return nil
+		}
+		allowed, what = byteDivisors, strings.Join(byteDivisors, ", ")+" are supported with the hugepages resource"
 	}
 	if slices.Contains(allowed, d) {
 		return nil
@@ -155,7 +158,7 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 			all = append(all, field.NotFound(rp.Child("containerName"), ref.ContainerName))
 		}
 		kind, name, _ := strings.Cut(ref.Resource, ".")
-		if (kind != "limits" && kind != "requests") || !supportedResource(corev1.ResourceName(name)) {
+		if (kind != "limits" && kind != "requests") || !downwardResource(corev1.ResourceName(name)) {
 			all = append(all, field.Invalid(rp.Child("resource"), ref.Resource,
 				"must be limits.<resource> or requests.<resource> for cpu, memory, ephemeral-storage or hugepages-<size>"))
 		}
@@ -167,6 +170,21 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 // resourceHint: hugepages-<size> would need a hugetlb limit (and capacity
 // read from the host), which podhost does not set.
 const resourceHint = "supported: cpu, memory, ephemeral-storage (requests)"
+
+// downwardResource: what a resourceFieldRef may name, as the API server
+// allows it: a resource podhost supports, or hugepages-<size>, whose value
+// is the container's hugepages request or limit (none can be set in
+// podhost, so 0, as the kubelet gives for a pod without one).
+func downwardResource(name corev1.ResourceName) bool {
+	return supportedResource(name) || hugePagesRef("limits."+string(name))
+}
+
+// hugePagesRef: ref is limits.hugepages-<size> or requests.hugepages-<size>.
+func hugePagesRef(ref string) bool {
+	kind, name, _ := strings.Cut(ref, ".")
+	size, huge := strings.CutPrefix(name, corev1.ResourceHugePagesPrefix)
+	return (kind == "limits" || kind == "requests") && huge && size != ""
+}
 
 func supportedResource(name corev1.ResourceName) bool {
 	switch name {

@@ -360,6 +360,15 @@ func TestValidateRules(t *testing.T) {
 		{"env cpu divisor 1m ok", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.cpu", Divisor: resource.MustParse("1m")}}}}
 		}, ""},
+		{"env hugepages limit ok", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.hugepages-2Mi", Divisor: resource.MustParse("1Mi")}}}}
+		}, ""},
+		{"env hugepages divisor 3", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.hugepages-1Gi", Divisor: resource.MustParse("3")}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "requests.hugepages-1Gi": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the hugepages resource`},
+		{"env hugepages without a size", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.hugepages-"}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Invalid value: "limits.hugepages-"`},
 		{"env memory divisor 1024Ki ok", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1024Ki")}}}}
 		}, ""},

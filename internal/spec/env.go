@@ -286,8 +286,8 @@ func ResourceValue(pod *corev1.Pod, allocatable corev1.ResourceList, ref *corev1
 
 // resourceValue resolves a resourceFieldRef like the kubelet: a missing or
 // zero limit falls back to the node's allocatable (cpu, memory,
-// ephemeral-storage); values are divided by the divisor (default 1) and
-// rounded up.
+// ephemeral-storage; hugepages-<size> stays 0); values are divided by the
+// divisor (default 1) and rounded up.
 func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector) (string, error) {
 	target := c
 	if ref.ContainerName != "" && (c == nil || ref.ContainerName != c.Name) {
@@ -306,9 +306,10 @@ func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector
 	if kind == "limits" {
 		list = target.Resources.Limits
 	}
-	q, ok := list[corev1.ResourceName(name)]
-	if kind == "limits" && (!ok || q.IsZero()) { // MergeContainerResourceLimits: missing or zero
-		q = p.Host.Allocatable[corev1.ResourceName(name)]
+	rn := corev1.ResourceName(name)
+	q, ok := list[rn]
+	if kind == "limits" && (!ok || q.IsZero()) && allocatableFallback(rn) { // MergeContainerResourceLimits: missing or zero
+		q = p.Host.Allocatable[rn]
 	}
 	divisor := ref.Divisor
 	if divisor.IsZero() {
@@ -318,6 +319,17 @@ func resourceValue(p Pod, c *corev1.Container, ref *corev1.ResourceFieldSelector
 		return strconv.FormatInt(ceilDiv(q.MilliValue(), divisor.MilliValue()), 10), nil
 	}
 	return strconv.FormatInt(ceilDiv(q.Value(), divisor.Value()), 10), nil
+}
+
+// allocatableFallback: the resources whose missing limit the kubelet's
+// MergeContainerResourceLimits fills with the node's allocatable; a
+// hugepages-<size> limit is 0 when unset.
+func allocatableFallback(name corev1.ResourceName) bool {
+	switch name {
+	case corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+		return true
+	}
+	return false
 }
 
 func ceilDiv(a, b int64) int64 {

@@ -16,6 +16,7 @@ func TestResourceFieldRefLimitFallback(t *testing.T) {
 		corev1.ResourceCPU:              resource.MustParse("4"),
 		corev1.ResourceMemory:           resource.MustParse("8Gi"),
 		corev1.ResourceEphemeralStorage: resource.MustParse("90Gi"),
+		"hugepages-2Mi":                 resource.MustParse("1Gi"), // the node has some; a pod without a limit still reads 0
 	}
 	tests := []struct {
 		name, ref, divisor string
@@ -28,6 +29,8 @@ func TestResourceFieldRefLimitFallback(t *testing.T) {
 		{"cpu missing", "limits.cpu", "", nil, "4"},
 		{"cpu set", "limits.cpu", "1m", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m")}, "500"},
 		{"request zero stays", "requests.memory", "", nil, "0"},
+		{"hugepages limit missing: 0, not allocatable", "limits.hugepages-2Mi", "1Mi", nil, "0"},
+		{"hugepages request missing", "requests.hugepages-2Mi", "", nil, "0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
