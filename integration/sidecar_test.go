@@ -5,6 +5,9 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -232,4 +235,49 @@ func TestActiveDeadline(t *testing.T) {
 	d.kill(syscall.SIGKILL)
 	d.start()
 	check("dl2", 6*time.Second, before)
+}
+
+// TestSidecarLifecycleHooks: a native sidecar's hooks run as the kubelet
+// runs them. Its postStart (which takes a second) has completed before the
+// app container starts, and its preStop runs when the pod is deleted,
+// before its SIGTERM, which comes after the app container has stopped.
+func TestSidecarLifecycleHooks(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	dir := ctlDir(t, d, "hooks")
+	d.writeManifest("hk.yaml", podManifest("hk", ctlVolume(dir)+fmt.Sprintf(`  terminationGracePeriodSeconds: 10
+  initContainers:
+  - name: proxy
+    image: %[1]s
+    restartPolicy: Always
+    command: ["sh", "-c", "trap 'echo term >> /ctl/order; exit 0' TERM; while true; do sleep 0.1; done"]
+    volumeMounts: [{name: ctl, mountPath: /ctl}]
+    lifecycle:
+      postStart: {exec: {command: ["sh", "-c", "sleep 1; echo hooked > /ctl/poststart"]}}
+      preStop: {exec: {command: ["sh", "-c", "echo prestop >> /ctl/order"]}}
+  containers:
+  - name: main
+    image: %[1]s
+    command: ["sh", "-c", "cat /ctl/poststart; trap 'echo main-term >> /ctl/order; exit 0' TERM; while true; do sleep 0.1; done"]
+    volumeMounts: [{name: ctl, mountPath: /ctl}]
+`, env.ImageRef)))
+	p := d.waitRunning("hk")
+	if err := waitFor(10*time.Second, func() (bool, error) { return readLog(t, d, p, "main", 0) != "", nil }); err != nil {
+		t.Fatalf("main logged nothing: %v", err)
+	}
+	if l := readLog(t, d, p, "main", 0); l != "hooked\n" {
+		t.Fatalf("main started before the sidecar's postStart completed: it read %q", l)
+	}
+	d.removeManifest("hk.yaml")
+	d.waitPodGone(t, p)
+	b, err := os.ReadFile(filepath.Join(dir, "order"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sidecar's preStop and main's SIGTERM both come at once (either
+	// first); the sidecar's SIGTERM comes last, once main has stopped.
+	got := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(got) != 3 || got[2] != "term" || !slices.Contains(got, "prestop") || !slices.Contains(got, "main-term") {
+		t.Fatalf("termination order %q, want the sidecar's preStop and main's TERM, then the sidecar's TERM", got)
+	}
 }

@@ -40,8 +40,8 @@ func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorLi
 	if c.Lifecycle == nil {
 		return all
 	}
-	if init || isSidecar(c) {
-		return append(all, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers"))
+	if init { // a sidecar (restartPolicy Always) may have hooks: the kubelet runs them
+		return append(all, field.Forbidden(p.Child("lifecycle"), "may not be set for init containers without restartPolicy=Always"))
 	}
 	if h := c.Lifecycle.PostStart; h != nil {
 		all = append(all, validateLifecycleHandler(c, h, p.Child("lifecycle", "postStart"))...)

@@ -204,7 +204,7 @@ func TestValidateRules(t *testing.T) {
 		{"init container lifecycle", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox:1",
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}
-		}, "spec.initContainers[0].lifecycle: Forbidden"},
+		}, "spec.initContainers[0].lifecycle: Forbidden: may not be set for init containers without restartPolicy=Always"},
 		{"sidecar with probes", func(p *corev1.Pod) {
 			probe := &corev1.Probe{ProbeHandler: corev1.ProbeHandler{Exec: &corev1.ExecAction{Command: []string{"true"}}}}
 			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1",
@@ -220,7 +220,11 @@ func TestValidateRules(t *testing.T) {
 		{"sidecar lifecycle", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways),
 				Lifecycle: &corev1.Lifecycle{PreStop: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: 1}}}}}
-		}, "spec.initContainers[0].lifecycle: Forbidden"},
+		}, ""},
+		{"sidecar lifecycle handler checked", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "proxy", Image: "busybox:1", RestartPolicy: ptrTo(corev1.ContainerRestartPolicyAlways),
+				Lifecycle: &corev1.Lifecycle{PostStart: &corev1.LifecycleHandler{Sleep: &corev1.SleepAction{Seconds: -1}}}}}
+		}, "spec.initContainers[0].lifecycle.postStart.sleep.seconds: Invalid value: -1"},
 		{"init container invalid image", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "init"}}
 		}, "spec.initContainers[0].image: Required value"},
