@@ -190,13 +190,21 @@ func TestTextUse(t *testing.T) {
 	if _, _, err := TextUse(); err != nil { // clears the referenced bits
 		t.Fatal(err)
 	}
-	mapped, used, err := TextUse()
-	if err != nil {
-		t.Fatal(err)
+	// Only the code that ran between two calls was used. A kernel's DAMON
+	// (kdamond, paddr operations: on on the CI machines) clears accessed
+	// bits of the pages it samples at any time, so a window can read 0
+	// used; it never reads more than was used.
+	var mapped, used int
+	for attempt := 1; attempt <= 5 && used == 0; attempt++ {
+		if mapped, used, err = TextUse(); err != nil {
+			t.Fatal(err)
+		}
+		if used > mapped/2 {
+			t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, used)
+		}
 	}
-	// Only the code that ran between the two calls was used.
-	if used <= 0 || used > mapped/2 {
-		t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, used)
+	if used == 0 {
+		t.Fatalf("TextUse: %d bytes mapped, none used since the last call, 5 times", mapped)
 	}
 }
 
