@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -258,7 +257,7 @@ func TestSidecarLifecycleHooks(t *testing.T) {
   containers:
   - name: main
     image: %[1]s
-    command: ["sh", "-c", "cat /ctl/poststart; trap 'echo main-term >> /ctl/order; exit 0' TERM; while true; do sleep 0.1; done"]
+    command: ["sh", "-c", "cat /ctl/poststart; trap 'until grep -q prestop /ctl/order; do sleep 0.05; done; echo main-term >> /ctl/order; exit 0' TERM; while true; do sleep 0.1; done"]
     volumeMounts: [{name: ctl, mountPath: /ctl}]
 `, env.ImageRef)))
 	p := d.waitRunning("hk")
@@ -274,10 +273,11 @@ func TestSidecarLifecycleHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The sidecar's preStop and main's SIGTERM both come at once (either
-	// first); the sidecar's SIGTERM comes last, once main has stopped.
-	got := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(got) != 3 || got[2] != "term" || !slices.Contains(got, "prestop") || !slices.Contains(got, "main-term") {
-		t.Fatalf("termination order %q, want the sidecar's preStop and main's TERM, then the sidecar's TERM", got)
+	// The sidecar's preStop runs when the termination starts, beside
+	// main's SIGTERM (main exits only once it has seen the preStop's line:
+	// a preStop held until the sidecar's turn would leave main to its
+	// SIGKILL, and no main-term); the sidecar's SIGTERM comes last.
+	if got := string(b); got != "prestop\nmain-term\nterm\n" {
+		t.Fatalf("termination order %q, want the sidecar's preStop, main's exit, then the sidecar's TERM", got)
 	}
 }

@@ -179,11 +179,12 @@ func downwardResource(name corev1.ResourceName) bool {
 	return supportedResource(name) || hugePagesRef("limits."+string(name))
 }
 
-// hugePagesRef: ref is limits.hugepages-<size> or requests.hugepages-<size>.
+// hugePagesRef: ref is limits.hugepages-<size> or requests.hugepages-<size>
+// (the API server checks the prefix only, and so does the kubelet's
+// IsHugePageResourceName).
 func hugePagesRef(ref string) bool {
 	kind, name, _ := strings.Cut(ref, ".")
-	size, huge := strings.CutPrefix(name, corev1.ResourceHugePagesPrefix)
-	return (kind == "limits" || kind == "requests") && huge && size != ""
+	return (kind == "limits" || kind == "requests") && strings.HasPrefix(name, corev1.ResourceHugePagesPrefix)
 }
 
 func supportedResource(name corev1.ResourceName) bool {

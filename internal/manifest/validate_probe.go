@@ -14,8 +14,8 @@ var (
 )
 
 // validateProbes checks the probes and lifecycle hooks of a container.
-// Regular init containers (init: not sidecars) may have no probes; no init
-// container may have lifecycle hooks.
+// Regular init containers (init: not sidecars) may have neither probes nor
+// lifecycle hooks; sidecars may have both.
 func validateProbes(c *corev1.Container, p *field.Path, init bool) field.ErrorList {
 	var all field.ErrorList
 	probes := []struct {

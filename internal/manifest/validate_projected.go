@@ -70,9 +70,9 @@ func validateDownwardItems(items []corev1.DownwardAPIVolumeFile, containers, pat
 				all = append(all, field.NotFound(rp.Child("containerName"), ref.ContainerName))
 			}
 			kind, name, _ := strings.Cut(ref.Resource, ".")
-			if (kind != "limits" && kind != "requests") || !supportedResource(corev1.ResourceName(name)) {
+			if (kind != "limits" && kind != "requests") || !downwardResource(corev1.ResourceName(name)) {
 				all = append(all, field.Invalid(rp.Child("resource"), ref.Resource,
-					"must be limits.<resource> or requests.<resource> for cpu, memory or ephemeral-storage"))
+					"must be limits.<resource> or requests.<resource> for cpu, memory, ephemeral-storage or hugepages-<size>"))
 			}
 			all = append(all, validateDivisor(ref, rp)...)
 		default:

@@ -370,9 +370,13 @@ func TestValidateRules(t *testing.T) {
 		{"env hugepages divisor 3", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "requests.hugepages-1Gi", Divisor: resource.MustParse("3")}}}}
 		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.divisor: Invalid value: "requests.hugepages-1Gi": only divisor's values 1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei are supported with the hugepages resource`},
-		{"env hugepages without a size", func(p *corev1.Pod) {
-			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.hugepages-"}}}}
-		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Invalid value: "limits.hugepages-"`},
+		{"env hugepages bad kind", func(p *corev1.Pod) {
+			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "capacity.hugepages-2Mi"}}}}
+		}, `spec.containers[0].env[0].valueFrom.resourceFieldRef.resource: Invalid value: "capacity.hugepages-2Mi"`},
+		{"downwardAPI hugepages ok", func(p *corev1.Pod) {
+			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{Items: []corev1.DownwardAPIVolumeFile{
+				{Path: "huge", ResourceFieldRef: &corev1.ResourceFieldSelector{ContainerName: "web", Resource: "limits.hugepages-1Gi", Divisor: resource.MustParse("1Mi")}}}}}
+		}, ""},
 		{"env memory divisor 1024Ki ok", func(p *corev1.Pod) {
 			c0(p).Env = []corev1.EnvVar{{Name: "A", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{Resource: "limits.memory", Divisor: resource.MustParse("1024Ki")}}}}
 		}, ""},

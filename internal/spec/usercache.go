@@ -26,6 +26,9 @@ type UserCache struct {
 	mu   sync.Mutex
 	m    map[userKey]specs.User
 	busy map[userKey]chan struct{} // keys being resolved, closed when done
+	// waiting, when set (tests), is called when a caller starts to wait
+	// for another's resolve.
+	waiting func()
 }
 
 type userKey struct {
@@ -75,6 +78,9 @@ func (uc *UserCache) claim(ctx context.Context, k userKey) (u specs.User, ok boo
 		u, ok, wait := uc.lookup(k)
 		if ok || wait == nil {
 			return u, ok, nil
+		}
+		if uc.waiting != nil {
+			uc.waiting()
 		}
 		select {
 		case <-wait:

@@ -74,13 +74,16 @@ func TestUserCache(t *testing.T) {
 }
 
 // TestUserCacheOneResolveAtATime: while a key is being resolved, another
-// start of it waits instead of mounting the rootfs again, and gets the
-// result; after a failed resolve the next caller resolves again.
+// start of it waits instead of mounting the rootfs again and gets the
+// result from the cache; after a failed resolve the next caller resolves
+// for itself.
 func TestUserCacheOneResolveAtATime(t *testing.T) {
 	uc := NewUserCache()
+	waits := make(chan struct{}, 4)
+	uc.waiting = func() { waits <- struct{}{} }
 	key := userKey{image: "sha256:a", user: "app"}
 	entered, release := make(chan struct{}), make(chan struct{})
-	fail := true
+	fail := false
 	resolve := []oci.SpecOpts{func(_ context.Context, _ oci.Client, _ *containers.Container, s *oci.Spec) error {
 		entered <- struct{}{}
 		<-release
@@ -90,29 +93,54 @@ func TestUserCacheOneResolveAtATime(t *testing.T) {
 		s.Process.User.UID = 7
 		return nil
 	}}
-	run := func() <-chan error {
-		errc := make(chan error, 1)
-		go func() { errc <- cachedUser(uc, key, resolve)(context.Background(), nil, nil, &oci.Spec{}) }()
-		return errc
+	run := func() <-chan uint32 {
+		uid := make(chan uint32, 1)
+		go func() {
+			s := &oci.Spec{}
+			if err := cachedUser(uc, key, resolve)(context.Background(), nil, nil, s); err != nil {
+				uid <- 0
+				return
+			}
+			uid <- s.Process.User.UID
+		}()
+		return uid
 	}
 	first := run()
 	<-entered
-	if _, ok, wait := uc.lookup(key); ok || wait == nil {
-		t.Fatalf("lookup during a resolve: ok=%v wait=%v, want a wait", ok, wait)
+	second := run()
+	select { // the second start waits for the first's resolve
+	case <-waits:
+	case <-entered:
+		t.Fatal("the second start resolved while the first was resolving")
 	}
-	second := run() // waits on the first
 	release <- struct{}{}
-	if err := <-first; err == nil {
-		t.Fatal("first resolve: want its error")
+	if uid := <-first; uid != 7 {
+		t.Fatalf("first resolve: uid %d, want 7", uid)
 	}
-	<-entered // the failure is not shared: the waiter resolves for itself
+	select {
+	case <-entered: // a waiter that resolved again would block here
+		t.Fatal("the second start resolved the user again")
+	case uid := <-second:
+		if uid != 7 {
+			t.Fatalf("second start: uid %d, want 7 from the cache", uid)
+		}
+	}
+
+	// A failure is not shared: the waiter resolves for itself.
+	key = userKey{image: "sha256:b", user: "app"}
+	fail = true
+	first = run()
+	<-entered
+	second = run()
+	<-waits
+	release <- struct{}{}
+	if uid := <-first; uid != 0 {
+		t.Fatalf("failed resolve: uid %d", uid)
+	}
+	<-entered
 	fail = false
 	release <- struct{}{}
-	if err := <-second; err != nil {
-		t.Fatal(err)
-	}
-	s := &oci.Spec{}
-	if err := cachedUser(uc, key, nil)(context.Background(), nil, nil, s); err != nil || s.Process.User.UID != 7 {
-		t.Fatalf("cached: uid %d, %v; want 7 without resolving", s.Process.User.UID, err)
+	if uid := <-second; uid != 7 {
+		t.Fatalf("waiter after a failure: uid %d, want 7", uid)
 	}
 }
