@@ -289,3 +289,45 @@ func TestPostStart(t *testing.T) {
 		t.Fatalf("after restart: %+v", st)
 	}
 }
+
+// A sidecar whose postStart fails is killed (its preStop runs), waits with
+// PostStartHookError, and the app container is not started after it; the
+// next sync restarts the sidecar although the pod's restartPolicy is
+// Never (a sidecar always restarts), and then the app container starts.
+func TestSidecarPostStartFails(t *testing.T) {
+	w := newWorld()
+	pod := hookedSidecarPod(true)
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	pod.Spec.InitContainers[0].Lifecycle.PostStart = &corev1.LifecycleHandler{Exec: &corev1.ExecAction{Command: []string{"poststart"}}}
+	w.hooks.fail["poststart"] = true
+	if _, err := syncOnce(t, w, pod); err == nil || !strings.Contains(err.Error(), "PostStartHookError") {
+		t.Fatalf("sync: %v", err)
+	}
+	if runs, want := w.hooks.list(), []string{"poststart s stops=0", "prestop s stops=0"}; !slices.Equal(runs, want) {
+		t.Fatalf("hooks %q, want %q", runs, want)
+	}
+	st := w.obs.last()
+	if len(st.InitContainerStatuses) != 1 || st.InitContainerStatuses[0].State.Waiting == nil ||
+		st.InitContainerStatuses[0].State.Waiting.Reason != "PostStartHookError" {
+		t.Fatalf("sidecar status %+v", st.InitContainerStatuses)
+	}
+	w.rt.mu.Lock()
+	calls := slices.Clone(w.rt.calls)
+	w.rt.mu.Unlock()
+	if slices.Contains(calls, "create a") {
+		t.Fatalf("app container created after its sidecar's postStart failed: %q", calls)
+	}
+	delete(w.hooks.fail, "poststart")
+	for range 3 { // the sidecar again (the first restart is immediate), then the app container
+		if _, err := syncOnce(t, w, pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st = w.obs.last()
+	if s := st.InitContainerStatuses[0]; s.State.Running == nil || s.RestartCount != 1 {
+		t.Fatalf("sidecar after its restart: %+v", s)
+	}
+	if len(st.ContainerStatuses) != 1 || st.ContainerStatuses[0].State.Running == nil {
+		t.Fatalf("app container: %+v", st.ContainerStatuses)
+	}
+}
