@@ -256,11 +256,9 @@ func coldStart(b *testing.B, n int) (*podhostd, time.Duration, coldCPU) {
 
 // coldRuns is how many cold starts of each (floor, podhost) the reported
 // ones are the medians of: single runs of 30 pods on 2 cores spread over
-// ±15 % (what the machine did in the minutes before weighs in: on an ext4
-// without a journal every new inode scans past the recently deleted ones,
-// docs/decisions.md 16). Five up to 30 pods (a pair takes ~10 s), three
-// at 100, one at 250 pods, where a run takes a minute, to keep make bench
-// under 10 minutes.
+// ±15 %, and the machine drifts over a run (docs/decisions.md 16). Seven
+// up to 30 pods (a pair takes ~10 s), three at 100, one at 250 pods, where
+// a run takes a minute, to keep make bench under 10 minutes.
 func coldRuns(n int) int {
 	switch {
 	case n > 100:
@@ -268,7 +266,7 @@ func coldRuns(n int) int {
 	case n > 30:
 		return 3
 	}
-	return 5
+	return 7
 }
 
 // pairedRatio is the median of podhost[i]/floor[i].
@@ -419,18 +417,19 @@ func cpuTicks(pid int) int {
 
 func writeFootprint(b *testing.B, rep footprintReport) {
 	var t strings.Builder
-	fmt.Fprintf(&t, "%5s %8s %8s %6s %7s %6s %7s %6s %6s %6s %7s %8s %8s %8s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio",
+	fmt.Fprintf(&t, "%5s %8s %8s %6s %6s %7s %6s %7s %6s %6s %6s %7s %8s %8s %8s %8s %8s\n", "N", "cold(s)", "floor(s)", "ratio", "÷med",
 		"add(ms)", "floor", "loaded", "ratio", "rm(ms)", "floor", "loaded", "podhost", "settled", "(anon", "file)", "ctrd")
 	for _, r := range rep.Rows {
 		settled := r.PodhostSettledRSSAnonKiB + r.PodhostSettledRSSFileKiB
-		fmt.Fprintf(&t, "%5d %8.2f %8.2f %6.2f %7.0f %6.0f %7.0f %6.2f %6.0f %6.0f %7.0f %6.1fMi %6.1fMi %6.1fMi %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
-			r.ColdRatio, r.AddMs, r.AddFloorMs, r.AddFloorLoadedMs, r.AddMs/r.AddFloorLoadedMs, r.RemoveMs, r.RemoveFloorMs, r.RemoveFloorLoadedMs,
+		fmt.Fprintf(&t, "%5d %8.2f %8.2f %6.2f %6.2f %7.0f %6.0f %7.0f %6.2f %6.0f %6.0f %7.0f %6.1fMi %6.1fMi %6.1fMi %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
+			r.ColdPairRatio, r.ColdRatio, r.AddMs, r.AddFloorMs, r.AddFloorLoadedMs, r.AddMs/r.AddFloorLoadedMs, r.RemoveMs, r.RemoveFloorMs, r.RemoveFloorLoadedMs,
 			mib(r.PodhostRSSKiB), mib(settled), mib(r.PodhostSettledRSSAnonKiB), mib(r.PodhostSettledRSSFileKiB), mib(r.ContainerdRSSKiB))
 	}
 	for _, r := range rep.Rows {
-		fmt.Fprintf(&t, "N=%d cold start runs (s), median reported: podhost %s, floor %s; median of the paired ratios %.2f\n",
-			r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS), r.ColdPairRatio)
+		fmt.Fprintf(&t, "N=%d cold start runs (s), in order, floor and podhost alternating: podhost %s, floor %s\n",
+			r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS))
 	}
+	fmt.Fprintf(&t, "cold: medians of the runs; ratio: the median of each podhost run / the floor run just before it; ÷med: median / median\n")
 	fmt.Fprintf(&t, "podhost RSS: right after the (last) cold start (the first trim may be done), and %s later (settled: anon + file, smaps_rollup)\n", rep.SettleWindow)
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&t, "N=%d cold start CPU s, mean of the runs (busy / containerd / starter / rest): podhost %.2f / %.2f / %.2f / %.2f, floor %.2f / %.2f / %.2f / %.2f\n", r.N,
