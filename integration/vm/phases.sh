@@ -192,6 +192,21 @@ check_pod_cgroups() {
 	done
 }
 
+# check_top_cgroup DRIVER DIR RESERVED_MILLICPU RESERVED_BYTES: node
+# allocatable enforced on the cgroup above every pod, as the kubelet's
+# enforceNodeAllocatable [pods] on kubepods: cpu.weight from the CPUs less
+# the reserved cpu, memory.max MemTotal less the reserved memory and the
+# huge pages (page-aligned by the kernel)
+check_top_cgroup() {
+	local driver=$1 dir=/sys/fs/cgroup$2 shares weight mem
+	shares=$((($(nproc) * 1000 - $3) * 1024 / 1000))
+	weight=$((1 + ((shares - 2) * 9999) / 262142))
+	mem=$(awk -v r="$4" -v p="$(getconf PAGESIZE)" '/^MemTotal:/ { m = $2 * 1024 } /^Hugetlb:/ { h = $2 * 1024 }
+		END { m = m - r - h; printf "%d", m - m % p }' /proc/meminfo)
+	expect "$driver: top cgroup cpu.weight (node allocatable)" "$weight" "$(cat "$dir/cpu.weight" 2>/dev/null)"
+	expect "$driver: top cgroup memory.max (node allocatable)" "$mem" "$(cat "$dir/memory.max" 2>/dev/null)"
+}
+
 # same_tasks DESC BEFORE_FILE: every container that ran before still runs,
 # with the same PID, and no other task appeared
 same_tasks() {
@@ -353,6 +368,7 @@ boot1() {
 
 	pods_json | jq -r '.items[] | .metadata.name + " " + .metadata.uid' | sort >"$STATE/boot1-pods"
 	check_pod_cgroups systemd
+	check_top_cgroup systemd /podhost.slice 0 0
 
 	# daemon restarts under systemd leave containers alone
 	local before="$STATE/tasks"
@@ -536,6 +552,11 @@ cgroupfs_scenario() {
 	else
 		echo "cgroupDriver: cgroupfs" >>"$CONFIG"
 	fi
+	if grep -q '^systemReserved:' "$CONFIG" 2>/dev/null; then
+		sed -i 's/^systemReserved:.*/systemReserved: {cpu: 100m, memory: 256Mi}/' "$CONFIG"
+	else
+		echo "systemReserved: {cpu: 100m, memory: 256Mi}" >>"$CONFIG"
+	fi
 	local before="$STATE/tasks"
 	running_tasks >"$before"
 	logcmd systemctl restart podhost.service
@@ -561,6 +582,7 @@ cgroupfs_scenario() {
 	local uid
 	uid=$(pods_json | jq -r '.items[] | select(.metadata.name == "vmtest-cgroupfs") | .metadata.uid')
 	check_pod_cgroups cgroupfs vmtest-cgroupfs
+	check_top_cgroup cgroupfs /podhost 100 $((256 << 20))
 	logcmd find /sys/fs/cgroup/podhost -maxdepth 3 -type d
 	check "cgroupfs: podhost delete vmtest-cgroupfs" podhost delete vmtest-cgroupfs
 	if wait_for 60 sh -c "! podhost get pods -o json | jq -e '.items[] | select(.metadata.name == \"vmtest-cgroupfs\")'"; then

@@ -87,15 +87,24 @@ func (h Host) Capacity() (corev1.ResourceList, error) {
 // reserved, the default hard eviction thresholds, huge pages), never below
 // zero.
 func (h Host) Allocatable(reserved corev1.ResourceList) (corev1.ResourceList, error) {
-	capacity, err := h.Capacity()
+	capacity, huge, err := h.capacityAndHugePages()
 	if err != nil {
 		return nil, err
+	}
+	return allocatable(capacity, reserved, huge), nil
+}
+
+// capacityAndHugePages is Capacity and the bytes the huge page pools hold.
+func (h Host) capacityAndHugePages() (corev1.ResourceList, int64, error) {
+	capacity, err := h.Capacity()
+	if err != nil {
+		return nil, 0, err
 	}
 	data, err := h.readMemInfo()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	return allocatable(capacity, reserved, hugePages(data)), nil
+	return capacity, hugePages(data), nil
 }
 
 // memTotal parses "MemTotal: <n> kB" into bytes.

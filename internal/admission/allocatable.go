@@ -3,6 +3,7 @@ package admission
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -68,14 +69,26 @@ func fsSize(path string) (int64, error) {
 // plus the hard eviction thresholds), never below zero, then memory minus
 // the huge pages.
 func allocatable(capacity, reserved corev1.ResourceList, hugePageBytes int64) corev1.ResourceList {
+	return lessReserved(capacity, hugePageBytes, reserved, evictionReservation(capacity))
+}
+
+// evictionReservation is the kubelet's hardEvictionReservation for its
+// default hard eviction thresholds.
+func evictionReservation(capacity corev1.ResourceList) corev1.ResourceList {
 	eviction := corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(EvictionMemoryAvailable, resource.BinarySI)}
 	if fs, ok := capacity[corev1.ResourceEphemeralStorage]; ok {
 		eviction[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(fs.Value()*EvictionNodeFSPercent/100, resource.BinarySI)
 	}
+	return eviction
+}
+
+// lessReserved is capacity minus every list, memory minus the huge pages,
+// never below zero.
+func lessReserved(capacity corev1.ResourceList, hugePageBytes int64, lists ...corev1.ResourceList) corev1.ResourceList {
 	out := make(corev1.ResourceList, len(capacity))
 	for name, c := range capacity {
 		c = c.DeepCopy()
-		for _, list := range []corev1.ResourceList{reserved, eviction} {
+		for _, list := range lists {
 			if r, ok := list[name]; ok {
 				c.Sub(r)
 			}
@@ -89,6 +102,55 @@ func allocatable(capacity, reserved corev1.ResourceList, hugePageBytes int64) co
 		out[name] = c
 	}
 	return out
+}
+
+// Enforced is what the kubelet, with its default enforceNodeAllocatable
+// [pods], enforces on its top cgroup (getNodeAllocatableAbsolute): cpu and
+// memory capacity less reserved, memory less the huge page pools, never
+// below zero. The eviction thresholds are not taken out: they are kept by
+// evicting, not by the cgroup. Like the kubelet's validateNodeAllocatable,
+// which stops it from starting, it fails when reserved plus the hard
+// eviction thresholds exceed a resource's capacity.
+func (h Host) Enforced(reserved corev1.ResourceList) (corev1.ResourceList, error) {
+	capacity, huge, err := h.capacityAndHugePages()
+	if err != nil {
+		return nil, err
+	}
+	if err := validateReserved(capacity, reserved); err != nil {
+		return nil, err
+	}
+	enforced := corev1.ResourceList{}
+	for name, q := range lessReserved(capacity, huge, reserved) {
+		if name == corev1.ResourceCPU || name == corev1.ResourceMemory {
+			enforced[name] = q
+		}
+	}
+	return enforced, nil
+}
+
+// validateReserved refuses a reservation (reserved plus the hard eviction
+// thresholds) larger than the capacity of a resource the node has.
+func validateReserved(capacity, reserved corev1.ResourceList) error {
+	var bad []string
+	eviction := evictionReservation(capacity)
+	for name, c := range capacity {
+		r, e := reserved[name], eviction[name]
+		want := r.DeepCopy()
+		want.Add(e)
+		if want.Cmp(c) <= 0 {
+			continue
+		}
+		msg := fmt.Sprintf("%s %s", name, r.String())
+		if !e.IsZero() {
+			msg += fmt.Sprintf(" + %s eviction threshold", e.String())
+		}
+		bad = append(bad, msg+fmt.Sprintf(" > capacity %s", c.String()))
+	}
+	if len(bad) > 0 {
+		slices.Sort(bad)
+		return fmt.Errorf("systemReserved: more than the node has: %s", strings.Join(bad, ", "))
+	}
+	return nil
 }
 
 // hugePages is the memory the huge page pools hold (cadvisor's hugepages

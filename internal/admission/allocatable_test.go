@@ -90,3 +90,42 @@ func TestAdmitEphemeralStorage(t *testing.T) {
 		t.Fatalf("5Gi of 9Gi: %+v", r)
 	}
 }
+
+// Enforced as the kubelet's getNodeAllocatableAbsolute: capacity minus
+// reserved, memory minus the huge pages, without the eviction thresholds;
+// cpu and memory only. A reservation beyond capacity is refused, as the
+// kubelet's validateNodeAllocatable refuses it.
+func TestEnforced(t *testing.T) {
+	tests := []struct {
+		name             string
+		meminfo          string
+		reserved         corev1.ResourceList
+		wantCPU, wantMem string // wantCPU "" = an error
+	}{
+		{"nothing reserved", "MemTotal: 4194304 kB\n", nil, "2", "4Gi"},
+		{"reserved", "MemTotal: 4194304 kB\n", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}, "1500m", "3Gi"},
+		{"hugetlb", "MemTotal: 4194304 kB\nHugetlb: 1048576 kB\n", nil, "2", "3Gi"},
+		{"cpu beyond capacity", "MemTotal: 4194304 kB\n", corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("3")}, "", ""},
+		{"memory and eviction beyond capacity", "MemTotal: 4194304 kB\n", corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4000Mi")}, "", ""},
+		{"ephemeral-storage beyond capacity", "MemTotal: 4194304 kB\n", corev1.ResourceList{corev1.ResourceEphemeralStorage: resource.MustParse("95Gi")}, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := Host{NumCPU: func() int { return 2 }, MemInfo: func() ([]byte, error) { return []byte(tt.meminfo), nil },
+				RootDir: "/var/lib/podhost", StatFS: func(string) (int64, error) { return 100 * gi, nil }}
+			got, err := h.Enforced(tt.reserved)
+			if tt.wantCPU == "" {
+				if err == nil {
+					t.Fatalf("want an error, got %v", got)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 2 || got.Cpu().Cmp(resource.MustParse(tt.wantCPU)) != 0 || got.Memory().Cmp(resource.MustParse(tt.wantMem)) != 0 {
+				t.Errorf("enforced %v, want cpu %s memory %s only", got, tt.wantCPU, tt.wantMem)
+			}
+		})
+	}
+}

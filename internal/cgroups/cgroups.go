@@ -99,6 +99,9 @@ type driver interface {
 	// missing and sets its cpu shares (qoslevel.go).
 	setLevelShares(ctx context.Context, qos corev1.PodQOSClass, shares uint64) error
 	levelExists(qos corev1.PodQOSClass) bool // as exists, for a QoS level
+	// setTop makes the top cgroup if missing and writes r there (top.go).
+	setTop(ctx context.Context, r Resources) error
+	topExists() bool // as exists, for the top cgroup
 }
 
 // Manager creates and removes pod cgroups.

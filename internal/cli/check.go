@@ -15,7 +15,9 @@ import (
 
 	"github.com/containerd/cgroups/v3"
 	containerd "github.com/containerd/containerd/v2/client"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/admission"
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/source"
@@ -133,6 +135,7 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkManifestDir(cfg.ManifestDir, cfg.AllowInsecureManifests),
 		checkStateDir(cfg.StateDir),
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
+		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir)}),
 		checkRunc(p),
 	}
 	if p.host.readFile != nil {
@@ -310,6 +313,25 @@ func checkStateDir(dir string) CheckResult {
 		return CheckResult{name, StatusFail, fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, err)}
 	}
 	return CheckResult{name, StatusOK, dir + " does not exist yet (will be created)"}
+}
+
+// checkAllocatable reports what the daemon would enforce on the pods' top
+// cgroup (admission.Host.Enforced), or why systemReserved stops it.
+func checkAllocatable(reserved corev1.ResourceList, h admission.Host) CheckResult {
+	name := "allocatable"
+	e, err := h.Enforced(reserved)
+	if err != nil {
+		return CheckResult{name, StatusFail, err.Error()}
+	}
+	return CheckResult{name, StatusOK, fmt.Sprintf("cpu %s, memory %s enforced on the pods' top cgroup", e.Cpu(), e.Memory())}
+}
+
+// existingDir is dir if it exists, else "" (nothing to measure yet).
+func existingDir(dir string) string {
+	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+		return dir
+	}
+	return ""
 }
 
 // checkStateDB reports a rebuild of the state db (state.OpenRecover and

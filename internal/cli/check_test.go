@@ -14,6 +14,10 @@ import (
 
 	"github.com/containerd/cgroups/v3"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/internal/admission"
 	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/state"
@@ -152,8 +156,8 @@ func TestCheckPrintsAndFails(t *testing.T) {
 	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
 		t.Errorf("out:\n%s", out.String())
 	}
-	if n := strings.Count(out.String(), "\n"); n != 12 { // 8 + watchdog, node-shutdown, apparmor, seccomp
-		t.Errorf("%d lines, want 12:\n%s", n, out.String())
+	if n := strings.Count(out.String(), "\n"); n != 13 { // 9 + watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 13:\n%s", n, out.String())
 	}
 }
 
@@ -172,6 +176,20 @@ func TestVersion(t *testing.T) {
 	}
 	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
 		t.Error("yaml output: want error")
+	}
+}
+
+// checkAllocatable: what is enforced, or why systemReserved stops the
+// daemon.
+func TestCheckAllocatable(t *testing.T) {
+	h := admission.Host{NumCPU: func() int { return 2 }, MemInfo: func() ([]byte, error) { return []byte("MemTotal: 4194304 kB\n"), nil }}
+	r := checkAllocatable(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}, h)
+	if r.Status != StatusOK || r.Detail != "cpu 1500m, memory 3Gi enforced on the pods' top cgroup" {
+		t.Errorf("reserved 500m, 1Gi: %s %q", r.Status, r.Detail)
+	}
+	r = checkAllocatable(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}, h)
+	if r.Status != StatusFail || !strings.Contains(r.Detail, "systemReserved") || !strings.Contains(r.Detail, "memory 8Gi") {
+		t.Errorf("reserved 8Gi of 4Gi: %s %q", r.Status, r.Detail)
 	}
 }
 
@@ -205,7 +223,7 @@ func TestCheckListsDaemonFileErrors(t *testing.T) {
 	}
 	rs := runChecks(context.Background(), CheckOptions{Config: cfg}, p)
 	var got []string
-	for _, r := range rs[8:] {
+	for _, r := range rs[9:] {
 		got = append(got, fmt.Sprintf("%s %s %s", r.Status, r.Name, r.Detail))
 	}
 	want := []string{
@@ -217,7 +235,7 @@ func TestCheckListsDaemonFileErrors(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("daemon lines\n%q\nwant\n%q", got, want)
 	}
-	if rs := runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)); len(rs) != 8 {
-		t.Fatalf("no daemon: %d results, want the 8 host checks", len(rs))
+	if rs := runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)); len(rs) != 9 {
+		t.Fatalf("no daemon: %d results, want the 9 host checks", len(rs))
 	}
 }

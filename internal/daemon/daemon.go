@@ -84,6 +84,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
+	allocatable, enforced, err := nodeAllocatable(cfg)
+	if err != nil {
+		return err
+	}
 	if err := ownTempMounts(filepath.Join(cfg.StateDir, "tmpmounts"), log); err != nil {
 		return err
 	}
@@ -123,21 +127,32 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
-	allocatable, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}.Allocatable(cfg.SystemReserved)
-	if err != nil {
-		return fmt.Errorf("node allocatable: %w", err)
-	}
 	shims, err := shimGroups(db, cfg.ShimGroupSize)
 	if err != nil {
 		return err
 	}
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims}
-	d.build(boot, cg, netw, allocatable)
+	d.build(boot, cg, netw, allocatable, enforced)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
 	}
 	return d.serve(ctx)
+}
+
+// nodeAllocatable is what pods are admitted against (the kubelet's node
+// status allocatable) and what is enforced on their top cgroup; a
+// systemReserved beyond the node's capacity is refused before anything
+// starts, as the kubelet refuses it.
+func nodeAllocatable(cfg *config.Config) (allocatable, enforced corev1.ResourceList, err error) {
+	host := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}
+	if enforced, err = host.Enforced(cfg.SystemReserved); err != nil {
+		return nil, nil, fmt.Errorf("node allocatable: %w", err)
+	}
+	if allocatable, err = host.Allocatable(cfg.SystemReserved); err != nil {
+		return nil, nil, fmt.Errorf("node allocatable: %w", err)
+	}
+	return allocatable, enforced, nil
 }
 
 // daemon holds what Run built, in the order it was built.
@@ -175,7 +190,7 @@ func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
 }
 
 // build constructs every component in dependency order.
-func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, allocatable corev1.ResourceList) {
+func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, allocatable, enforced corev1.ResourceList) {
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	self, _ := os.ReadFile("/proc/self/cgroup")
@@ -209,7 +224,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
-		manager.Options{Allocatable: allocatable, NodeName: admission.NodeName(limits.Hostname),
+		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
 			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
 }
 

@@ -98,6 +98,7 @@ type Manager struct {
 	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
 	pace        pace         // housekeeping's (loop goroutine only)
 	allocatable corev1.ResourceList
+	enforced    corev1.ResourceList // on the top cgroup (qoscgroups.go); nil: not enforced
 	nodeName    string
 	nodeLabels  map[string]string
 	appArmor    bool // the host has AppArmor enabled
@@ -147,6 +148,9 @@ type Deps struct {
 // Options configure a Manager.
 type Options struct {
 	Allocatable corev1.ResourceList
+	// EnforcedAllocatable (cpu, memory) is enforced on the pods' top
+	// cgroup through QOSCgroups (admission.Host.Enforced); nil: not.
+	EnforcedAllocatable corev1.ResourceList
 	// NodeName and NodeLabels: the Node a kubelet would register
 	// (admission.NodeLabels), matched by nodeSelector and node affinity.
 	NodeName   string
@@ -163,7 +167,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	return &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
-		allocatable: opts.Allocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
+		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podconfig.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 		allocs: map[types.UID]state.Allocation{}, allocated: map[types.UID]*corev1.Pod{},

@@ -9,12 +9,16 @@ import (
 )
 
 // QOSCgroups sets what the QoS-level cgroups hold that depends on the
-// active pods (*cgroups.Manager). The BestEffort level's fixed minimum is
-// set by the cgroups package itself.
+// active pods, and node allocatable on the cgroup above them
+// (*cgroups.Manager). The BestEffort level's fixed minimum is set by the
+// cgroups package itself.
 type QOSCgroups interface {
 	// SetBurstableCPUShares sets the Burstable level's cpu shares (weight
 	// on v2 and systemd); cheap when unchanged.
 	SetBurstableCPUShares(ctx context.Context, shares uint64) error
+	// SetNodeAllocatable sets the top cgroup's cpu shares from cpuMilli and
+	// its memory limit; cheap when unchanged.
+	SetNodeAllocatable(ctx context.Context, cpuMilli, memoryBytes int64) error
 }
 
 // updateQOSCgroups is the kubelet's UpdateQOSCgroups for cpu
@@ -26,9 +30,20 @@ type QOSCgroups interface {
 // on housekeeping's full passes (after a snapshot or a worker's change, so
 // within a pass of a pod going away or resizing, and once a minute). A
 // failure is logged; the next pass tries again.
+//
+// Node allocatable is enforced on the cgroup above the QoS levels first,
+// as the kubelet's container manager does at start (and retries every
+// minute until the kernel takes it): before the first pod's cgroup is
+// made, and again on each pass until it holds.
 func (m *Manager) updateQOSCgroups(ctx context.Context) {
 	if m.qosCgroups == nil {
 		return
+	}
+	if m.enforced != nil {
+		cpu, mem := m.enforced.Cpu().MilliValue(), m.enforced.Memory().Value()
+		if err := m.qosCgroups.SetNodeAllocatable(ctx, cpu, mem); err != nil {
+			m.log.Warn("enforce node allocatable", "cpuMilli", cpu, "memoryBytes", mem, "err", err)
+		}
 	}
 	shares := burstableCPUShares(m.activePods())
 	if err := m.qosCgroups.SetBurstableCPUShares(ctx, shares); err != nil {

@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -85,6 +86,20 @@ type fakeQOS struct {
 	w       *fakeWorkers
 	shares  []uint64
 	updates []int
+	// top: each SetNodeAllocatable (cpu milli, memory bytes) with the
+	// worker updates sent before it; topErr fails it.
+	top    [][3]int64
+	topErr error
+}
+
+func (f *fakeQOS) SetNodeAllocatable(_ context.Context, cpuMilli, memoryBytes int64) error {
+	f.w.mu.Lock()
+	n := len(f.w.updates)
+	f.w.mu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.top = append(f.top, [3]int64{cpuMilli, memoryBytes, int64(n)})
+	return f.topErr
 }
 
 func (f *fakeQOS) SetBurstableCPUShares(_ context.Context, shares uint64) error {
@@ -109,12 +124,39 @@ func (f *fakeQOS) last(t *testing.T) (shares uint64, updatesBefore int) {
 }
 
 func newQOSTestManager() (*Manager, *fakeWorkers, *fakeQOS) {
+	return newQOSTestManagerEnforcing(nil)
+}
+
+func newQOSTestManagerEnforcing(enforced corev1.ResourceList) (*Manager, *fakeWorkers, *fakeQOS) {
 	m, w, st, rt, cl := newStartedTestManager()
 	q := &fakeQOS{w: w}
 	m = New(Deps{Workers: w, Runtime: rt, Store: st, Statuses: status.NewManager(st, status.ManagerOptions{}), Cleaner: cl, Identities: st, QOSCgroups: q},
-		Options{Allocatable: m.allocatable})
+		Options{Allocatable: m.allocatable, EnforcedAllocatable: enforced})
 	m.started = true
 	return m, w, q
+}
+
+// Node allocatable is enforced before the first pod's worker starts, and
+// again on the next full pass while it fails; without it, never.
+func TestEnforceNodeAllocatable(t *testing.T) {
+	ctx := context.Background()
+	m, w, q := newQOSTestManagerEnforcing(rl("cpu=1500m,memory=3Gi"))
+	q.topErr = errors.New("EBUSY")
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: cpuPod("a", "", "")}}, nil)
+	if len(q.top) != 1 || q.top[0] != [3]int64{1500, 3 << 30, 0} {
+		t.Fatalf("SetNodeAllocatable calls = %v, want one of (1500, 3Gi) before any worker update", q.top)
+	}
+	w.known["a"] = podworkers.WorkerState{}
+	m.housekeeping(ctx) // a full pass: tried again
+	if len(q.top) != 2 {
+		t.Fatalf("after a failure, a full pass: %d calls, want 2", len(q.top))
+	}
+
+	m, _, q = newQOSTestManager()
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: cpuPod("a", "", "")}}, nil)
+	if len(q.top) != 0 {
+		t.Fatalf("nothing to enforce: SetNodeAllocatable called %v", q.top)
+	}
 }
 
 // New pods' requests count before their workers start (their cgroups are
