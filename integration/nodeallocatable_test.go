@@ -82,6 +82,23 @@ func TestNodeAllocatableEnforced(t *testing.T) {
 		t.Errorf("%s = %d, want %d (MemTotal - 1Gi - huge pages)", memFile, got, wantMem)
 	}
 
+	// GET /v1/node (get nodes, describe node) shows what pods are admitted
+	// against: the enforced values less the 100Mi memory.available
+	// eviction threshold.
+	node, err := d.client.Node(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := node.Status.Allocatable.Cpu().MilliValue(); got != int64(runtime.NumCPU()*1000-500) {
+		t.Errorf("node allocatable cpu %dm, want %dm", got, runtime.NumCPU()*1000-500)
+	}
+	if got, want := node.Status.Allocatable.Memory().Value(), meminfoBytes(t, "MemTotal")-1<<30-100<<20-hugetlb; got != want {
+		t.Errorf("node allocatable memory %d, want %d", got, want)
+	}
+	if c := node.Status.Conditions; len(c) != 1 || c[0].Type != "Ready" || c[0].Status != "True" {
+		t.Errorf("node conditions %+v, want Ready True", c)
+	}
+
 	// Reserved beyond capacity: the daemon does not start.
 	bad := newPodhostd(t)
 	appendConfig(t, bad, "systemReserved:\n  memory: 100Ti\n")

@@ -27,6 +27,7 @@ func (execBackend) Events(string, string) ([]api.Event, error)                  
 func (execBackend) FileErrors() []api.FileError                                     { return nil }
 func (execBackend) Ready() bool                                                     { return true }
 func (execBackend) Runtime() api.RuntimeStatus                                      { return api.RuntimeStatus{Healthy: true} }
+func (execBackend) Node(context.Context) (*corev1.Node, error)                      { return &corev1.Node{}, nil }
 func (execBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
 func (b execBackend) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, _ io.Writer) (int, error) {
 	b.got <- req

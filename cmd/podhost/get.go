@@ -13,12 +13,13 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	var all bool
 	cmd := &cobra.Command{
-		Use:   "get pods|configmaps|secrets [NAME...] | TYPE/NAME...",
-		Short: "List pods and their status, or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
+		Use:   "get pods|nodes|configmaps|secrets [NAME...] | TYPE/NAME...",
+		Short: "List pods and their status, the node (this machine), or the ConfigMaps and Secrets of the manifest dir (Secret values never shown)",
 		Example: "  podhost get pods\n  podhost get pods -l app=web\n  podhost get pods web -o yaml\n  podhost get pods web db\n  podhost get pod/web pod/db\n" +
 			"  podhost get pods -o wide\n  podhost get pods -w\n  podhost get pods --show-labels\n  podhost get pods -L app,tier --no-headers\n" +
 			"  podhost get pods --sort-by=.status.startTime\n  podhost get pods --sort-by='{.status.containerStatuses[0].restartCount}'\n" +
-			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP",
+			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP\n" +
+			"  podhost get nodes -o wide",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
@@ -29,10 +30,14 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := cli.CheckNameArgs(args, opts.Selector, all); err != nil {
+			// Nodes are cluster-scoped: as kubectl, -n and -A are ignored.
+			if err := cli.CheckNameArgs(args, opts.Selector, all && resource != "nodes"); err != nil {
 				return err
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
+			if resource == "nodes" {
+				return cli.GetNodes(cmd.Context(), opts, g.streams)
+			}
 			if resource != "pods" {
 				if opts.Selector != "" {
 					return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)
@@ -49,9 +54,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC")
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
-	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods only")
-	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods only")
-	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods only")
+	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods and nodes")
+	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods and nodes")
+	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods and nodes")
 	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output)")
 	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
 	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n; not with names, as kubectl)")
@@ -73,9 +78,9 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	var showEvents bool
 	cmd := &cobra.Command{
-		Use:     "describe pod|configmap|secret NAME... | TYPE/NAME...",
-		Short:   "Show a pod's details (containers, states, conditions, events), or a ConfigMap or Secret (Secret values never shown)",
-		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n  podhost describe configmap app",
+		Use:     "describe pod|node|configmap|secret NAME... | TYPE/NAME...",
+		Short:   "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
+		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n  podhost describe configmap app\n  podhost describe node",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
@@ -85,6 +90,10 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 			resource, names, err := cli.ResourceArgs("describe", args)
 			if err != nil {
 				return err
+			}
+			if resource == "nodes" { // cluster-scoped: -n is ignored; no NAME: the node
+				opts.Socket, opts.Names, opts.HideEvents = cfg.Socket, names, !showEvents
+				return cli.DescribeNode(cmd.Context(), opts, g.streams)
 			}
 			if len(names) == 0 {
 				return fmt.Errorf("describe %s needs a NAME: podhost describes named objects only ('podhost get %s' lists them)", args[0], resource)

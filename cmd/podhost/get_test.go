@@ -23,11 +23,19 @@ import (
 // podsBackend serves fixed pods.
 type podsBackend struct{ pods []*corev1.Pod }
 
-func (b podsBackend) Pods() []*corev1.Pod                                           { return b.pods }
-func (podsBackend) Events(string, string) ([]api.Event, error)                      { return nil, nil }
-func (podsBackend) FileErrors() []api.FileError                                     { return nil }
-func (podsBackend) Ready() bool                                                     { return true }
-func (podsBackend) Runtime() api.RuntimeStatus                                      { return api.RuntimeStatus{Healthy: true} }
+func (b podsBackend) Pods() []*corev1.Pod                      { return b.pods }
+func (podsBackend) Events(string, string) ([]api.Event, error) { return nil, nil }
+func (podsBackend) FileErrors() []api.FileError                { return nil }
+func (podsBackend) Ready() bool                                { return true }
+func (podsBackend) Runtime() api.RuntimeStatus                 { return api.RuntimeStatus{Healthy: true} }
+
+// Node is a Ready node named host1.
+func (podsBackend) Node(context.Context) (*corev1.Node, error) {
+	n := &corev1.Node{}
+	n.Name, n.Status.NodeInfo.KubeletVersion = "host1", "v0.3.0"
+	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
+	return n, nil
+}
 func (podsBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
 func (podsBackend) Exec(context.Context, api.ExecRequest, io.Reader, io.Writer, io.Writer) (int, error) {
 	return 0, nil
@@ -142,6 +150,12 @@ func TestNamesAsKubectl(t *testing.T) {
 		{args: []string{"describe", "pod", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
 		{args: []string{"describe", "pods"}, code: 1, stderr: "Error: describe pods needs a NAME: podhost describes named objects only ('podhost get pods' lists them)\n"},
 		{args: []string{"describe", "secret/a", "secret/b"}, code: 1, stderr: notFound + "secrets \"a\" not found\n" + notFound + "secrets \"b\" not found\n"},
+		// Nodes are cluster-scoped: -A and -n are ignored with names.
+		{args: []string{"get", "nodes", "host1", "nope", "-A"}, code: 1,
+			stdout: "NAME    STATUS   ROLES    AGE         VERSION\nhost1   Ready    <none>   <unknown>   v0.3.0\n", stderr: notFound + "nodes \"nope\" not found\n"},
+		{args: []string{"get", "no/host1", "-n", "kube-system", "-o", "name"}, stdout: "node/host1\n"},
+		{args: []string{"get", "node", "-w"}, code: 1, stderr: "Error: --watch: podhost watches pods, not nodes\n"},
+		{args: []string{"describe", "node/nope"}, code: 1, stderr: notFound + "nodes \"nope\" not found\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {
@@ -152,6 +166,10 @@ func TestNamesAsKubectl(t *testing.T) {
 	code, stdout, stderr := e.podhost(t, "", "--socket", sock, "describe", "pod/db", "pod/nope", "pod/web")
 	if code != 1 || strings.Count(stdout, "\nContainers:") != 2 || strings.Count(stdout, "\nEvents:") != 2 || stderr != notFound+"pods \"nope\" not found\n" {
 		t.Errorf("describe of three pods: code %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	if code, stdout, stderr := e.podhost(t, "", "--socket", sock, "describe", "nodes"); code != 0 || !strings.HasPrefix(stdout, "Name:               host1\n") ||
+		!strings.Contains(stdout, "\nNon-terminated Pods:          (2 in total)\n") || stderr != "" {
+		t.Errorf("describe nodes: code %d, stderr %q, stdout:\n%s", code, stderr, stdout)
 	}
 	if _, stdout, _ := e.podhost(t, "", "--socket", sock, "describe", "pods", "db", "web", "--show-events=false"); strings.Contains(stdout, "Events:") {
 		t.Errorf("describe --show-events=false of two pods:\n%s", stdout)

@@ -127,6 +127,12 @@ func (c *Client) Runtime(ctx context.Context) (RuntimeStatus, error) {
 	return rs, c.getJSON(ctx, "/v1/runtime", &rs)
 }
 
+// Node returns this machine as a core/v1 Node.
+func (c *Client) Node(ctx context.Context) (*corev1.Node, error) {
+	var n corev1.Node
+	return &n, c.getJSON(ctx, "/v1/node", &n)
+}
+
 // Logs copies a container log to w.
 func (c *Client) Logs(ctx context.Context, req LogRequest, w io.Writer) error {
 	q := url.Values{}

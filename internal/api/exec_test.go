@@ -90,6 +90,7 @@ func (f fakeBackend) Events(string, string) ([]Event, error) {
 func (fakeBackend) FileErrors() []FileError                                     { return nil }
 func (fakeBackend) Ready() bool                                                 { return true }
 func (fakeBackend) Runtime() RuntimeStatus                                      { return RuntimeStatus{Healthy: true} }
+func (fakeBackend) Node(context.Context) (*corev1.Node, error)                  { return &corev1.Node{}, nil }
 func (fakeBackend) Logs(context.Context, LogRequest, http.ResponseWriter) error { return nil }
 func (f fakeBackend) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
 	return f.exec(ctx, req, stdin, stdout, stderr)

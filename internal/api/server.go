@@ -11,6 +11,8 @@
 //	GET /v1/pods/{namespace}/{name}/log?container=&follow=&previous=&tail=&timestamps=&sinceTime=RFC3339
 //	GET /v1/errors                                manifest files that failed to load
 //	GET /v1/runtime                               RuntimeStatus: containerd's health
+//	GET /v1/node                                  core/v1 Node: this machine (name, labels, boot time,
+//	                                              capacity, allocatable, Ready, addresses, system info)
 //	POST /v1/pods/{namespace}/{name}/exec?container=&tty=&stdin=&command=...
 //	                                              upgrades to the exec protocol (exec.go)
 //
@@ -75,6 +77,9 @@ type Backend interface {
 	FileErrors() []FileError
 	Ready() bool
 	Runtime() RuntimeStatus
+	// Node is this machine as the kubelet's Node object would show it:
+	// podhost's node is the machine itself.
+	Node(ctx context.Context) (*corev1.Node, error)
 	// Logs writes the selected log to w until done (or ctx ends when following).
 	Logs(ctx context.Context, req LogRequest, w http.ResponseWriter) error
 	// Exec runs req.Command in a running container and returns its exit
@@ -111,6 +116,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("POST /v1/pods/{namespace}/{name}/exec", s.exec)
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
 	mux.HandleFunc("GET /v1/runtime", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.Runtime()) })
+	mux.HandleFunc("GET /v1/node", s.node)
 	s.srv = &http.Server{Handler: validatePodPaths(mux), ReadHeaderTimeout: 5 * time.Second}
 	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s
@@ -196,6 +202,15 @@ func (s *Server) getPod(w http.ResponseWriter, r *http.Request) {
 	}
 	addWarning(w, s.b.Runtime().Warning())
 	writeJSON(w, p)
+}
+
+func (s *Server) node(w http.ResponseWriter, r *http.Request) {
+	n, err := s.b.Node(r.Context())
+	if err != nil {
+		http.Error(w, "node: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writeJSON(w, n)
 }
 
 func (s *Server) events(w http.ResponseWriter, r *http.Request) {

@@ -114,6 +114,21 @@ var errWatchNames = errors.New("you may only watch a single resource or type of 
 // validate checks the output format, the flags that go with it and the
 // names, before the daemon is asked.
 func (o GetOptions) validate() error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
+	if o.Watch && !o.table() {
+		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
+	}
+	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
+		return errNameAndSelector
+	}
+	return validatePodNames(o.Namespace, o.Names)
+}
+
+// validateOutput checks the output format and --show-labels, which only
+// the table takes (pods and nodes).
+func (o GetOptions) validateOutput() error {
 	tmplFormat, _ := templateFormat(o.Output)
 	switch o.Output {
 	case "", "wide", "json", "yaml", "name":
@@ -122,16 +137,10 @@ func (o GetOptions) validate() error {
 			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
 		}
 	}
-	if o.Watch && !o.table() {
-		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
-	}
 	if o.ShowLabels && !o.table() {
 		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
 	}
-	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
-		return errNameAndSelector
-	}
-	return validatePodNames(o.Namespace, o.Names)
+	return nil
 }
 
 // print writes pods in o's output format; "No resources found" when there

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -18,11 +19,13 @@ import (
 	"github.com/podhost/podhost/internal/api"
 )
 
-// fakeDaemon is an API backend with fixed pods, file errors and runtime.
+// fakeDaemon is an API backend with fixed pods, file errors, runtime and
+// node.
 type fakeDaemon struct {
 	pods    []*corev1.Pod
 	errs    []api.FileError
 	runtime api.RuntimeStatus
+	node    *corev1.Node
 }
 
 func (f *fakeDaemon) Pods() []*corev1.Pod                        { return f.pods }
@@ -30,6 +33,12 @@ func (f *fakeDaemon) Events(string, string) ([]api.Event, error) { return nil, n
 func (f *fakeDaemon) FileErrors() []api.FileError                { return f.errs }
 func (f *fakeDaemon) Ready() bool                                { return true }
 func (f *fakeDaemon) Runtime() api.RuntimeStatus                 { return f.runtime }
+func (f *fakeDaemon) Node(context.Context) (*corev1.Node, error) {
+	if f.node == nil {
+		return nil, errors.New("no node")
+	}
+	return f.node, nil
+}
 func (f *fakeDaemon) Logs(context.Context, api.LogRequest, http.ResponseWriter) error {
 	return nil
 }

@@ -10,10 +10,10 @@ import (
 )
 
 // NotFoundError is kubectl's NotFound for a named object: `pods "web" not
-// found`. podhost prints it as kubectl does, one line each:
+// found`, `nodes "x" not found`. podhost prints it as kubectl does, one line each:
 // `Error from server (NotFound): pods "web" not found`.
 type NotFoundError struct {
-	Resource string // "pods", "configmaps", "secrets"
+	Resource string // "pods", "nodes", "configmaps", "secrets"
 	Name     string
 }
 
@@ -24,13 +24,14 @@ func (e *NotFoundError) Error() string {
 // ResourceArgs parses the arguments of get and describe (cmd is the
 // command's name, for the error) as kubectl's resource builder does: TYPE
 // [NAME...], or TYPE/NAME... with every argument in that form. The type is
-// one podhost serves, returned as "pods", "configmaps" or "secrets"; the
+// one podhost serves, returned as "pods", "nodes", "configmaps" or
+// "secrets"; the
 // names are in order, repeats kept (kubectl prints such an object again).
 // Unlike kubectl, podhost takes one type per command (pod/web configmap/app
 // is refused).
 func ResourceArgs(cmd string, args []string) (string, []string, error) {
 	if len(args) == 0 {
-		return "", nil, fmt.Errorf("you must specify the type of resource to %s: pods, configmaps or secrets", cmd)
+		return "", nil, fmt.Errorf("you must specify the type of resource to %s: pods, nodes, configmaps or secrets", cmd)
 	}
 	slashed := 0
 	for _, a := range args {
@@ -102,7 +103,7 @@ func splitTypeName(arg string) (string, string, error) {
 }
 
 // resourceType maps the words kubectl users type for the types get and
-// describe serve to "pods", "configmaps" or "secrets".
+// describe serve to "pods", "nodes", "configmaps" or "secrets".
 func resourceType(word string) (string, error) {
 	if r := DataResource(word); r != "" {
 		return r, nil
@@ -110,7 +111,11 @@ func resourceType(word string) (string, error) {
 	if CheckResource(strings.ToLower(word)) == nil {
 		return "pods", nil
 	}
-	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, configmaps and secrets)", word)
+	switch strings.ToLower(word) {
+	case "nodes", "node", "no":
+		return "nodes", nil
+	}
+	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps and secrets)", word)
 }
 
 // podArg is the pod name of a NAME or pod/NAME argument (logs, exec,

@@ -36,15 +36,20 @@ func TestResourceArgs(t *testing.T) {
 		{args: []string{"CM", "app"}, resource: "configmaps", names: []string{"app"}},
 		{args: []string{"pod/web", "pods/db"}, resource: "pods", names: []string{"web", "db"}},
 		{args: []string{"secret/creds"}, resource: "secrets", names: []string{"creds"}},
+		{args: []string{"nodes"}, resource: "nodes"},
+		{args: []string{"node", "host1"}, resource: "nodes", names: []string{"host1"}},
+		{args: []string{"No", "host1", "x"}, resource: "nodes", names: []string{"host1", "x"}},
+		{args: []string{"no/host1", "nodes/x"}, resource: "nodes", names: []string{"host1", "x"}},
+		{args: []string{"node/host1", "pod/web"}, err: "node/host1 and pod/web: podhost get takes one resource type at a time"},
 		{args: []string{"pods", "pod/web"}, err: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form " +
 			"(e.g. 'podhost get resource/<resource_name>' instead of 'podhost get resource resource/<resource_name>')"},
 		{args: []string{"pod/web/x"}, err: "arguments in resource/name form may not have more than one slash"},
 		{args: []string{"pod/"}, err: "arguments in resource/name form must have a single resource and name"},
 		{args: []string{"/web"}, err: "arguments in resource/name form must have a single resource and name"},
 		{args: []string{"pod/web", "configmap/app"}, err: "pod/web and configmap/app: podhost get takes one resource type at a time"},
-		{args: []string{"deployments", "web"}, err: `the server doesn't have a resource type "deployments" (podhost serves pods, configmaps and secrets)`},
-		{args: []string{"deploy/web"}, err: `the server doesn't have a resource type "deploy" (podhost serves pods, configmaps and secrets)`},
-		{args: nil, err: "you must specify the type of resource to get: pods, configmaps or secrets"},
+		{args: []string{"deployments", "web"}, err: `the server doesn't have a resource type "deployments" (podhost serves pods, nodes, configmaps and secrets)`},
+		{args: []string{"deploy/web"}, err: `the server doesn't have a resource type "deploy" (podhost serves pods, nodes, configmaps and secrets)`},
+		{args: nil, err: "you must specify the type of resource to get: pods, nodes, configmaps or secrets"},
 	} {
 		resource, names, err := ResourceArgs("get", tc.args)
 		if tc.err != "" {

@@ -28,26 +28,39 @@ func (o GetOptions) columns() podColumns {
 
 // header is the table's column names, one per cell of row.
 func (c podColumns) header() []string {
-	h := podview.Header(c.wide)
-	for _, key := range c.labelColumns {
+	return append(podview.Header(c.wide), labelHeaders(c.labelColumns, c.showLabels)...)
+}
+
+// row is p's cells, then its label cells (labelCells).
+func (c podColumns) row(p *corev1.Pod, now time.Time) []string {
+	return append(podview.Row(p, c.wide, now), labelCells(p.Labels, c.labelColumns, c.showLabels)...)
+}
+
+// labelHeaders are the headers of the label columns kubectl's table
+// printer adds after the others: one per -L key, then LABELS with
+// --show-labels.
+func labelHeaders(keys []string, showLabels bool) []string {
+	var h []string
+	for _, key := range keys {
 		h = append(h, labelHeader(key))
 	}
-	if c.showLabels {
+	if showLabels {
 		h = append(h, "LABELS")
 	}
 	return h
 }
 
-// row is p's cells: the value of each -L label ("" when p lacks it), then
-// its labels as kubectl prints them (key=value sorted by key, joined by
-// ",", <none> when there are none).
-func (c podColumns) row(p *corev1.Pod, now time.Time) []string {
-	r := podview.Row(p, c.wide, now)
-	for _, key := range c.labelColumns {
-		r = append(r, p.Labels[key])
+// labelCells are an object's cells of the label columns: the value of
+// each -L label ("" when it lacks it), then its labels as kubectl prints
+// them (key=value sorted by key, joined by ",", <none> when there are
+// none).
+func labelCells(l map[string]string, keys []string, showLabels bool) []string {
+	var r []string
+	for _, key := range keys {
+		r = append(r, l[key])
 	}
-	if c.showLabels {
-		r = append(r, labels.FormatLabels(p.Labels))
+	if showLabels {
+		r = append(r, labels.FormatLabels(l))
 	}
 	return r
 }
@@ -60,12 +73,22 @@ func labelHeader(key string) string {
 
 // print writes the table, without its header line with noHeaders.
 func (c podColumns) print(w io.Writer, pods []corev1.Pod, noHeaders bool, now time.Time) error {
+	rows := make([][]string, len(pods))
+	for i := range pods {
+		rows[i] = c.row(&pods[i], now)
+	}
+	return writeTable(w, c.header(), rows, noHeaders)
+}
+
+// writeTable writes rows under header as kubectl's table printer, columns
+// 3 spaces apart; no header line with noHeaders.
+func writeTable(w io.Writer, header []string, rows [][]string, noHeaders bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
 	if !noHeaders {
-		fmt.Fprintln(tw, strings.Join(c.header(), "\t"))
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
 	}
-	for i := range pods {
-		fmt.Fprintln(tw, strings.Join(c.row(&pods[i], now), "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	return tw.Flush()
 }

@@ -28,7 +28,11 @@ type backend struct {
 	views  *podViews
 	health *rthealth.Monitor
 	state  *stateHealth
+	node   *nodeSource
 }
+
+// Node is this machine as a core/v1 Node (GET /v1/node).
+func (b *backend) Node(ctx context.Context) (*corev1.Node, error) { return b.node.node(ctx), nil }
 
 // Runtime reports containerd's health (the rthealth probe).
 func (b *backend) Runtime() api.RuntimeStatus {

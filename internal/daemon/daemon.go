@@ -84,7 +84,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	allocatable, enforced, err := nodeAllocatable(cfg)
+	started := time.Now()
+	res, err := nodeAllocatable(cfg)
 	if err != nil {
 		return err
 	}
@@ -131,8 +132,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims}
-	d.build(boot, cg, netw, allocatable, enforced)
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	d.build(boot, cg, netw)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
@@ -140,19 +141,32 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	return d.serve(ctx)
 }
 
+// nodeResources are the node's resources as the daemon computed them at
+// start.
+type nodeResources struct {
+	capacity    corev1.ResourceList // the node status capacity (GET /v1/node)
+	allocatable corev1.ResourceList // what pods are admitted against
+	enforced    corev1.ResourceList // what is enforced on the pods' top cgroup
+}
+
 // nodeAllocatable is what pods are admitted against (the kubelet's node
-// status allocatable) and what is enforced on their top cgroup; a
-// systemReserved beyond the node's capacity is refused before anything
-// starts, as the kubelet refuses it.
-func nodeAllocatable(cfg *config.Config) (allocatable, enforced corev1.ResourceList, err error) {
+// status allocatable) and what is enforced on their top cgroup, with the
+// capacity they come from; a systemReserved beyond the node's capacity is
+// refused before anything starts, as the kubelet refuses it.
+func nodeAllocatable(cfg *config.Config) (nodeResources, error) {
 	host := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}
-	if enforced, err = host.Enforced(cfg.SystemReserved); err != nil {
-		return nil, nil, fmt.Errorf("node allocatable: %w", err)
+	var res nodeResources
+	var err error
+	if res.enforced, err = host.Enforced(cfg.SystemReserved); err != nil {
+		return res, fmt.Errorf("node allocatable: %w", err)
 	}
-	if allocatable, err = host.Allocatable(cfg.SystemReserved); err != nil {
-		return nil, nil, fmt.Errorf("node allocatable: %w", err)
+	if res.allocatable, err = host.Allocatable(cfg.SystemReserved); err != nil {
+		return res, fmt.Errorf("node allocatable: %w", err)
 	}
-	return allocatable, enforced, nil
+	if res.capacity, err = host.Capacity(); err != nil {
+		return res, fmt.Errorf("node capacity: %w", err)
+	}
+	return res, nil
 }
 
 // daemon holds what Run built, in the order it was built.
@@ -173,6 +187,9 @@ type daemon struct {
 	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
+	started   time.Time     // when Run began
+	res       nodeResources // computed before anything started
+	hostIP    string        // pods' status.hostIP, the node's InternalIP (chosen by build)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -190,7 +207,9 @@ func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
 }
 
 // build constructs every component in dependency order.
-func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, allocatable, enforced corev1.ResourceList) {
+func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) {
+	allocatable, enforced := d.res.allocatable, d.res.enforced
+	d.hostIP = hostIP()
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	self, _ := os.ReadFile("/proc/self/cgroup")
@@ -211,7 +230,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager, 
 	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
-		LogDir: d.cfg.LogDir, BootID: boot, HostIP: hostIP(), MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
+		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
 		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
@@ -265,7 +284,8 @@ func (d *daemon) serve(ctx context.Context) error {
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth}
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
+		node: d.nodeSource(host, health)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
@@ -287,6 +307,21 @@ func (d *daemon) serve(ctx context.Context) error {
 	notify(sddaemon.SdNotifyStopping)
 	d.log.Info("stopping podhost; pods keep running")
 	return g.Wait()
+}
+
+// nodeSource serves GET /v1/node: this machine as the manager sees it
+// (the node name, labels and allocatable it admits pods with), its
+// Ready condition containerd's health.
+func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
+	name := admission.NodeName(host)
+	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
+		capacity: d.res.capacity, allocatable: d.res.allocatable, hostIP: d.hostIP, hostname: host}, hostNodeFiles, d.started)
+	n.health = health.Status
+	n.runtimeVersion = func(ctx context.Context) (string, error) {
+		v, err := d.rt.Client().Version(ctx)
+		return v.Version, err
+	}
+	return n
 }
 
 // close shuts down what build made, in reverse order: the pod workers

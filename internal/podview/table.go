@@ -70,6 +70,13 @@ func Age(p *corev1.Pod, now time.Time) string {
 	if p.Status.StartTime != nil {
 		t = p.Status.StartTime.Time
 	}
+	return AgeSince(t, now)
+}
+
+// AgeSince is kubectl's AGE of an object created at t (its
+// translateTimestampSince): a short duration ("5m", "3d4h"), "<unknown>"
+// for a zero t.
+func AgeSince(t, now time.Time) string {
 	if t.IsZero() {
 		return "<unknown>"
 	}

@@ -196,7 +196,7 @@ func remainingPodMemoryPerContainer(pod *corev1.Pod) int64 {
 func ContainerRequests(pod *corev1.Pod) corev1.ResourceList {
 	reqs := corev1.ResourceList{}
 	for _, c := range pod.Spec.Containers {
-		addList(reqs, c.Resources.Requests)
+		AddList(reqs, c.Resources.Requests)
 	}
 	sidecars := corev1.ResourceList{}
 	initMax := corev1.ResourceList{}
@@ -204,12 +204,12 @@ func ContainerRequests(pod *corev1.Pod) corev1.ResourceList {
 		c := &pod.Spec.InitContainers[i]
 		step := corev1.ResourceList{}
 		if IsRestartable(c) {
-			addList(reqs, c.Resources.Requests)
-			addList(sidecars, c.Resources.Requests)
-			addList(step, sidecars)
+			AddList(reqs, c.Resources.Requests)
+			AddList(sidecars, c.Resources.Requests)
+			AddList(step, sidecars)
 		} else {
-			addList(step, c.Resources.Requests)
-			addList(step, sidecars)
+			AddList(step, c.Resources.Requests)
+			AddList(step, sidecars)
 		}
 		maxList(initMax, step)
 	}
@@ -229,11 +229,12 @@ func PodRequests(pod *corev1.Pod) corev1.ResourceList {
 			}
 		}
 	}
-	addList(reqs, pod.Spec.Overhead)
+	AddList(reqs, pod.Spec.Overhead)
 	return reqs
 }
 
-func addList(dst, src corev1.ResourceList) {
+// AddList adds src's quantities into dst.
+func AddList(dst, src corev1.ResourceList) {
 	for name, q := range src {
 		sum := q.DeepCopy()
 		if prev, ok := dst[name]; ok {

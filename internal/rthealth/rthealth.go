@@ -33,6 +33,9 @@ type Status struct {
 	// LastConfirmed is when containerd last answered: pod statuses reflect
 	// the runtime as of then (plus at most one PLEG relist).
 	LastConfirmed time.Time
+	// Changed is when Healthy last changed (an outage began or ended);
+	// zero while it has not since the Monitor was made.
+	Changed time.Time
 }
 
 // Options tune a Monitor.
@@ -137,10 +140,13 @@ func (m *Monitor) Check(ctx context.Context) {
 		m.opts.Logger.Info("containerd reachable again", "address", s.Address, "downSince", s.Since)
 		fallthrough
 	case err == nil:
+		if !s.Healthy {
+			s.Changed = now
+		}
 		s.Healthy, s.Since, s.Err, s.LastConfirmed = true, time.Time{}, "", now
 	case s.Healthy:
 		m.opts.Logger.Warn("containerd unreachable; pod statuses may be stale", "address", s.Address, "err", err)
-		s.Healthy, s.Since, s.Err = false, now, err.Error()
+		s.Healthy, s.Since, s.Err, s.Changed = false, now, err.Error(), now
 	default:
 		s.Err = err.Error()
 	}

@@ -24,20 +24,24 @@ func TestMonitor(t *testing.T) {
 		err              error
 		healthy          bool
 		since, confirmed time.Time
+		changed          time.Time // when Healthy last flipped
 		wantErr          string
 	}{
 		{err: nil, healthy: true, confirmed: start.Add(time.Second)},
-		{err: errors.New("dial: no such file"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second), wantErr: "dial: no such file"},
-		{err: errors.New("connection refused"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second), wantErr: "connection refused"},
-		{err: nil, healthy: true, confirmed: start.Add(4 * time.Second)},
+		{err: errors.New("dial: no such file"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second),
+			changed: start.Add(2 * time.Second), wantErr: "dial: no such file"},
+		{err: errors.New("connection refused"), healthy: false, since: start.Add(2 * time.Second), confirmed: start.Add(time.Second),
+			changed: start.Add(2 * time.Second), wantErr: "connection refused"},
+		{err: nil, healthy: true, confirmed: start.Add(4 * time.Second), changed: start.Add(4 * time.Second)},
+		{err: nil, healthy: true, confirmed: start.Add(5 * time.Second), changed: start.Add(4 * time.Second)},
 	}
 	for i, st := range steps {
 		now = start.Add(time.Duration(i+1) * time.Second)
 		probeErr = st.err
 		m.Check(context.Background())
 		s := m.Status()
-		if s.Healthy != st.healthy || !s.Since.Equal(st.since) || !s.LastConfirmed.Equal(st.confirmed) || s.Err != st.wantErr {
-			t.Errorf("step %d: %+v, want healthy=%v since=%v confirmed=%v err=%q", i, s, st.healthy, st.since, st.confirmed, st.wantErr)
+		if s.Healthy != st.healthy || !s.Since.Equal(st.since) || !s.LastConfirmed.Equal(st.confirmed) || s.Err != st.wantErr || !s.Changed.Equal(st.changed) {
+			t.Errorf("step %d: %+v, want healthy=%v since=%v confirmed=%v changed=%v err=%q", i, s, st.healthy, st.since, st.confirmed, st.changed, st.wantErr)
 		}
 	}
 }
