@@ -29,7 +29,7 @@ type footprintRow struct {
 	// Each run, in order (the cold figures above are their medians).
 	ColdPodhostRunsS []float64 `json:"coldStartPodhostRunsS"`
 	ColdFloorRunsS   []float64 `json:"coldStartFloorRunsS"`
-	// The median of each run's ratio to the floor run before it (runs
+	// The median of podhost run i over floor run i (runs
 	// alternate): drift of the machine over the runs cancels out.
 	ColdPairRatio float64 `json:"coldStartPairedRatio"`
 	AddMs         float64 `json:"addToRunningMs"`
@@ -429,7 +429,7 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 		fmt.Fprintf(&t, "N=%d cold start runs (s), in order, floor and podhost alternating: podhost %s, floor %s\n",
 			r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS))
 	}
-	fmt.Fprintf(&t, "cold: medians of the runs; ratio: the median of each podhost run / the floor run just before it; ÷med: median / median\n")
+	fmt.Fprintf(&t, "cold: medians of the runs; ratio: the median of podhost run i / floor run i (they alternate); ÷med: median / median\n")
 	fmt.Fprintf(&t, "podhost RSS: right after the (last) cold start (the first trim may be done), and %s later (settled: anon + file, smaps_rollup)\n", rep.SettleWindow)
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&t, "N=%d cold start CPU s, mean of the runs (busy / containerd / starter / rest): podhost %.2f / %.2f / %.2f / %.2f, floor %.2f / %.2f / %.2f / %.2f\n", r.N,

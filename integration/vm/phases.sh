@@ -199,10 +199,12 @@ check_pod_cgroups() {
 # huge pages (page-aligned by the kernel)
 check_top_cgroup() {
 	local driver=$1 dir=/sys/fs/cgroup$2 shares weight mem
-	shares=$((($(nproc) * 1000 - $3) * 1024 / 1000))
+	shares=$((($(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc) * 1000 - $3) * 1024 / 1000))
 	weight=$((1 + ((shares - 2) * 9999) / 262142))
+	# %.0f, not %d: mawk clamps %d to 2^31-1
 	mem=$(awk -v r="$4" -v p="$(getconf PAGESIZE)" '/^MemTotal:/ { m = $2 * 1024 } /^Hugetlb:/ { h = $2 * 1024 }
-		END { m = m - r - h; printf "%d", m - m % p }' /proc/meminfo)
+		/^HugePages_Total:/ { n = $2 } /^Hugepagesize:/ { sz = $2 * 1024 }
+		END { if (h == "") h = n * sz; m = m - r - h; printf "%.0f", m - m % p }' /proc/meminfo)
 	expect "$driver: top cgroup cpu.weight (node allocatable)" "$weight" "$(cat "$dir/cpu.weight" 2>/dev/null)"
 	expect "$driver: top cgroup memory.max (node allocatable)" "$mem" "$(cat "$dir/memory.max" 2>/dev/null)"
 }

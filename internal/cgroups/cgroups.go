@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -113,6 +114,8 @@ type Manager struct {
 	drv    driver
 	stats  *Reader
 	done   ensured
+	// topLogged is the node allocatable last logged at Info (top.go).
+	topLogged atomic.Pointer[Resources]
 }
 
 // New detects the cgroup mode, picks the driver and returns a Manager.

@@ -3,7 +3,6 @@ package cgroups
 import (
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,19 +11,21 @@ import (
 )
 
 // TestV1NodeAllocatable: the top cgroup gets cpu.shares and
-// memory.limit_in_bytes, no quota and no pids limit; unchanged values are
-// not written again while it exists; a pod's ensure leaves them.
+// memory.limit_in_bytes and nothing else (an operator's quota stays);
+// unchanged values are not written again while it exists; a pod's ensure
+// leaves them; a refused memory limit does not stop the cpu.shares.
 func TestV1NodeAllocatable(t *testing.T) {
 	ctx := context.Background()
 	m, root := fakeV1(t)
+	cpu, mem := filepath.Join(root, "cpu,cpuacct/podhost"), filepath.Join(root, "memory/podhost")
+	mustWrite(t, filepath.Join(cpu, "cpu.cfs_quota_us"), "150000")
 	if err := m.SetNodeAllocatable(ctx, 1500, 3<<30); err != nil {
 		t.Fatal(err)
 	}
-	cpu, mem := filepath.Join(root, "cpu,cpuacct/podhost"), filepath.Join(root, "memory/podhost")
 	assertFile(t, filepath.Join(cpu, "cpu.shares"), "1536")
-	assertFile(t, filepath.Join(cpu, "cpu.cfs_quota_us"), "-1")
+	assertFile(t, filepath.Join(cpu, "cpu.cfs_quota_us"), "150000")
 	assertFile(t, filepath.Join(mem, "memory.limit_in_bytes"), fmt.Sprint(3<<30))
-	assertFile(t, filepath.Join(root, "pids/podhost/pids.max"), "max")
+	assertMissing(t, filepath.Join(root, "pids/podhost/pids.max"))
 	if _, err := m.EnsurePod(ctx, uid, corev1.PodQOSBurstable, Resources{CPUShares: 256, MemoryLimit: 1 << 20}); err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +41,17 @@ func TestV1NodeAllocatable(t *testing.T) {
 	}
 	assertFile(t, filepath.Join(cpu, "cpu.shares"), "2048")
 	assertFile(t, filepath.Join(mem, "memory.limit_in_bytes"), "-1")
+
+	if err := os.Remove(filepath.Join(mem, "memory.limit_in_bytes")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(mem, "memory.limit_in_bytes"), 0o755); err != nil { // writes fail (EBUSY on a host)
+		t.Fatal(err)
+	}
+	if err := m.SetNodeAllocatable(ctx, 1000, 1<<30); err == nil {
+		t.Fatal("a refused memory limit: want an error")
+	}
+	assertFile(t, filepath.Join(cpu, "cpu.shares"), "1024")
 }
 
 // TestV2NodeAllocatable: cpu.weight and memory.max on the top cgroup, the
@@ -54,7 +66,8 @@ func TestV2NodeAllocatable(t *testing.T) {
 	top := filepath.Join(root, "podhost")
 	assertFile(t, filepath.Join(root, "cgroup.subtree_control"), "+cpu +memory +pids")
 	assertFile(t, filepath.Join(top, "cpu.weight"), "79")
-	assertFile(t, filepath.Join(top, "cpu.max"), "max")
+	assertMissing(t, filepath.Join(top, "cpu.max"))
+	assertMissing(t, filepath.Join(top, "pids.max"))
 	assertFile(t, filepath.Join(top, "memory.max"), fmt.Sprint(3<<30))
 
 	if err := os.Remove(filepath.Join(top, "memory.max")); err != nil {
@@ -99,8 +112,10 @@ func TestSystemdNodeAllocatable(t *testing.T) {
 	if got, _ := prop(top, "MemoryMax"); got != uint64(3<<30) {
 		t.Errorf("MemoryMax = %v, want %d", got, 3<<30)
 	}
-	if got, _ := prop(top, "TasksMax"); got != uint64(math.MaxUint64) {
-		t.Errorf("TasksMax = %v, want infinity", got)
+	for _, name := range []string{"TasksMax", "CPUQuotaPerSecUSec"} {
+		if got, ok := prop(top, name); ok {
+			t.Errorf("%s = %v set: an operator's limit would be lost", name, got)
+		}
 	}
 	fc.calls = nil
 	if err := m.SetNodeAllocatable(ctx, 1000, 2<<30); err != nil {

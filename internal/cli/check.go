@@ -326,12 +326,19 @@ func checkAllocatable(reserved corev1.ResourceList, h admission.Host) CheckResul
 	return CheckResult{name, StatusOK, fmt.Sprintf("cpu %s, memory %s enforced on the pods' top cgroup", e.Cpu(), e.Memory())}
 }
 
-// existingDir is dir if it exists, else "" (nothing to measure yet).
+// existingDir is dir, or the nearest parent that exists (the filesystem
+// the daemon will make it on).
 func existingDir(dir string) string {
-	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		return dir
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
 	}
-	return ""
 }
 
 // checkStateDB reports a rebuild of the state db (state.OpenRecover and

@@ -398,6 +398,9 @@ func parseReserved(in map[string]string, out corev1.ResourceList) error {
 		if err != nil {
 			return fmt.Errorf("systemReserved.%s: %w", k, err)
 		}
+		if q.Sign() < 0 {
+			return fmt.Errorf("systemReserved.%s: %s is negative", k, v)
+		}
 		out[corev1.ResourceName(k)] = q
 	}
 	return nil

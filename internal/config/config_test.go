@@ -71,6 +71,7 @@ rollbackAfter: 2m
 		{name: "relative path", yaml: "stateDir: var/lib\n", wantErr: "stateDir: must be an absolute path"},
 		{name: "bad reserved resource", yaml: "systemReserved: {gpu: 1}\n", wantErr: "systemReserved.gpu"},
 		{name: "bad reserved quantity", yaml: "systemReserved: {memory: lots}\n", wantErr: "systemReserved.memory"},
+		{name: "negative reserved quantity", yaml: "systemReserved: {memory: -1Gi}\n", wantErr: "systemReserved.memory: -1Gi is negative"},
 		{name: "empty bin dirs", yaml: "cniBinDirs: []\n", wantErr: "cniBinDirs: must not be empty"},
 		{name: "not yaml", yaml: "{{{", wantErr: "yaml"},
 		{name: "disk keys", yaml: "logDirMaxSize: 1Gi\nimageFSPath: /ctr\nimageGCHighThresholdPercent: 2\nimageGCLowThresholdPercent: 1\n",

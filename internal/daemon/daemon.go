@@ -315,7 +315,7 @@ func (d *daemon) serve(ctx context.Context) error {
 func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
 	name := admission.NodeName(host)
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
-		capacity: d.res.capacity, allocatable: d.res.allocatable, hostIP: d.hostIP, hostname: host}, hostNodeFiles, d.started)
+		capacity: d.res.capacity, allocatable: d.res.allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
 	n.health = health.Status
 	n.runtimeVersion = func(ctx context.Context) (string, error) {
 		v, err := d.rt.Client().Version(ctx)

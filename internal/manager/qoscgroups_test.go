@@ -137,7 +137,9 @@ func newQOSTestManagerEnforcing(enforced corev1.ResourceList) (*Manager, *fakeWo
 }
 
 // Node allocatable is enforced before the first pod's worker starts, and
-// again on the next full pass while it fails; without it, never.
+// asked for again on the next full pass (the cgroups Manager makes that
+// cheap when it holds, and tries again when it failed: cgroups
+// TestV1NodeAllocatable); without it, never.
 func TestEnforceNodeAllocatable(t *testing.T) {
 	ctx := context.Background()
 	m, w, q := newQOSTestManagerEnforcing(rl("cpu=1500m,memory=3Gi"))
