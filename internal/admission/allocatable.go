@@ -112,12 +112,25 @@ func lessReserved(capacity corev1.ResourceList, hugePageBytes int64, lists ...co
 // which stops it from starting, it fails when reserved plus the hard
 // eviction thresholds exceed a resource's capacity.
 func (h Host) Enforced(reserved corev1.ResourceList) (corev1.ResourceList, error) {
+	r, err := h.Resources(reserved)
+	return r.Enforced, err
+}
+
+// NodeResources are the node's capacity, allocatable (what pods are
+// admitted against) and what is enforced on the pods' top cgroup.
+type NodeResources struct {
+	Capacity, Allocatable, Enforced corev1.ResourceList
+}
+
+// Resources is Capacity, Allocatable and Enforced from one read of the
+// machine; it fails as Enforced does.
+func (h Host) Resources(reserved corev1.ResourceList) (NodeResources, error) {
 	capacity, huge, err := h.capacityAndHugePages()
 	if err != nil {
-		return nil, err
+		return NodeResources{}, err
 	}
 	if err := validateReserved(capacity, reserved); err != nil {
-		return nil, err
+		return NodeResources{}, err
 	}
 	enforced := corev1.ResourceList{}
 	for name, q := range lessReserved(capacity, huge, reserved) {
@@ -125,7 +138,7 @@ func (h Host) Enforced(reserved corev1.ResourceList) (corev1.ResourceList, error
 			enforced[name] = q
 		}
 	}
-	return enforced, nil
+	return NodeResources{Capacity: capacity, Allocatable: allocatable(capacity, reserved, huge), Enforced: enforced}, nil
 }
 
 // validateReserved refuses a reservation (reserved plus the hard eviction

@@ -146,19 +146,10 @@ func (o GetOptions) validateOutput() error {
 // print writes pods in o's output format; "No resources found" when there
 // are none, unless names were missing (their errors say it).
 func (o GetOptions) print(pods []corev1.Pod, missing bool, s IOStreams) error {
-	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
-	case formatJSONPath:
-		return printJSONPath(s.Out, tmpl, o.listOrPod(pods))
-	case formatCustomColumns:
-		objs := make([]any, len(pods))
-		for i := range pods {
-			objs[i] = &pods[i]
-		}
-		return printColumns(s.Out, tmpl, objs, o.NoHeaders)
+	if done, err := printStructured(o, s, pods, o.listOrPod(pods)); done {
+		return err
 	}
 	switch o.Output {
-	case "json", "yaml":
-		return printObject(s, o.listOrPod(pods), o.Output)
 	case "name":
 		podview.Names(s.Out, pods)
 		return nil
@@ -190,6 +181,26 @@ func (o GetOptions) sorts(pods []corev1.Pod) bool {
 		return true
 	}
 	return !o.oneObject(pods)
+}
+
+// printStructured prints items in o's jsonpath, custom-columns, json or
+// yaml output (obj, the item or a List, for all but custom-columns, which
+// has a row per item); done is false for the other outputs.
+func printStructured[T any](o GetOptions, s IOStreams, items []T, obj any) (done bool, err error) {
+	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
+	case formatJSONPath:
+		return true, printJSONPath(s.Out, tmpl, obj)
+	case formatCustomColumns:
+		objs := make([]any, len(items))
+		for i := range items {
+			objs[i] = &items[i]
+		}
+		return true, printColumns(s.Out, tmpl, objs, o.NoHeaders)
+	}
+	if o.Output == "json" || o.Output == "yaml" {
+		return true, printObject(s, obj, o.Output)
+	}
+	return false, nil
 }
 
 // objectOutput reports whether o prints objects (json, yaml, jsonpath) or

@@ -70,19 +70,10 @@ func (o GetOptions) validateNodes() error {
 // printNodes writes nodes in o's output format; "No resources found" when
 // there are none, unless names were missing (their errors say it).
 func (o GetOptions) printNodes(nodes []corev1.Node, missing bool, s IOStreams) error {
-	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
-	case formatJSONPath:
-		return printJSONPath(s.Out, tmpl, o.listOrNode(nodes))
-	case formatCustomColumns:
-		objs := make([]any, len(nodes))
-		for i := range nodes {
-			objs[i] = &nodes[i]
-		}
-		return printColumns(s.Out, tmpl, objs, o.NoHeaders)
+	if done, err := printStructured(o, s, nodes, o.listOrNode(nodes)); done {
+		return err
 	}
 	switch o.Output {
-	case "json", "yaml":
-		return printObject(s, o.listOrNode(nodes), o.Output)
 	case "name":
 		for _, n := range nodes {
 			fmt.Fprintln(s.Out, "node/"+n.Name)

@@ -141,30 +141,14 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	return d.serve(ctx)
 }
 
-// nodeResources are the node's resources as the daemon computed them at
-// start.
-type nodeResources struct {
-	capacity    corev1.ResourceList // the node status capacity (GET /v1/node)
-	allocatable corev1.ResourceList // what pods are admitted against
-	enforced    corev1.ResourceList // what is enforced on the pods' top cgroup
-}
-
-// nodeAllocatable is what pods are admitted against (the kubelet's node
-// status allocatable) and what is enforced on their top cgroup, with the
-// capacity they come from; a systemReserved beyond the node's capacity is
-// refused before anything starts, as the kubelet refuses it.
-func nodeAllocatable(cfg *config.Config) (nodeResources, error) {
-	host := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}
-	var res nodeResources
-	var err error
-	if res.enforced, err = host.Enforced(cfg.SystemReserved); err != nil {
+// nodeAllocatable reads the node's capacity, what pods are admitted
+// against (the kubelet's node status allocatable) and what is enforced on
+// their top cgroup; a systemReserved beyond the node's capacity is refused
+// before anything starts, as the kubelet refuses it.
+func nodeAllocatable(cfg *config.Config) (admission.NodeResources, error) {
+	res, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}.Resources(cfg.SystemReserved)
+	if err != nil {
 		return res, fmt.Errorf("node allocatable: %w", err)
-	}
-	if res.allocatable, err = host.Allocatable(cfg.SystemReserved); err != nil {
-		return res, fmt.Errorf("node allocatable: %w", err)
-	}
-	if res.capacity, err = host.Capacity(); err != nil {
-		return res, fmt.Errorf("node capacity: %w", err)
 	}
 	return res, nil
 }
@@ -187,9 +171,9 @@ type daemon struct {
 	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
-	started   time.Time     // when Run began
-	res       nodeResources // computed before anything started
-	hostIP    string        // pods' status.hostIP, the node's InternalIP (chosen by build)
+	started   time.Time               // when Run began
+	res       admission.NodeResources // computed before anything started
+	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -208,7 +192,7 @@ func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
 
 // build constructs every component in dependency order.
 func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) {
-	allocatable, enforced := d.res.allocatable, d.res.enforced
+	allocatable, enforced := d.res.Allocatable, d.res.Enforced
 	d.hostIP = hostIP()
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
@@ -315,7 +299,7 @@ func (d *daemon) serve(ctx context.Context) error {
 func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
 	name := admission.NodeName(host)
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
-		capacity: d.res.capacity, allocatable: d.res.allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
+		capacity: d.res.Capacity, allocatable: d.res.Allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
 	n.health = health.Status
 	n.runtimeVersion = func(ctx context.Context) (string, error) {
 		v, err := d.rt.Client().Version(ctx)

@@ -173,12 +173,12 @@ func TestNodeAllocatableCapacity(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
-		c, a := res.capacity[name], res.allocatable[name]
+		c, a := res.Capacity[name], res.Allocatable[name]
 		if c.IsZero() || c.Cmp(a) < 0 {
 			t.Errorf("%s: capacity %s, allocatable %s", name, c.String(), a.String())
 		}
 	}
-	if len(res.enforced) == 0 {
-		t.Errorf("enforced: %v", res.enforced)
+	if len(res.Enforced) == 0 {
+		t.Errorf("enforced: %v", res.Enforced)
 	}
 }
