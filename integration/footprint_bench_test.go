@@ -40,7 +40,12 @@ type footprintRow struct {
 	// podhost's add and remove are measured in), same run.
 	AddFloorLoadedMs    float64 `json:"addToRunningFloorLoadedMs"`
 	RemoveFloorLoadedMs float64 `json:"removeToGoneFloorLoadedMs"`
-	PodhostRSSKiB       int     `json:"podhostRssKiB"`
+	// Each loaded add, in order (floor k right before podhost's add k),
+	// and the median of podhost add k over floor add k.
+	AddRunsMs            []float64 `json:"addToRunningRunsMs"`
+	AddFloorLoadedRunsMs []float64 `json:"addToRunningFloorLoadedRunsMs"`
+	AddPairRatio         float64   `json:"addToRunningPairedRatio"`
+	PodhostRSSKiB        int       `json:"podhostRssKiB"`
 	// PodhostRSSAnonKiB + PodhostRSSFileKiB = PodhostRSSKiB: the heap,
 	// stacks and runtime vs the binary's mapped text and rodata.
 	PodhostRSSAnonKiB int `json:"podhostRssAnonKiB"`
@@ -220,6 +225,8 @@ func footprintRun(b *testing.B, n int, settle, idle time.Duration) footprintRow 
 	}
 	row.AddFloorLoadedMs, row.RemoveFloorLoadedMs = floor.medians()
 	row.AddMs, row.RemoveMs = ph.medians()
+	row.AddRunsMs, row.AddFloorLoadedRunsMs = millis(ph.adds), millis(floor.adds)
+	row.AddPairRatio = pairedRatio(row.AddRunsMs, row.AddFloorLoadedRunsMs)
 	if f := os.Getenv("BENCH_LOG"); f != "" { // the daemon's log (debug), for profiling
 		_ = os.WriteFile(fmt.Sprintf("%s.%d", f, n), d.out.Bytes(), 0o644)
 	}
@@ -282,6 +289,14 @@ func pairedRatio(podhost, floor []float64) float64 {
 	return rs[len(rs)/2]
 }
 
+func millis(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = ms(d)
+	}
+	return out
+}
+
 func seconds(ds []time.Duration) []float64 {
 	out := make([]float64, len(ds))
 	for i, d := range ds {
@@ -290,8 +305,10 @@ func seconds(ds []time.Duration) []float64 {
 	return out
 }
 
-// latencyRuns is how many adds and removes each latency is the median of.
-const latencyRuns = 5
+// latencyRuns is how many adds and removes each latency is the median of:
+// a single add of one pod on 2 busy cores spreads over ±20 %, and one add
+// and remove take well under a second.
+const latencyRuns = 9
 
 // latencies collects add and remove latencies.
 type latencies struct{ adds, removes []time.Duration }
@@ -422,12 +439,12 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 	for _, r := range rep.Rows {
 		settled := r.PodhostSettledRSSAnonKiB + r.PodhostSettledRSSFileKiB
 		fmt.Fprintf(&t, "%5d %8.2f %8.2f %6.2f %6.2f %7.0f %6.0f %7.0f %6.2f %6.0f %6.0f %7.0f %6.1fMi %6.1fMi %6.1fMi %6.1fMi %6.1fMi\n", r.N, r.ColdPodhostS, r.ColdFloorS,
-			r.ColdPairRatio, r.ColdRatio, r.AddMs, r.AddFloorMs, r.AddFloorLoadedMs, r.AddMs/r.AddFloorLoadedMs, r.RemoveMs, r.RemoveFloorMs, r.RemoveFloorLoadedMs,
+			r.ColdPairRatio, r.ColdRatio, r.AddMs, r.AddFloorMs, r.AddFloorLoadedMs, r.AddPairRatio, r.RemoveMs, r.RemoveFloorMs, r.RemoveFloorLoadedMs,
 			mib(r.PodhostRSSKiB), mib(settled), mib(r.PodhostSettledRSSAnonKiB), mib(r.PodhostSettledRSSFileKiB), mib(r.ContainerdRSSKiB))
 	}
 	for _, r := range rep.Rows {
 		fmt.Fprintf(&t, "N=%d cold start runs (s), in order, floor and podhost alternating: podhost %s, floor %s\n",
-			r.N, runList(r.ColdPodhostRunsS), runList(r.ColdFloorRunsS))
+			r.N, runList(r.ColdPodhostRunsS, "%.2f"), runList(r.ColdFloorRunsS, "%.2f"))
 	}
 	fmt.Fprintf(&t, "cold: medians of the runs; ratio: the median of podhost run i / floor run i (they alternate); ÷med: median / median\n")
 	fmt.Fprintf(&t, "podhost RSS: right after the (last) cold start (the first trim may be done), and %s later (settled: anon + file, smaps_rollup)\n", rep.SettleWindow)
@@ -436,7 +453,11 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 			r.ColdCPU.Busy, r.ColdCPU.Containerd, r.ColdCPU.Starter, r.ColdCPU.Busy-r.ColdCPU.Containerd-r.ColdCPU.Starter,
 			r.FloorCPU.Busy, r.FloorCPU.Containerd, r.FloorCPU.Starter, r.FloorCPU.Busy-r.FloorCPU.Containerd-r.FloorCPU.Starter)
 	}
-	fmt.Fprintf(&t, "add/rm floor: one pod through the containerd client with nothing else running; loaded: the same while podhost's N pods run, interleaved with podhost's adds; medians of %d; ratio: add / loaded floor\n", latencyRuns)
+	fmt.Fprintf(&t, "add/rm floor: one pod through the containerd client with nothing else running; loaded: the same while podhost's N pods run, interleaved with podhost's adds; medians of %d; ratio: the median of podhost add k / loaded floor add k\n", latencyRuns)
+	for _, r := range rep.Rows {
+		fmt.Fprintf(&t, "N=%d add runs (ms), in order: podhost %s, loaded floor %s (median / median %.2f)\n",
+			r.N, runList(r.AddRunsMs, "%.0f"), runList(r.AddFloorLoadedRunsMs, "%.0f"), r.AddMs/r.AddFloorLoadedMs)
+	}
 	for _, r := range rep.Rows {
 		if r.N == 30 {
 			helpers := r.ShimPSSKiB + r.LogDriverPSSKiB
@@ -465,10 +486,10 @@ func writeFootprint(b *testing.B, rep footprintReport) {
 	}
 }
 
-func runList(s []float64) string {
+func runList(s []float64, format string) string {
 	parts := make([]string, len(s))
 	for i, v := range s {
-		parts[i] = fmt.Sprintf("%.2f", v)
+		parts[i] = fmt.Sprintf(format, v)
 	}
 	return strings.Join(parts, " ")
 }
