@@ -166,8 +166,11 @@ func TestReappliedWhileTerminatingKeepsLogs(t *testing.T) {
 	d.start()
 	p, first := d.startWeb(true)
 	d.removeManifest("web.yaml")
-	if err := waitFor(10*time.Second, func() (bool, error) { return d.pod("web") == nil, nil }); err != nil {
-		t.Fatal("pod still listed after its delete")
+	if err := waitFor(10*time.Second, func() (bool, error) {
+		p := d.pod("web")
+		return p != nil && p.DeletionTimestamp != nil, nil
+	}); err != nil {
+		t.Fatal("pod not listed as terminating after its delete")
 	}
 	d.writeManifest("web.yaml", runPod("web", true))
 	d.waitPod("web", 60*time.Second, "the new run started", func(p *corev1.Pod) bool {

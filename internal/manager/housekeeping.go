@@ -27,6 +27,7 @@ func (m *Manager) housekeeping(ctx context.Context) {
 	}
 	desired := m.admittedPods()
 	known := m.workers.SyncKnownPods(append(m.deferredKills(), desired...))
+	m.dropFinished(known)
 	now := time.Now()
 	for _, p := range desired {
 		if _, ok := known[p.UID]; !ok {

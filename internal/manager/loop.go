@@ -319,6 +319,9 @@ func (m *Manager) forget(pod *corev1.Pod) bool {
 		m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 		return false
 	}
+	if wasDesired {
+		m.noteTerminating(pod, time.Now())
+	}
 	m.statuses.RemovePod(pod.UID)
 	if err := m.store.DeleteAllocation(pod.UID); err != nil {
 		m.log.Warn("delete allocation", "podUID", string(pod.UID), "err", err)

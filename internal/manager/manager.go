@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/configdata"
+	"github.com/podhost/podhost/internal/manifest"
 	"github.com/podhost/podhost/internal/podconfig"
 	"github.com/podhost/podhost/internal/podstate"
 	"github.com/podhost/podhost/internal/podworkers"
@@ -126,6 +127,9 @@ type Manager struct {
 	// allocated).
 	allocs    map[types.UID]state.Allocation
 	allocated map[types.UID]*corev1.Pod
+	// terminating: removed pods the API shows until their worker finished
+	// (terminating.go).
+	terminating map[types.UID]PodEntry
 }
 
 // Deps are the manager's collaborators, all built before it.
@@ -171,14 +175,15 @@ func New(d Deps, opts Options) *Manager {
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
 		allocs: map[types.UID]state.Allocation{}, allocated: map[types.UID]*corev1.Pod{},
+		terminating: map[types.UID]PodEntry{},
 	}
 }
 
-// Pods returns every desired, rejected or waiting pod (see PodEntry),
-// sorted by namespace/name.
+// Pods returns every desired, rejected or waiting pod (see PodEntry), and
+// the removed ones still stopping (terminating.go), sorted by
+// namespace/name.
 func (m *Manager) Pods() []PodEntry {
 	m.mu.RLock()
-	defer m.mu.RUnlock()
 	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(m.waiting))
 	for _, p := range m.desired {
 		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
@@ -190,6 +195,16 @@ func (m *Manager) Pods() []PodEntry {
 		st := waitingStatus(w)
 		out = append(out, PodEntry{Pod: w.pod, Status: &st, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
 	}
+	var terminating []PodEntry
+	if len(m.terminating) > 0 {
+		listed := make(map[string]bool, len(out))
+		for _, e := range out {
+			listed[manifest.FullName(e.Pod)] = true
+		}
+		terminating = m.terminatingEntries(listed)
+	}
+	m.mu.RUnlock()
+	out = append(out, m.unfinished(terminating)...)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].Pod, out[j].Pod
 		if a.Namespace != b.Namespace {
