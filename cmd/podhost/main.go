@@ -36,6 +36,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newRolloutCmd,
 	newTopCmd,
 	newExecCmd,
+	newWaitCmd,
 	newImagesCmd,
 	newCheckCmd,
 	newVersionCmd,

@@ -5,7 +5,11 @@ package api
 //	GET /metrics                                  Prometheus text format
 //	GET /v1/pods?watch=true                       newline-delimited WatchEvent JSON: ADDED for
 //	                                              every pod, then one event per change of a pod
-//	                                              (ADDED, MODIFIED, DELETED) until the client leaves
+//	                                              (ADDED, MODIFIED, DELETED) until the client leaves;
+//	                                              with sendInitialEvents=true, a BOOKMARK after the
+//	                                              ADDED of the pods as they were (annotation
+//	                                              k8s.io/initial-events-end: "true", as the API
+//	                                              server's watch list)
 //	GET /v1/events?namespace=&pod=&watch=         []ObjectEvent (oldest first); with watch=true,
 //	                                              newline-delimited ObjectEvent JSON, the existing
 //	                                              ones first, then each new one
@@ -25,6 +29,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -37,6 +42,8 @@ const (
 	WatchAdded    = "ADDED"
 	WatchModified = "MODIFIED"
 	WatchDeleted  = "DELETED"
+	// WatchBookmark ends the initial events of a watch that asked for it.
+	WatchBookmark = "BOOKMARK"
 )
 
 // WatchEvent is one change of a pod.
@@ -157,9 +164,13 @@ func (s *Server) allEvents(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	prev := map[types.UID]*corev1.Pod{}
+	bookmark := r.URL.Query().Get("sendInitialEvents") == "true"
 	s.stream(w, r, func(enc *json.Encoder) error {
 		var evs []WatchEvent
 		prev, evs = DiffPods(prev, s.b.Pods())
+		if bookmark {
+			evs, bookmark = append(evs, initialEventsEnd()), false
+		}
 		for _, e := range evs {
 			if err := enc.Encode(e); err != nil {
 				return err
@@ -167,6 +178,14 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
+}
+
+// initialEventsEnd is the API server's bookmark after a watch list's
+// initial events.
+func initialEventsEnd() WatchEvent {
+	e := WatchEvent{Type: WatchBookmark}
+	e.Object.Annotations = map[string]string{metav1.InitialEventsAnnotationKey: "true"}
+	return e
 }
 
 // stream calls send at once and after every change signal (or

@@ -11,7 +11,18 @@ import (
 // WatchPods calls fn with every watch event until ctx is done (nil) or the
 // stream or fn fails.
 func (c *Client) WatchPods(ctx context.Context, fn func(WatchEvent) error) error {
-	return c.stream(ctx, "/v1/pods?watch=true", func(d *json.Decoder) error {
+	return c.watchPods(ctx, "/v1/pods?watch=true", fn)
+}
+
+// WatchPodsSynced is WatchPods with the initial-events-end bookmark: fn
+// gets the ADDED events of the pods as they are, then one WatchBookmark
+// event (the watch is in sync), then every change.
+func (c *Client) WatchPodsSynced(ctx context.Context, fn func(WatchEvent) error) error {
+	return c.watchPods(ctx, "/v1/pods?watch=true&sendInitialEvents=true", fn)
+}
+
+func (c *Client) watchPods(ctx context.Context, path string, fn func(WatchEvent) error) error {
+	return c.stream(ctx, path, func(d *json.Decoder) error {
 		var e WatchEvent
 		if err := d.Decode(&e); err != nil {
 			return err

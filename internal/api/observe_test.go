@@ -107,6 +107,33 @@ func TestWatchPodsStream(t *testing.T) {
 	}
 }
 
+// A synced watch sends one bookmark, right after the pods as they were.
+func TestWatchPodsSynced(t *testing.T) {
+	b := &watchBackend{pods: []*corev1.Pod{uidPod("a", corev1.PodPending), uidPod("b", corev1.PodRunning)}, changed: make(chan struct{})}
+	c := startServer(t, b, func(s *Server) { s.EnableObserve(b) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []string
+	err := c.WatchPodsSynced(ctx, func(e WatchEvent) error {
+		if e.Type == WatchBookmark {
+			got = append(got, e.Type+" "+e.Object.Annotations[metav1.InitialEventsAnnotationKey])
+			b.set(uidPod("a", corev1.PodRunning), b.pods[1])
+			return nil
+		}
+		got = append(got, summary([]WatchEvent{e})...)
+		if e.Type == WatchModified {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ADDED a Pending", "ADDED b Running", "BOOKMARK true", "MODIFIED a Running"}; !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+}
+
 // An open watch does not hold the server's shutdown: the stream ends and
 // Listen returns at once.
 func TestWatchEndsAtShutdown(t *testing.T) {
