@@ -32,14 +32,7 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 				return &usageError{err: errors.New("exactly one pod NAME must come before --"), command: cmd.CommandPath()}
 			}
 			opts.Socket, opts.Name, opts.Command = cfg.Socket, args[0], args[1:]
-			code, err := cli.Exec(cmd.Context(), opts, g.streams)
-			if err != nil {
-				return err
-			}
-			if code != 0 {
-				return &exitCodeError{code: code}
-			}
-			return nil
+			return commandResult(cli.Exec(cmd.Context(), opts, g.streams))
 		},
 	}
 	f := cmd.Flags()
@@ -48,6 +41,15 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 	f.BoolVarP(&opts.Stdin, "stdin", "i", false, "pass stdin to the command")
 	f.BoolVarP(&opts.TTY, "tty", "t", false, "allocate a TTY for the command (with -i on a terminal: raw mode)")
 	return cmd
+}
+
+// commandResult is what a command run in a container (exec, cp's tar)
+// makes podhost return: err, else an exitCodeError if code is not 0.
+func commandResult(code int, err error) error {
+	if err == nil && code != 0 {
+		return &exitCodeError{code: code}
+	}
+	return err
 }
 
 // exitCodeError makes podhost exit with a command's non-zero exit code; run

@@ -36,6 +36,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newRolloutCmd,
 	newTopCmd,
 	newExecCmd,
+	newCpCmd,
 	newWaitCmd,
 	newImagesCmd,
 	newCheckCmd,
