@@ -95,11 +95,17 @@ func TestCLIWorkflow(t *testing.T) {
 	}
 	checkFollow(t, d)
 
+	uid := list.Items[0].UID
 	if out := d.mustCLI("delete", "counter"); !strings.Contains(out, `pod "counter" deleted`) {
 		t.Fatalf("delete: %s", out)
 	}
-	if err := waitFor(30*time.Second, func() (bool, error) { return d.pod("counter") == nil, nil }); err != nil {
-		t.Fatal("pod still listed after delete")
+	// As kubectl delete, it returned once the pod is gone: its containers
+	// with it, on the host.
+	if p := d.pod("counter"); p != nil {
+		t.Fatalf("pod still listed after delete returned: %s", statusSummary(p))
+	}
+	if cs := podContainers(t, string(uid)); len(cs) != 0 {
+		t.Fatalf("containers of the deleted pod left in containerd: %v", cs)
 	}
 	if _, err := d.cli("delete", "counter"); err == nil {
 		t.Fatal("second delete succeeded")

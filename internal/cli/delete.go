@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/podhost/podhost/internal/api"
 	"github.com/podhost/podhost/internal/manifest"
 )
 
@@ -18,6 +22,12 @@ type DeleteOptions struct {
 	ManifestDir    string
 	AllowInsecure  bool
 	IgnoreNotFound bool
+	// Wait (kubectl delete's default) waits until the deleted pods are gone
+	// from the daemon (containers stopped, resources released), at most
+	// Timeout (0: no limit). A daemon that is down is not waited for.
+	Wait    bool
+	Timeout time.Duration
+	Socket  string
 }
 
 // target is one object to delete: a pod (kind "") or, from -f, a
@@ -51,10 +61,11 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := lockDir(ctx, opts.ManifestDir)
+	release, err := lockDir(ctx, opts.ManifestDir)
 	if err != nil {
 		return err
 	}
+	unlock := sync.OnceFunc(release)
 	defer unlock()
 	snap, err := scanDir(opts.ManifestDir, opts.AllowInsecure, s.ErrOut)
 	if err != nil {
@@ -87,12 +98,46 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 			removed[t] = true
 		}
 	}
+	var pods []target
 	for _, t := range targets {
 		if removed[t] {
 			fmt.Fprintf(s.Out, "%s %q deleted\n", t.kindName(), t.name)
+			if t.kind == "" {
+				pods = append(pods, t)
+			}
+		}
+	}
+	if opts.Wait && len(pods) > 0 && ctx.Err() == nil {
+		unlock() // others may write the dir while this waits
+		if err := waitGone(ctx, opts, pods, s); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// waitGone waits, as kubectl delete does, until the deleted pods are gone
+// from the daemon's API: a pod stays there, Terminating, until its
+// containers stopped and its sandbox, cgroup and volumes are gone.
+func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStreams) error {
+	if _, err := api.NewClient(opts.Socket).ListPods(ctx); errors.Is(err, api.ErrDaemonDown) {
+		return nil // the daemon stops them when it starts
+	}
+	byNS := map[string][]string{}
+	for _, t := range pods {
+		byNS[t.namespace] = append(byNS[t.namespace], t.name)
+	}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = -1 // a week: the grace periods bound it
+	}
+	for _, ns := range sortedKeys(byNS) {
+		o := WaitForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: timeout}
+		if err := WaitFor(ctx, o, IOStreams{Out: io.Discard, ErrOut: s.ErrOut}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // deleteTargets resolves names or files into pods to delete (deduplicated,
