@@ -94,7 +94,14 @@ func TestRobustSIGTERMDuringTermination(t *testing.T) {
 	t.Logf("podhost exited %v after SIGTERM", d.stop(syscall.SIGTERM, 2*time.Second))
 	assertTaskPID(t, p, "main", pid)
 	d.start()
+	// The resumed termination is shown, Terminating, until it is over.
+	if got := d.pod("stubborn"); alive(pid) && (got == nil || got.DeletionTimestamp == nil) {
+		t.Fatalf("after the restart the stopping pod is %s, want it listed Terminating", statusSummary(got))
+	}
 	waitNoContainers(t, d)
+	if err := waitFor(10*time.Second, func() (bool, error) { return d.pod("stubborn") == nil, nil }); err != nil {
+		t.Fatal("pod still listed after its termination ended")
+	}
 	assertNothingLeft(t, d, baseSnaps)
 }
 

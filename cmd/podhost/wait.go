@@ -45,9 +45,8 @@ func newWaitCmd(g *globalOptions) *cobra.Command {
 	f.StringVar(&opts.For, "for", "", "the condition: delete, create, condition=NAME[=VALUE] (VALUE default true, case-insensitive) or jsonpath='{EXPR}'[=VALUE] (without VALUE: the field exists)")
 	f.DurationVar(&opts.Timeout, "timeout", opts.Timeout, "how long to wait; 0 checks once, negative waits a week")
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pods' namespace")
-	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "select pods of every namespace (with -l or --all)")
+	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "select pods of every namespace (with -l or --all; -n is then ignored, as kubectl)")
 	f.StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web)")
 	f.BoolVar(&opts.All, "all", false, "every pod of the namespace")
-	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
 }

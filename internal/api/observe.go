@@ -44,6 +44,9 @@ const (
 	WatchDeleted  = "DELETED"
 	// WatchBookmark ends the initial events of a watch that asked for it.
 	WatchBookmark = "BOOKMARK"
+	// InitialEventsHeader ("true") says the watch will send the bookmark:
+	// a client can tell a daemon that would not.
+	InitialEventsHeader = "Podhost-Initial-Events-End"
 )
 
 // WatchEvent is one change of a pod.
@@ -165,6 +168,9 @@ func (s *Server) allEvents(w http.ResponseWriter, r *http.Request) {
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	prev := map[types.UID]*corev1.Pod{}
 	bookmark := r.URL.Query().Get("sendInitialEvents") == "true"
+	if bookmark {
+		w.Header().Set(InitialEventsHeader, "true")
+	}
 	s.stream(w, r, func(enc *json.Encoder) error {
 		var evs []WatchEvent
 		prev, evs = DiffPods(prev, s.b.Pods())

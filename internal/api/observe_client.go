@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"net/url"
 )
 
@@ -17,18 +18,38 @@ func (c *Client) WatchPods(ctx context.Context, fn func(WatchEvent) error) error
 // WatchPodsSynced is WatchPods with the initial-events-end bookmark: fn
 // gets the ADDED events of the pods as they are, then one WatchBookmark
 // event (the watch is in sync), then every change.
+// A daemon that does not send the bookmark (an older podhost, still
+// running after an upgrade) is ErrNoBookmark, before any event.
 func (c *Client) WatchPodsSynced(ctx context.Context, fn func(WatchEvent) error) error {
-	return c.watchPods(ctx, "/v1/pods?watch=true&sendInitialEvents=true", fn)
+	resp, err := c.get(ctx, "/v1/pods?watch=true&sendInitialEvents=true")
+	if err != nil {
+		return err
+	}
+	if resp.Header.Get(InitialEventsHeader) != "true" {
+		resp.Body.Close()
+		return ErrNoBookmark
+	}
+	return c.decodeStream(ctx, resp, watchEvents(fn))
 }
 
+// ErrWatchClosed: the daemon ended a watch (it is stopping).
+var ErrWatchClosed = errors.New("watch closed by the daemon")
+
+// ErrNoBookmark: the daemon's watch has no initial-events-end bookmark.
+var ErrNoBookmark = errors.New("the daemon's watch does not mark the end of its initial events (an older podhost)")
+
 func (c *Client) watchPods(ctx context.Context, path string, fn func(WatchEvent) error) error {
-	return c.stream(ctx, path, func(d *json.Decoder) error {
+	return c.stream(ctx, path, watchEvents(fn))
+}
+
+func watchEvents(fn func(WatchEvent) error) func(*json.Decoder) error {
+	return func(d *json.Decoder) error {
 		var e WatchEvent
 		if err := d.Decode(&e); err != nil {
 			return err
 		}
 		return fn(e)
-	})
+	}
 }
 
 // AllEvents returns the events of the pods in namespace ("" = all),
@@ -81,6 +102,10 @@ func (c *Client) stream(ctx context.Context, path string, next func(*json.Decode
 	if err != nil {
 		return err
 	}
+	return c.decodeStream(ctx, resp, next)
+}
+
+func (c *Client) decodeStream(ctx context.Context, resp *http.Response, next func(*json.Decoder) error) error {
 	defer resp.Body.Close()
 	d := json.NewDecoder(resp.Body)
 	for {
@@ -89,7 +114,7 @@ func (c *Client) stream(ctx context.Context, path string, next func(*json.Decode
 		case ctx.Err() != nil:
 			return nil
 		case errors.Is(err, io.EOF):
-			return errors.New("watch closed by the daemon")
+			return ErrWatchClosed
 		case err != nil:
 			return err
 		}

@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -183,5 +186,29 @@ func waitServer(c *Client) error {
 			return err
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A daemon whose watch does not announce the bookmark (an older podhost)
+// is ErrNoBookmark at once, not a watch that never syncs.
+func TestWatchPodsSyncedOldDaemon(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "old.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_, _ = w.Write([]byte(`{"type":"ADDED","object":{"metadata":{"name":"a","uid":"a"}}}` + "\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = NewClient(sock).WatchPodsSynced(ctx, func(WatchEvent) error { return errors.New("no event expected") })
+	if !errors.Is(err, ErrNoBookmark) {
+		t.Fatalf("err = %v, want ErrNoBookmark", err)
 	}
 }

@@ -119,21 +119,25 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 // waitGone waits, as kubectl delete does, until the deleted pods are gone
 // from the daemon's API: a pod stays there, Terminating, until its
 // containers stopped and its sandbox, cgroup and volumes are gone.
+// A daemon that is down, or goes down, is not waited for: it ends the
+// terminations when it starts.
 func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStreams) error {
-	if _, err := api.NewClient(opts.Socket).ListPods(ctx); errors.Is(err, api.ErrDaemonDown) {
-		return nil // the daemon stops them when it starts
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout) // for all the namespaces
+		defer cancel()
 	}
 	byNS := map[string][]string{}
 	for _, t := range pods {
 		byNS[t.namespace] = append(byNS[t.namespace], t.name)
 	}
-	timeout := opts.Timeout
-	if timeout <= 0 {
-		timeout = -1 // a week: the grace periods bound it
-	}
 	for _, ns := range sortedKeys(byNS) {
-		o := WaitForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: timeout}
-		if err := WaitFor(ctx, o, IOStreams{Out: io.Discard, ErrOut: s.ErrOut}); err != nil {
+		o := WaitForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: -1, StopIfDown: true}
+		err := WaitFor(ctx, o, IOStreams{Out: io.Discard, ErrOut: s.ErrOut})
+		switch {
+		case errors.Is(err, api.ErrDaemonDown):
+			return nil
+		case err != nil:
 			return err
 		}
 	}

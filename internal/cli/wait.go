@@ -47,8 +47,8 @@ func WaitReady(ctx context.Context, o WaitOptions, s IOStreams) error {
 		if list != nil {
 			for i := range list.Items {
 				p := &list.Items[i]
-				if _, ok := pending[p.UID]; !ok {
-					continue
+				if _, ok := pending[p.UID]; !ok || p.DeletionTimestamp != nil {
+					continue // not the applied pod: one of its UID still stopping, not yet re-admitted
 				}
 				last[p.UID] = p
 				switch {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +27,9 @@ type WaitForOptions struct {
 	For           string // delete | create | condition=NAME[=VALUE] | jsonpath=EXPR[=VALUE]
 	// Timeout: 0 checks once, negative waits a week (kubectl's).
 	Timeout time.Duration
+	// StopIfDown ends the wait, with ErrDaemonDown, when the daemon goes
+	// away (delete: the daemon ends the termination when it starts).
+	StopIfDown bool
 }
 
 // waitRetry is how soon a watch that failed (the daemon restarting, not
@@ -104,6 +108,9 @@ type podWait struct {
 type waitTarget struct {
 	namespace, name string
 	uid             types.UID // the pod when chosen (delete waits for it to go)
+	// deleting: seen with a deletionTimestamp. Seen again without one, the
+	// pod was applied again (same manifest, same UID): its delete is over.
+	deleting bool
 }
 
 func (t waitTarget) key() string { return t.namespace + "/" + t.name }
@@ -113,13 +120,18 @@ func (w *podWait) run(ctx context.Context, c *api.Client) error {
 	for {
 		w.pods, w.synced = map[string]*corev1.Pod{}, false
 		err := c.WatchPodsSynced(ctx, w.event)
+		if errors.Is(err, api.ErrNoBookmark) {
+			err = pollPods(ctx, c, w.event)
+		}
 		switch {
 		case errors.Is(err, errWaitDone):
 			return nil
 		case err != nil && (errors.Is(err, errNoMatching) || errors.As(err, new(*NotFoundError)) || errors.As(err, new(*waitError))):
 			return err
-		case err != nil && w.once:
-			return err // --timeout=0 reads the pods once
+		case err != nil && ctx.Err() != nil:
+			// timed out or interrupted: said below
+		case err != nil && (w.once || !daemonAway(err) || w.o.StopIfDown && errors.Is(err, api.ErrDaemonDown)):
+			return err // --timeout=0 reads the pods once; delete does not wait for a daemon
 		case err != nil:
 			last = err
 		}
@@ -172,9 +184,61 @@ func (w *podWait) event(e api.WatchEvent) error {
 	default:
 		p := e.Object
 		w.pods[key] = &p
+		w.noteDeleting(&p)
 	}
 	if !w.synced {
 		return nil
 	}
 	return w.advance()
+}
+
+// noteDeleting marks the targets that p, with a deletionTimestamp, is.
+func (w *podWait) noteDeleting(p *corev1.Pod) {
+	if p.DeletionTimestamp == nil {
+		return
+	}
+	for i := range w.targets {
+		if t := &w.targets[i]; t.uid == p.UID && t.namespace == p.Namespace && t.name == p.Name {
+			t.deleting = true
+		}
+	}
+}
+
+// pollPods feeds fn what a synced watch would, from the pod list every
+// waitRetry: for a daemon whose watch has no bookmark (an older podhost
+// still running after an upgrade).
+func pollPods(ctx context.Context, c *api.Client, fn func(api.WatchEvent) error) error {
+	prev := map[types.UID]*corev1.Pod{}
+	for first := true; ; first = false {
+		list, err := c.ListPods(ctx)
+		if err != nil {
+			return err
+		}
+		now := make([]*corev1.Pod, len(list.Items))
+		for i := range list.Items {
+			now[i] = &list.Items[i]
+		}
+		var evs []api.WatchEvent
+		prev, evs = api.DiffPods(prev, now)
+		if first {
+			evs = append(evs, api.WatchEvent{Type: api.WatchBookmark})
+		}
+		for _, e := range evs {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(waitRetry):
+		}
+	}
+}
+
+// daemonAway: err is the daemon stopping or not up yet, which a wait
+// outlasts (a restart, a boot script run before podhost starts).
+func daemonAway(err error) bool {
+	return errors.Is(err, api.ErrDaemonDown) || errors.Is(err, api.ErrWatchClosed) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }

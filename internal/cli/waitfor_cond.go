@@ -24,7 +24,7 @@ func (w *podWait) choose() error {
 			p := w.pods[t.key()]
 			switch {
 			case p != nil:
-				t.uid = p.UID
+				t.uid, t.deleting = p.UID, p.DeletionTimestamp != nil
 			case w.cond.kind == "delete":
 				continue
 			case w.cond.kind != "create":
@@ -36,7 +36,7 @@ func (w *podWait) choose() error {
 	}
 	for _, p := range w.pods {
 		if (w.o.AllNamespaces || p.Namespace == w.o.Namespace) && w.sel.Matches(labels.Set(p.Labels)) {
-			w.targets = append(w.targets, waitTarget{namespace: p.Namespace, name: p.Name, uid: p.UID})
+			w.targets = append(w.targets, waitTarget{namespace: p.Namespace, name: p.Name, uid: p.UID, deleting: p.DeletionTimestamp != nil})
 		}
 	}
 	slices.SortFunc(w.targets, func(a, b waitTarget) int { return strings.Compare(a.key(), b.key()) })
@@ -56,6 +56,9 @@ func (w *podWait) advance() error {
 			return &waitError{err: err}
 		}
 		if !ok {
+			if w.once && w.cond.kind == "delete" {
+				return &waitError{err: fmt.Errorf("timed out waiting for the condition on pods/%s", t.name)}
+			}
 			if w.once {
 				return &waitError{err: fmt.Errorf("condition not met for pods/%s", t.name)}
 			}
@@ -71,7 +74,9 @@ func (w *podWait) isMet(t waitTarget) (bool, error) {
 	p := w.pods[t.key()]
 	switch w.cond.kind {
 	case "delete":
-		return p == nil || p.UID != t.uid, nil
+		// Gone, or replaced by a pod that is not stopping, or applied
+		// again (the same UID) after it was seen stopping.
+		return p == nil || p.DeletionTimestamp == nil && (p.UID != t.uid || t.deleting), nil
 	case "create":
 		return p != nil, nil
 	}

@@ -2,9 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -21,6 +26,13 @@ func waitPod(ns, name, uid string, phase corev1.PodPhase, ready corev1.Condition
 }
 
 func typed(t string, e api.WatchEvent) api.WatchEvent { e.Type = t; return e }
+
+func deletingPod(e api.WatchEvent) api.WatchEvent {
+	e.Object = *e.Object.DeepCopy()
+	now := metav1.Now()
+	e.Object.DeletionTimestamp = &now
+	return e
+}
 
 var bookmark = api.WatchEvent{Type: api.WatchBookmark}
 
@@ -65,6 +77,15 @@ func TestPodWait(t *testing.T) {
 			[]api.WatchEvent{webReady, bookmark, webNew}, "pod/web condition met\n", "done"},
 		{"delete of a missing pod", WaitForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{dbReady, bookmark}, "", "done"},
+		{"delete: still stopping", WaitForOptions{Names: []string{"web"}, For: "delete"},
+			[]api.WatchEvent{webReady, bookmark, typed(api.WatchModified, deletingPod(webReady))}, "", ""},
+		{"delete: applied again with the same UID", WaitForOptions{Names: []string{"web"}, For: "delete"},
+			[]api.WatchEvent{webReady, bookmark, typed(api.WatchModified, deletingPod(webReady)), typed(api.WatchModified, webReady)}, "pod/web condition met\n", "done"},
+		{"delete: an older pod of the name still stopping", WaitForOptions{Names: []string{"web"}, For: "delete"},
+			// One diff: the pods now (ADDED) before the gone (DELETED).
+			[]api.WatchEvent{webNew, bookmark, deletingPod(webReady), typed(api.WatchDeleted, webNew)}, "", ""},
+		{"delete: timeout 0", WaitForOptions{Names: []string{"web"}, For: "delete"},
+			[]api.WatchEvent{webReady, bookmark}, "", "timed out waiting for the condition on pods/web"},
 		{"create", WaitForOptions{Names: []string{"web"}, For: "create"},
 			[]api.WatchEvent{dbReady, bookmark, webPending}, "pod/web condition met\n", "done"},
 		{"condition: gone and back", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
@@ -91,7 +112,7 @@ func TestPodWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			var out bytes.Buffer
-			w := &podWait{cond: cond, o: tc.o, sel: sel, out: &out, once: strings.HasPrefix(tc.name, "timeout 0"), pods: map[string]*corev1.Pod{}}
+			w := &podWait{cond: cond, o: tc.o, sel: sel, out: &out, once: strings.Contains(tc.name, "timeout 0"), pods: map[string]*corev1.Pod{}}
 			for _, e := range tc.events {
 				if err = w.event(e); err != nil {
 					break
@@ -149,5 +170,44 @@ func TestWaitForArgs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
+	}
+}
+
+// An older daemon's watch has no bookmark: the wait reads the pod list
+// instead (every 250 ms) and still decides.
+func TestWaitForOldDaemon(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "old.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := waitPod("default", "web", "u1", corev1.PodRunning, corev1.ConditionTrue, nil).Object
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("watch") == "true" {
+			w.(http.Flusher).Flush() // no bookmark header, no events
+			<-r.Context().Done()
+			return
+		}
+		_ = json.NewEncoder(w).Encode(corev1.PodList{Items: []corev1.Pod{ready}})
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	var out bytes.Buffer
+	err = WaitFor(t.Context(), WaitForOptions{Socket: sock, Namespace: "default", Names: []string{"web"}, For: "condition=Ready", Timeout: 10 * time.Second},
+		IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+	if err != nil || out.String() != "pod/web condition met\n" {
+		t.Fatalf("wait: %v, printed %q", err, out.String())
+	}
+}
+
+// delete's wait ends at once when no daemon answers.
+func TestWaitGoneDaemonDown(t *testing.T) {
+	opts := DeleteOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Minute}
+	start := time.Now()
+	if err := waitGone(t.Context(), opts, []target{{namespace: "default", name: "web"}}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("waited %v for a daemon that is down", d)
 	}
 }

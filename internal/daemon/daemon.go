@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
 	d.build(boot, cg, netw)
 	defer d.close()
-	if err := restoreWorkers(db, d.workers, rebooted, log); err != nil {
+	if err := restoreWorkers(db, d.workers, d.mgr, rebooted, log); err != nil {
 		return fmt.Errorf("restore pod workers: %w", err)
 	}
 	return d.serve(ctx)
@@ -223,7 +223,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 		Volumes: vols, Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: podLogs(d.cfg.LogDir, d.rt.LogDriver), Logger: d.log,
 	})
-	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod})
+	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod,
+		OnFinished: func(uid types.UID) { d.mgr.WorkerFinished(uid) }}) // d.mgr is set below, before any worker runs
 	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
@@ -395,7 +396,7 @@ func remainingGrace(r state.WorkerRecord, now time.Time) int64 {
 // terminating: nothing of it runs any more, and resuming the termination
 // would end a pod whose manifest still wants it (it starts again instead;
 // its leftover sandbox is recreated like every other after a reboot).
-func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, rebooted bool, log *slog.Logger) error {
+func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, shown terminatingShown, rebooted bool, log *slog.Logger) error {
 	recs, err := db.ListWorkers()
 	if err != nil {
 		return err
@@ -415,9 +416,15 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, rebooted bool, log *
 		}
 		grace := remainingGrace(r, time.Now())
 		log.Info("resuming pod termination", "pod", r.FullName, "podUID", string(r.UID), "gracePeriod", grace, "recorded", r.GracePeriod)
+		shown.RestoreTerminating(&pod, r.UpdatedAt) // the API shows it Terminating until it finished
 		w.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: &pod, GracePeriodOverride: &grace})
 	}
 	return nil
+}
+
+// terminatingShown is the manager's view of terminating pods.
+type terminatingShown interface {
+	RestoreTerminating(pod *corev1.Pod, since time.Time)
 }
 
 // terminatedByShutdown: the pod's last status says a node shutdown ended it.

@@ -306,6 +306,7 @@ func (m *Manager) startPods(ctx context.Context, pods []*corev1.Pod) {
 // forget drops a removed pod from the desired set; it reports whether the
 // pod was desired (its worker must be killed, see removePods).
 func (m *Manager) forget(pod *corev1.Pod) bool {
+	shown := deleting(pod, time.Now())
 	m.mu.Lock()
 	_, wasDesired := m.desired[pod.UID]
 	_, wasWaiting := m.waiting[pod.UID]
@@ -314,15 +315,20 @@ func (m *Manager) forget(pod *corev1.Pod) bool {
 	delete(m.waiting, pod.UID)
 	delete(m.allocs, pod.UID)
 	delete(m.allocated, pod.UID)
+	if wasDesired {
+		// In the same critical section: the API never misses the pod.
+		m.terminating[pod.UID] = PodEntry{Pod: shown}
+	}
 	m.mu.Unlock()
 	if wasWaiting {
 		m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 		return false
 	}
 	if wasDesired {
-		m.noteTerminating(pod, time.Now())
+		m.statuses.MarkTerminating(pod.UID) // RemovePod once the worker finished (terminating.go)
+	} else {
+		m.statuses.RemovePod(pod.UID)
 	}
-	m.statuses.RemovePod(pod.UID)
 	if err := m.store.DeleteAllocation(pod.UID); err != nil {
 		m.log.Warn("delete allocation", "podUID", string(pod.UID), "err", err)
 	}

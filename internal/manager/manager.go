@@ -59,6 +59,7 @@ type Statuses interface {
 	AddPod(pod *corev1.Pod)
 	RejectPod(pod *corev1.Pod, reason, message string)
 	RemovePod(uid types.UID)
+	MarkTerminating(uid types.UID)
 	Status(uid types.UID) (corev1.PodStatus, bool)
 	ExpectSynced(uids []types.UID)
 	Event(uid types.UID, typ, reason, message string)
@@ -204,7 +205,7 @@ func (m *Manager) Pods() []PodEntry {
 		terminating = m.terminatingEntries(listed)
 	}
 	m.mu.RUnlock()
-	out = append(out, m.unfinished(terminating)...)
+	out = append(out, m.shownTerminating(terminating)...)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].Pod, out[j].Pod
 		if a.Namespace != b.Namespace {

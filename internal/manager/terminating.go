@@ -13,15 +13,15 @@ import (
 
 // A removed pod stays in the API while it stops, as a deleted pod does on
 // a cluster: with a deletionTimestamp (get shows Terminating, describe
-// `Terminating (lasts …)`) and the status it had, until its worker
-// finished (containers stopped, sandbox, cgroup and volumes gone: the
-// kubelet's podResourcesAreReclaimed before the final delete). A pod of
-// the same name that replaces it (a changed manifest) hides it: the API
-// shows one pod per name.
+// `Terminating (lasts …)`) and its live status (the status manager keeps
+// tracking it, not desired), until its worker finished (containers
+// stopped, sandbox, cgroup and volumes gone: the kubelet's
+// podResourcesAreReclaimed before the final delete). The API shows one pod
+// per name: a pod of the same name that replaces it hides it, and of two
+// removed ones the later.
 
-// noteTerminating keeps pod, just removed from the desired set, for the
-// API until its worker finished. Called before its status is dropped.
-func (m *Manager) noteTerminating(pod *corev1.Pod, now time.Time) {
+// deleting is the API's copy of pod, removed at now.
+func deleting(pod *corev1.Pod, now time.Time) *corev1.Pod {
 	cp := pod.DeepCopy()
 	ts := metav1.NewTime(now)
 	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
@@ -29,18 +29,35 @@ func (m *Manager) noteTerminating(pod *corev1.Pod, now time.Time) {
 		grace = *pod.Spec.TerminationGracePeriodSeconds
 	}
 	cp.DeletionTimestamp, cp.DeletionGracePeriodSeconds = &ts, &grace
-	st, ok := m.statuses.Status(pod.UID)
-	if !ok {
-		st = corev1.PodStatus{Phase: corev1.PodPending}
-	}
+	return cp
+}
+
+// RestoreTerminating shows pod, whose termination a previous podhost began
+// (since then) and this one resumes, until its worker finished.
+func (m *Manager) RestoreTerminating(pod *corev1.Pod, since time.Time) {
+	m.statuses.AddPod(pod)
+	m.statuses.MarkTerminating(pod.UID)
 	m.mu.Lock()
-	m.terminating[pod.UID] = PodEntry{Pod: cp, Status: &st}
+	m.terminating[pod.UID] = PodEntry{Pod: deleting(pod, since)}
 	m.mu.Unlock()
 }
 
+// WorkerFinished is the pod workers' news that uid's worker finished: a
+// removed pod leaves the API now (its status goes, which wakes watches).
+func (m *Manager) WorkerFinished(uid types.UID) {
+	m.mu.Lock()
+	_, kept := m.terminating[uid]
+	delete(m.terminating, uid)
+	listed := m.desired[uid] != nil || m.rejected[uid] != nil || m.waiting[uid] != nil
+	m.mu.Unlock()
+	if kept && !listed {
+		m.statuses.RemovePod(uid)
+	}
+}
+
 // terminatingEntries are the kept pods whose name no listed pod has;
-// m.mu read-locked by the caller. The caller drops those whose worker
-// finished (unfinished), outside the lock.
+// m.mu read-locked by the caller, which drops those whose worker finished
+// (shownTerminating), outside the lock.
 func (m *Manager) terminatingEntries(listed map[string]bool) []PodEntry {
 	var out []PodEntry
 	for uid, e := range m.terminating {
@@ -51,25 +68,41 @@ func (m *Manager) terminatingEntries(listed map[string]bool) []PodEntry {
 	return out
 }
 
-// unfinished keeps the entries whose worker has not finished.
-func (m *Manager) unfinished(entries []PodEntry) []PodEntry {
-	out := entries[:0]
+// shownTerminating keeps the entries whose worker has not finished, the
+// latest removed of each name.
+func (m *Manager) shownTerminating(entries []PodEntry) []PodEntry {
+	byName := map[string]PodEntry{}
 	for _, e := range entries {
-		if ws, ok := m.workers.State(e.Pod.UID); ok && !ws.Finished {
-			out = append(out, e)
+		if ws, ok := m.workers.State(e.Pod.UID); !ok || ws.Finished {
+			continue
 		}
+		name := manifest.FullName(e.Pod)
+		if prev, ok := byName[name]; !ok || prev.Pod.DeletionTimestamp.Before(e.Pod.DeletionTimestamp) {
+			byName[name] = e
+		}
+	}
+	out := make([]PodEntry, 0, len(byName))
+	for _, e := range byName {
+		out = append(out, e)
 	}
 	return out
 }
 
-// dropFinished forgets the kept pods whose worker finished or is gone
-// (housekeeping, with SyncKnownPods' answer).
+// dropFinished forgets the kept pods whose worker finished or is gone, in
+// case WorkerFinished did not (housekeeping, with SyncKnownPods' answer).
 func (m *Manager) dropFinished(known map[types.UID]podworkers.WorkerState) {
+	var gone []types.UID
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	for uid := range m.terminating {
 		if ws, ok := known[uid]; !ok || ws.Finished || m.desired[uid] != nil {
 			delete(m.terminating, uid)
+			if m.desired[uid] == nil && m.rejected[uid] == nil && m.waiting[uid] == nil {
+				gone = append(gone, uid)
+			}
 		}
+	}
+	m.mu.Unlock()
+	for _, uid := range gone {
+		m.statuses.RemovePod(uid)
 	}
 }

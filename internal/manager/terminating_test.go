@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -12,26 +13,34 @@ import (
 	"github.com/podhost/podhost/internal/status"
 )
 
-// listed is each pod of m.Pods() as "name uid deleting|live phase".
+// listed is each pod of m.Pods() as "name uid live|deleting".
 func listed(m *Manager) []string {
 	var out []string
 	for _, e := range m.Pods() {
 		s := e.Pod.Name + " " + string(e.Pod.UID) + " live"
 		if e.Pod.DeletionTimestamp != nil {
 			s = e.Pod.Name + " " + string(e.Pod.UID) + " deleting"
-			if e.Status != nil {
-				s += " " + string(e.Status.Phase)
-			}
 		}
 		out = append(out, s)
 	}
 	return out
 }
 
-// A removed pod stays listed, with a deletionTimestamp, its grace period
-// and its last status, while its worker has not finished; a pod of the
-// same name that replaces it hides it; housekeeping forgets it once the
-// worker finished.
+func equal(a []string, b ...string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// A removed pod stays listed, with a deletionTimestamp and its grace
+// period, its status still tracked and updated, while its worker has not
+// finished; WorkerFinished ends both.
 func TestRemovedPodListedUntilFinished(t *testing.T) {
 	m, w, _, _, _ := newStartedTestManager()
 	sm := m.statuses.(*status.Manager)
@@ -42,35 +51,60 @@ func TestRemovedPodListedUntilFinished(t *testing.T) {
 	w.known["u1"], w.known["u2"] = podworkers.WorkerState{}, podworkers.WorkerState{}
 
 	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.REMOVE, Pod: web}}, nil)
-	got := listed(m)
-	if len(got) != 2 || got[0] != "db u2 live" || got[1] != "web u1 deleting Running" {
+	if got := listed(m); !equal(got, "db u2 live", "web u1 deleting") {
 		t.Fatalf("after the removal: %q", got)
 	}
 	for _, e := range m.Pods() {
-		if e.Pod.Name == "web" && (e.Pod.DeletionGracePeriodSeconds == nil || *e.Pod.DeletionGracePeriodSeconds != 30) {
-			t.Fatalf("grace period %v, want the default 30", e.Pod.DeletionGracePeriodSeconds)
+		if e.Pod.Name == "web" && (e.Status != nil || *e.Pod.DeletionGracePeriodSeconds != 30) {
+			t.Fatalf("entry %+v: want the status manager's status and the default grace period 30", e)
 		}
 	}
 	if web.DeletionTimestamp != nil {
 		t.Fatal("the manager's own pod object was changed")
 	}
-
-	// A new pod of the name (a changed manifest) is the one listed.
-	web2 := hostPortPod("web", "u3", 0)
-	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: web2}}, nil)
-	if got := listed(m); len(got) != 2 || got[1] != "web u3 live" {
-		t.Fatalf("with a replacement: %q", got)
+	sm.SetStatus(web, corev1.PodStatus{Phase: corev1.PodFailed}) // its containers were killed
+	if st, ok := sm.Status("u1"); !ok || st.Phase != corev1.PodFailed || sm.IsDesired("u1") {
+		t.Fatalf("status while terminating: %v %v, desired %v; want Failed, not desired", st.Phase, ok, sm.IsDesired("u1"))
 	}
-	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.REMOVE, Pod: web2}}, nil)
 
-	// u1's worker finished: gone from the list at once, and forgotten by
-	// housekeeping; u3 (never started a worker here) is not listed.
-	w.known["u1"] = podworkers.WorkerState{Finished: true}
-	if got := listed(m); len(got) != 1 || got[0] != "db u2 live" {
+	m.WorkerFinished("u1")
+	if got := listed(m); !equal(got, "db u2 live") {
 		t.Fatalf("after the worker finished: %q", got)
 	}
+	if _, ok := sm.Status("u1"); ok {
+		t.Fatal("status kept after the worker finished")
+	}
+}
+
+// One pod per name: a replacement hides the removed pod; of two removed
+// pods of a name, the later is shown, then the earlier while it runs on.
+func TestTerminatingOnePerName(t *testing.T) {
+	m, w, _, _, _ := newStartedTestManager()
+	ctx := context.Background()
+	web1 := hostPortPod("web", "u1", 0)
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: web1}}, nil)
+	w.known["u1"] = podworkers.WorkerState{}
+	web2 := hostPortPod("web", "u2", 0)
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: web2}, {Op: podconfig.REMOVE, Pod: web1}}, nil)
+	w.known["u2"] = podworkers.WorkerState{}
+	if got := listed(m); !equal(got, "web u2 live") {
+		t.Fatalf("with a replacement: %q", got)
+	}
+	time.Sleep(time.Millisecond) // a later deletionTimestamp, not a wait
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.REMOVE, Pod: web2}}, nil)
+	if got := listed(m); !equal(got, "web u2 deleting") {
+		t.Fatalf("both removed: %q", got)
+	}
+	m.WorkerFinished("u2")
+	if got := listed(m); !equal(got, "web u1 deleting") {
+		t.Fatalf("the later finished: %q", got)
+	}
+	w.known["u1"] = podworkers.WorkerState{Finished: true}
 	m.housekeeping(ctx)
-	if _, ok := m.terminating[types.UID("u1")]; ok || len(m.terminating) != 0 {
-		t.Fatalf("housekeeping kept %v", m.terminating)
+	if got := listed(m); len(got) != 0 || len(m.terminating) != 0 {
+		t.Fatalf("after housekeeping: %q, kept %v", got, m.terminating)
+	}
+	if _, ok := m.terminating[types.UID("u1")]; ok {
+		t.Fatal("u1 kept")
 	}
 }

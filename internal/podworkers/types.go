@@ -160,6 +160,10 @@ type Options struct {
 	Cache  RuntimeCache
 	Clock  clock.Clock  // default: the real clock (tests: k8s.io/utils/clock/testing)
 	Logger *slog.Logger // default: slog.Default()
+	// OnFinished, when set, is called (from the worker's goroutine, no
+	// lock held) once a worker finished: SyncTerminatedPod or
+	// SyncTerminatingRuntimePod succeeded.
+	OnFinished func(uid types.UID)
 }
 
 // UpdatePodOptions is one request to the pod's worker.

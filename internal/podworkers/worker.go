@@ -74,6 +74,9 @@ func (p *PodWorkers) run(s *podSyncStatus) {
 		}
 		delay, exit := p.completeWork(s, w, out, err)
 		if exit {
+			if p.opts.OnFinished != nil {
+				p.opts.OnFinished(s.uid)
+			}
 			return
 		}
 		timer, timerC = p.arm(s, timer, delay)

@@ -146,6 +146,19 @@ func (m *Manager) RemovePod(uid types.UID) {
 	m.notifyLocked()
 }
 
+// MarkTerminating keeps tracking uid, removed from the desired set, while
+// it stops: its status still changes (containers exit) and the API shows
+// it, but it is no longer desired (its content goes at its cleanup).
+// RemovePod ends the tracking once it finished.
+func (m *Manager) MarkTerminating(uid types.UID) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.pods[uid]; ok {
+		m.pods[uid] = false
+		m.notifyLocked()
+	}
+}
+
 // IsDesired reports whether uid is tracked as an admitted, wanted pod.
 func (m *Manager) IsDesired(uid types.UID) bool {
 	m.mu.Lock()
