@@ -174,7 +174,7 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 	s.stream(w, r, func(enc *json.Encoder) error {
 		var evs []WatchEvent
 		prev, evs = DiffPods(prev, s.b.Pods())
-		if bookmark {
+		if bookmark && s.sourcesReady() {
 			evs, bookmark = append(evs, initialEventsEnd()), false
 		}
 		for _, e := range evs {
@@ -184,6 +184,18 @@ func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {
 		}
 		return nil
 	})
+}
+
+// sourcesReadier is a backend that knows when its pod list is complete:
+// the first manifest snapshot applied (before it, after a start, the list
+// is empty or holds only resumed terminations).
+type sourcesReadier interface{ SourcesReady() bool }
+
+// sourcesReady: the pods listed are all there are (the bookmark waits,
+// re-checked at each wake, at least every watchResync).
+func (s *Server) sourcesReady() bool {
+	r, ok := s.b.(sourcesReadier)
+	return !ok || r.SourcesReady()
 }
 
 // initialEventsEnd is the API server's bookmark after a watch list's

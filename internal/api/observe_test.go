@@ -54,9 +54,10 @@ func summary(evs []WatchEvent) []string {
 // watchBackend's pods change under a lock and signal Changed.
 type watchBackend struct {
 	fakeBackend
-	mu      sync.Mutex
-	pods    []*corev1.Pod
-	changed chan struct{}
+	mu       sync.Mutex
+	pods     []*corev1.Pod
+	changed  chan struct{}
+	notReady bool // SourcesReady false
 }
 
 func (b *watchBackend) Pods() []*corev1.Pod {
@@ -76,7 +77,12 @@ func (b *watchBackend) Changed() <-chan struct{} {
 	defer b.mu.Unlock()
 	return b.changed
 }
-func (b *watchBackend) Metrics() http.Handler                   { return http.NotFoundHandler() }
+func (b *watchBackend) Metrics() http.Handler { return http.NotFoundHandler() }
+func (b *watchBackend) SourcesReady() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.notReady
+}
 func (b *watchBackend) AllEvents(string) ([]ObjectEvent, error) { return nil, nil }
 func (b *watchBackend) Top(context.Context, string, time.Duration) ([]PodMetrics, error) {
 	return nil, nil
@@ -133,6 +139,36 @@ func TestWatchPodsSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	if want := []string{"ADDED a Pending", "ADDED b Running", "BOOKMARK true", "MODIFIED a Running"}; !slices.Equal(got, want) {
+		t.Fatalf("events = %v, want %v", got, want)
+	}
+}
+
+// Before the first manifest snapshot the list is not all there is: the
+// bookmark waits for it.
+func TestWatchBookmarkWaitsForSources(t *testing.T) {
+	b := &watchBackend{changed: make(chan struct{}), notReady: true}
+	c := startServer(t, b, func(s *Server) { s.EnableObserve(b) })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []string
+	go func() {
+		b.set(uidPod("a", corev1.PodRunning)) // the snapshot applied
+		b.mu.Lock()
+		b.notReady = false
+		b.mu.Unlock()
+		b.set(uidPod("a", corev1.PodRunning))
+	}()
+	err := c.WatchPodsSynced(ctx, func(e WatchEvent) error {
+		got = append(got, e.Type+" "+e.Object.Name)
+		if e.Type == WatchBookmark {
+			cancel()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"ADDED a", "BOOKMARK "}; !slices.Equal(got, want) {
 		t.Fatalf("events = %v, want %v", got, want)
 	}
 }

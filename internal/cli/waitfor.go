@@ -239,6 +239,6 @@ func pollPods(ctx context.Context, c *api.Client, fn func(api.WatchEvent) error)
 // daemonAway: err is the daemon stopping or not up yet, which a wait
 // outlasts (a restart, a boot script run before podhost starts).
 func daemonAway(err error) bool {
-	return errors.Is(err, api.ErrDaemonDown) || errors.Is(err, api.ErrWatchClosed) ||
+	return errors.Is(err, api.ErrDaemonDown) || errors.Is(err, api.ErrWatchClosed) || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }

@@ -49,6 +49,10 @@ type execer interface {
 	Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
 }
 
+// SourcesReady: the first manifest snapshot was applied, so Pods lists
+// every pod (the watch's initial-events-end bookmark waits for it).
+func (b *backend) SourcesReady() bool { return b.mgr.SourcesReady() }
+
 func (b *backend) Ready() bool {
 	select {
 	case <-b.st.Ready():

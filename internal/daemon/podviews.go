@@ -56,7 +56,10 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 			out = append(out, v.decorate(e.Pod, *e.Status, strings.Join(e.Warnings, "; ")))
 			continue
 		}
-		view := v.view(e)
+		view, ok := v.view(e)
+		if !ok {
+			continue // a stopping pod that finished since the list: gone
+		}
 		next[e.Pod.UID] = view
 		out = append(out, view.out)
 	}
@@ -66,16 +69,21 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 
 // view returns e's kept view if nothing it was built from changed, else a
 // new one.
-func (v *podViews) view(e manager.PodEntry) podView {
+// A stopping pod (deletionTimestamp) without a status has finished since
+// the manager listed it: false, it is not shown.
+func (v *podViews) view(e manager.PodEntry) (podView, bool) {
 	warnings := strings.Join(e.Warnings, "; ")
 	if old, ok := v.views[e.Pod.UID]; ok && old.src == e.Pod && old.warnings == warnings && old.rev == v.st.Revision(e.Pod.UID) {
-		return old
+		return old, true
 	}
 	st, rev, ok := v.st.StatusRevision(e.Pod.UID)
 	if !ok {
+		if e.Pod.DeletionTimestamp != nil {
+			return podView{}, false
+		}
 		st = corev1.PodStatus{Phase: corev1.PodPending}
 	}
-	return podView{src: e.Pod, rev: rev, warnings: warnings, out: v.decorate(e.Pod, st, warnings)}
+	return podView{src: e.Pod, rev: rev, warnings: warnings, out: v.decorate(e.Pod, st, warnings)}, true
 }
 
 // decorate copies p with status st and what the API adds to every pod.

@@ -246,13 +246,13 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod
+			m.statuses.RejectPod(pod, res.Reason, res.Message) // under m.mu: see WorkerFinished
 			m.mu.Unlock()
-			m.statuses.RejectPod(pod, res.Reason, res.Message)
 			return false
 		}
 	}
-	m.statuses.AddPod(pod)
 	m.mu.Lock()
+	m.statuses.AddPod(pod)      // under m.mu: see WorkerFinished
 	delete(m.rejected, pod.UID) // a re-admitted pod moves in one step: Pods() always lists it
 	m.desired[pod.UID] = pod
 	m.mu.Unlock()

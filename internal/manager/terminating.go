@@ -44,15 +44,22 @@ func (m *Manager) RestoreTerminating(pod *corev1.Pod, since time.Time) {
 
 // WorkerFinished is the pod workers' news that uid's worker finished: a
 // removed pod leaves the API now (its status goes, which wakes watches).
+// Under m.mu, as admit's AddPod and RejectPod: a pod applied again in
+// between keeps its fresh status.
 func (m *Manager) WorkerFinished(uid types.UID) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	_, kept := m.terminating[uid]
 	delete(m.terminating, uid)
-	listed := m.desired[uid] != nil || m.rejected[uid] != nil || m.waiting[uid] != nil
-	m.mu.Unlock()
-	if kept && !listed {
+	if kept && !m.trackedLocked(uid) {
 		m.statuses.RemovePod(uid)
 	}
+}
+
+// trackedLocked: uid's status is the status manager's (admitted or
+// rejected; a waiting pod's is computed here). m.mu held.
+func (m *Manager) trackedLocked(uid types.UID) bool {
+	return m.desired[uid] != nil || m.rejected[uid] != nil
 }
 
 // terminatingEntries are the kept pods whose name no listed pod has;
@@ -91,18 +98,14 @@ func (m *Manager) shownTerminating(entries []PodEntry) []PodEntry {
 // dropFinished forgets the kept pods whose worker finished or is gone, in
 // case WorkerFinished did not (housekeeping, with SyncKnownPods' answer).
 func (m *Manager) dropFinished(known map[types.UID]podworkers.WorkerState) {
-	var gone []types.UID
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	for uid := range m.terminating {
 		if ws, ok := known[uid]; !ok || ws.Finished || m.desired[uid] != nil {
 			delete(m.terminating, uid)
-			if m.desired[uid] == nil && m.rejected[uid] == nil && m.waiting[uid] == nil {
-				gone = append(gone, uid)
+			if !m.trackedLocked(uid) {
+				m.statuses.RemovePod(uid)
 			}
 		}
-	}
-	m.mu.Unlock()
-	for _, uid := range gone {
-		m.statuses.RemovePod(uid)
 	}
 }

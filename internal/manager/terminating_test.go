@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -26,17 +27,7 @@ func listed(m *Manager) []string {
 	return out
 }
 
-func equal(a []string, b ...string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equal(a []string, b ...string) bool { return slices.Equal(a, b) }
 
 // A removed pod stays listed, with a deletionTimestamp and its grace
 // period, its status still tracked and updated, while its worker has not
@@ -106,5 +97,43 @@ func TestTerminatingOnePerName(t *testing.T) {
 	}
 	if _, ok := m.terminating[types.UID("u1")]; ok {
 		t.Fatal("u1 kept")
+	}
+}
+
+// Applied again (same UID) while it stops, the pod is listed live and
+// keeps its status when the old worker finishes; a pod waiting for its
+// dependencies has no status of the status manager's, so its stopping
+// status goes.
+func TestReappliedWhileStopping(t *testing.T) {
+	m, w, _, _, _ := newStartedTestManager()
+	sm := m.statuses.(*status.Manager)
+	ctx := context.Background()
+	web := hostPortPod("web", "u1", 0)
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: web}}, nil)
+	w.known["u1"] = podworkers.WorkerState{}
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.REMOVE, Pod: web}}, nil)
+	m.handleUpdates(ctx, []podconfig.Update{{Op: podconfig.ADD, Pod: web}}, nil)
+	if got := listed(m); !equal(got, "web u1 live") {
+		t.Fatalf("applied again: %q", got)
+	}
+	sm.SetStatus(web, corev1.PodStatus{Phase: corev1.PodRunning})
+	m.WorkerFinished("u1")
+	if _, ok := sm.Status("u1"); !ok || !sm.IsDesired("u1") {
+		t.Fatal("the re-applied pod lost its status when the old worker finished")
+	}
+
+	m.mu.Lock()
+	m.terminating["u2"] = PodEntry{Pod: deleting(hostPortPod("db", "u2", 0), time.Now())}
+	m.waiting["u2"] = &waitingPod{pod: hostPortPod("db", "u2", 0)}
+	m.mu.Unlock()
+	sm.AddPod(hostPortPod("db", "u2", 0))
+	sm.MarkTerminating("u2")
+	sm.SetStatus(hostPortPod("db", "u2", 0), corev1.PodStatus{Phase: corev1.PodFailed})
+	if _, ok := sm.Status("u2"); !ok {
+		t.Fatal("setup: no stopping status")
+	}
+	m.WorkerFinished("u2")
+	if _, ok := sm.Status("u2"); ok {
+		t.Fatal("a waiting pod kept the stopping run's status")
 	}
 }

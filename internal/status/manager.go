@@ -43,8 +43,11 @@ type Manager struct {
 	opts  ManagerOptions
 	log   *slog.Logger
 
-	mu       sync.Mutex
-	pods     map[types.UID]bool // tracked pods: true desired, false rejected
+	mu   sync.Mutex
+	pods map[types.UID]bool // tracked pods: true desired, false rejected or stopping
+	// stopping: removed pods tracked until their worker finished
+	// (MarkTerminating); their statuses are shown, not persisted.
+	stopping map[types.UID]bool
 	statuses map[types.UID]corev1.PodStatus
 	// revs: the revision of each status, from seq: it changes exactly when
 	// the status does (the API rebuilds a pod's view only then).
@@ -76,8 +79,8 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{}, revs: map[types.UID]uint64{},
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
 		changed:  make(chan struct{}),
-		shutdown: map[types.UID]bool{},
-		events:   eventQueue{kick: make(chan struct{}, 1)},
+		shutdown: map[types.UID]bool{}, stopping: map[types.UID]bool{},
+		events: eventQueue{kick: make(chan struct{}, 1)},
 	}
 }
 
@@ -91,6 +94,15 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 	defer m.mu.Unlock()
 	if desired, tracked := m.pods[pod.UID]; tracked && !desired {
 		m.dropRejectionLocked(pod.UID)
+	}
+	if m.stopping[pod.UID] {
+		// Applied again while it stopped: the stopping run's status (a
+		// terminal phase once killed) is not the new run's; it starts from
+		// the one persisted before the removal, as after a restart.
+		delete(m.stopping, pod.UID)
+		delete(m.statuses, pod.UID)
+		m.seq++
+		m.revs[pod.UID] = m.seq
 	}
 	m.pods[pod.UID] = true
 	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" && !IsRejected(st) {
@@ -125,6 +137,7 @@ func (m *Manager) MarkNodeShutdown(pod *corev1.Pod) {
 func (m *Manager) RejectPod(pod *corev1.Pod, reason, message string) {
 	m.mu.Lock()
 	m.pods[pod.UID] = false
+	delete(m.stopping, pod.UID)
 	m.mu.Unlock()
 	m.Event(pod.UID, corev1.EventTypeWarning, reason, message)
 	st := Compute(pod, Inputs{Rejected: &Reason{Reason: reason, Message: message}, Now: m.opts.Clock.Now()})
@@ -137,6 +150,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.pods, uid)
+	delete(m.stopping, uid)
 	delete(m.statuses, uid)
 	delete(m.revs, uid)
 	delete(m.dirty, uid)
@@ -154,7 +168,7 @@ func (m *Manager) MarkTerminating(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if _, ok := m.pods[uid]; ok {
-		m.pods[uid] = false
+		m.pods[uid], m.stopping[uid] = false, true
 		m.notifyLocked()
 	}
 }
@@ -166,8 +180,9 @@ func (m *Manager) IsDesired(uid types.UID) bool {
 	return m.pods[uid]
 }
 
-// SetStatus records a computed status of a tracked pod; statuses of pods
-// no longer tracked (being torn down) are ignored.
+// SetStatus records a computed status of a tracked pod (a stopping one
+// too, not persisted: MarkTerminating); statuses of pods no longer
+// tracked (removed at once, or finished) are ignored.
 func (m *Manager) SetStatus(pod *corev1.Pod, st corev1.PodStatus) { m.set(pod.UID, st) }
 
 func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
@@ -184,7 +199,9 @@ func (m *Manager) set(uid types.UID, st corev1.PodStatus) {
 	// state.db equals a recomputed one only semantically).
 	if prev, had := m.statuses[uid]; !had || !equality.Semantic.DeepEqual(prev, st) {
 		m.putLocked(uid, st)
-		m.dirty[uid] = true
+		if !m.stopping[uid] {
+			m.dirty[uid] = true
+		}
 		m.notifyLocked()
 	}
 	if !m.synced[uid] {

@@ -204,3 +204,33 @@ func TestManagerNodeShutdownIsNotFinalAcrossReboot(t *testing.T) {
 		t.Fatal("Compute keeps the pod Failed after the reboot")
 	}
 }
+
+// A stopping pod (MarkTerminating) keeps a live status, not desired and
+// not persisted; applied again, it starts from the status persisted before
+// its removal, not from the killed run's.
+func TestManagerStoppingPod(t *testing.T) {
+	store := newMemStore()
+	m := NewManager(store, ManagerOptions{})
+	a := mgrPod("a")
+	m.AddPod(a)
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning, Message: "running"})
+	m.Flush()
+	m.MarkTerminating("a")
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodFailed, Message: "killed"})
+	if st := m.LastStatus("a"); st == nil || st.Phase != corev1.PodFailed || m.IsDesired("a") {
+		t.Fatalf("stopping: status %+v, desired %v; want the live Failed, not desired", st, m.IsDesired("a"))
+	}
+	m.Flush()
+	if store.statuses["a"].Message != "running" {
+		t.Fatalf("a stopping pod's status was persisted: %+v", store.statuses["a"])
+	}
+	m.AddPod(a)
+	if st := m.LastStatus("a"); st == nil || st.Message != "running" || !m.IsDesired("a") {
+		t.Fatalf("applied again: %+v, desired %v; want the status from before the removal", st, m.IsDesired("a"))
+	}
+	m.MarkTerminating("a")
+	m.RemovePod("a")
+	if _, ok := m.Status("a"); ok {
+		t.Fatal("status kept after RemovePod")
+	}
+}
