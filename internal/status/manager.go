@@ -169,6 +169,7 @@ func (m *Manager) MarkTerminating(uid types.UID) {
 	defer m.mu.Unlock()
 	if _, ok := m.pods[uid]; ok {
 		m.pods[uid], m.stopping[uid] = false, true
+		m.checkReadyLocked()
 		m.notifyLocked()
 	}
 }
@@ -302,8 +303,8 @@ func (m *Manager) checkReadyLocked() {
 	default:
 	}
 	for uid := range m.expect {
-		if _, tracked := m.pods[uid]; tracked && !m.synced[uid] {
-			return
+		if _, tracked := m.pods[uid]; tracked && !m.synced[uid] && !m.stopping[uid] {
+			return // a removed pod does not hold readiness back (it may never sync)
 		}
 	}
 	close(m.ready)

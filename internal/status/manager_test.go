@@ -234,3 +234,21 @@ func TestManagerStoppingPod(t *testing.T) {
 		t.Fatal("status kept after RemovePod")
 	}
 }
+
+// A pod of the first snapshot removed before its first sync does not hold
+// readiness back (with containerd down it may never sync).
+func TestManagerReadyNotHeldByAStoppingPod(t *testing.T) {
+	m := NewManager(newMemStore(), ManagerOptions{})
+	a, b := mgrPod("a"), mgrPod("b")
+	m.AddPod(a)
+	m.AddPod(b)
+	m.ExpectSynced([]types.UID{"a", "b"})
+	m.SetStatus(a, corev1.PodStatus{Phase: corev1.PodRunning})
+	if isClosed(m.Ready()) {
+		t.Fatal("ready before b synced")
+	}
+	m.MarkTerminating("b")
+	if !isClosed(m.Ready()) {
+		t.Fatal("a removed pod holds readiness back")
+	}
+}
