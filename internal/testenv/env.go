@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
@@ -215,6 +216,15 @@ func (e *Env) setup(ctx context.Context) error {
 	for _, d := range []string{e.Root, e.State, e.CNIConfDir, e.CNICacheDir, e.RunDir, filepath.Join(e.Dir, "bin")} {
 		if err := os.MkdirAll(d, 0o711); err != nil {
 			return err
+		}
+	}
+	if os.Getenv("PODHOST_TEST_RUN_TMPFS") != "" {
+		// /run as on an appliance: containerd's state and podhost's run
+		// dirs on tmpfs (unmounted with the rest under Dir by cleanup).
+		for _, d := range []string{e.State, e.RunDir} {
+			if err := syscall.Mount("tmpfs", d, "tmpfs", 0, "mode=0711"); err != nil {
+				return fmt.Errorf("testenv: tmpfs on %s: %w", d, err)
+			}
 		}
 	}
 	if err := e.writeCNIConfig(); err != nil {
