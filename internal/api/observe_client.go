@@ -12,7 +12,7 @@ import (
 // WatchPods calls fn with every watch event until ctx is done (nil) or the
 // stream or fn fails.
 func (c *Client) WatchPods(ctx context.Context, fn func(WatchEvent) error) error {
-	return c.watchPods(ctx, "/v1/pods?watch=true", fn)
+	return c.stream(ctx, "/v1/pods?watch=true", watchEvents(fn))
 }
 
 // WatchPodsSynced is WatchPods with the initial-events-end bookmark: fn
@@ -37,10 +37,6 @@ var ErrWatchClosed = errors.New("watch closed by the daemon")
 
 // ErrNoBookmark: the daemon's watch has no initial-events-end bookmark.
 var ErrNoBookmark = errors.New("the daemon's watch does not mark the end of its initial events (an older podhost)")
-
-func (c *Client) watchPods(ctx context.Context, path string, fn func(WatchEvent) error) error {
-	return c.stream(ctx, path, watchEvents(fn))
-}
 
 func watchEvents(fn func(WatchEvent) error) func(*json.Decoder) error {
 	return func(d *json.Decoder) error {

@@ -49,9 +49,17 @@ func (m *Manager) RestoreTerminating(pod *corev1.Pod, since time.Time) {
 func (m *Manager) WorkerFinished(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	_, kept := m.terminating[uid]
+	if _, kept := m.terminating[uid]; kept {
+		m.endTerminatingLocked(uid)
+	}
+}
+
+// endTerminatingLocked forgets the kept pod uid and, unless the pod is
+// listed again with a status of the status manager's, its status. m.mu
+// held.
+func (m *Manager) endTerminatingLocked(uid types.UID) {
 	delete(m.terminating, uid)
-	if kept && !m.trackedLocked(uid) {
+	if !m.trackedLocked(uid) {
 		m.statuses.RemovePod(uid)
 	}
 }
@@ -102,10 +110,7 @@ func (m *Manager) dropFinished(known map[types.UID]podworkers.WorkerState) {
 	defer m.mu.Unlock()
 	for uid := range m.terminating {
 		if ws, ok := known[uid]; !ok || ws.Finished || m.desired[uid] != nil {
-			delete(m.terminating, uid)
-			if !m.trackedLocked(uid) {
-				m.statuses.RemovePod(uid)
-			}
+			m.endTerminatingLocked(uid)
 		}
 	}
 }
