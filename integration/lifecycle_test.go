@@ -15,6 +15,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 func sleeper(name string, grace int, extra string) string {
@@ -419,9 +421,10 @@ func TestAdoptionAfterSIGKILL(t *testing.T) {
 func TestAdmissionRejects(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
-	d.writeManifest("a.yaml", sleeper("porta", 1, "    ports: [{containerPort: 80, hostPort: 18282}]\n"))
+	ports := fmt.Sprintf("    ports: [{containerPort: 80, hostPort: %d}]\n", testenv.FreePort(t))
+	d.writeManifest("a.yaml", sleeper("porta", 1, ports))
 	d.waitRunning("porta")
-	d.writeManifest("b.yaml", sleeper("portb", 1, "    ports: [{containerPort: 80, hostPort: 18282}]\n"))
+	d.writeManifest("b.yaml", sleeper("portb", 1, ports))
 	d.writeManifest("huge.yaml", sleeper("huge", 1, "    resources: {requests: {cpu: \"1000\"}}\n"))
 	for name, reason := range map[string]string{"portb": "NodePorts", "huge": "OutOfcpu"} {
 		d.waitPod(name, 30*time.Second, reason, func(p *corev1.Pod) bool {

@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 type syncWriter struct {
@@ -71,6 +72,7 @@ func podManifest(name, body string) string {
 func TestTwoContainerPodSharesNetwork(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
+	hostPort := testenv.FreePort(t)
 	d.writeManifest("web.yaml", podManifest("web", fmt.Sprintf(`  terminationGracePeriodSeconds: 2
   containers:
   - name: server
@@ -78,7 +80,7 @@ func TestTwoContainerPodSharesNetwork(t *testing.T) {
     command: ["sh", "-c", "mkdir -p /www && echo hello-from-web > /www/index.html && exec httpd -f -p 8080 -h /www"]
     ports:
     - containerPort: 8080
-      hostPort: 18080
+      hostPort: %[2]d
     resources:
       limits: {memory: 64Mi, cpu: 250m}
   - name: client
@@ -86,7 +88,7 @@ func TestTwoContainerPodSharesNetwork(t *testing.T) {
     command: ["sh", "-c", "until wget -qO /tmp/got http://localhost:8080/; do sleep 0.2; done; cat /tmp/got; exec sleep 3600"]
     resources:
       limits: {memory: 32Mi, cpu: 100m}
-`, env.ImageRef)))
+`, env.ImageRef, hostPort)))
 	p := d.waitRunning("web")
 	if p.Status.PodIP == "" {
 		t.Fatalf("no pod IP: %s", statusSummary(p))
@@ -98,10 +100,10 @@ func TestTwoContainerPodSharesNetwork(t *testing.T) {
 		t.Fatalf("pod IP %s does not answer: %v", p.Status.PodIP, err)
 	}
 	if err := waitFor(10*time.Second, func() (bool, error) {
-		body, err := httpGet("http://127.0.0.1:18080/")
+		body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/", hostPort))
 		return strings.Contains(body, "hello-from-web"), err
 	}); err != nil {
-		t.Fatalf("hostPort 18080 does not answer: %v", err)
+		t.Fatalf("hostPort %d does not answer: %v", hostPort, err)
 	}
 	// The client container reached the server over the shared localhost.
 	logPath := filepath.Join(d.logDir, fmt.Sprintf("default_web_%s", p.UID), "client", "0.log")
@@ -119,16 +121,17 @@ func TestTwoContainerPodSharesNetwork(t *testing.T) {
 func TestHostNetworkPod(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
+	port := testenv.FreePort(t)
 	d.writeManifest("hostnet.yaml", podManifest("hostnet", fmt.Sprintf(`  hostNetwork: true
   terminationGracePeriodSeconds: 1
   containers:
   - name: server
     image: %s
-    command: ["sh", "-c", "mkdir -p /www && echo host-net > /www/index.html && exec httpd -f -p 127.0.0.1:18181 -h /www"]
-`, env.ImageRef)))
+    command: ["sh", "-c", "mkdir -p /www && echo host-net > /www/index.html && exec httpd -f -p 127.0.0.1:%d -h /www"]
+`, env.ImageRef, port)))
 	d.waitRunning("hostnet")
 	if err := waitFor(10*time.Second, func() (bool, error) {
-		body, err := httpGet("http://127.0.0.1:18181/")
+		body, err := httpGet(fmt.Sprintf("http://127.0.0.1:%d/", port))
 		return strings.Contains(body, "host-net"), err
 	}); err != nil {
 		t.Fatalf("hostNetwork pod does not answer on the host's loopback: %v", err)

@@ -15,6 +15,8 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/netns"
 	gocni "github.com/containerd/go-cni"
+
+	"github.com/podhost/podhost/internal/testenv"
 )
 
 // The smoke tests prove the harness end to end: private containerd, test
@@ -154,7 +156,7 @@ func TestSmokeCNI(t *testing.T) {
 		t.Fatalf("load CNI config from %s: %v", env.CNIConfDir, err)
 	}
 	id := uniqueID("smoke-cni")
-	ports := []gocni.PortMapping{{HostPort: 28081, ContainerPort: 8080, Protocol: "tcp"}}
+	ports := []gocni.PortMapping{{HostPort: int32(testenv.FreePort(t)), ContainerPort: 8080, Protocol: "tcp"}}
 	res, err := cni.Setup(ctx, id, ns.GetPath(), gocni.WithCapabilityPortMap(ports))
 	if err != nil {
 		t.Fatalf("CNI ADD: %v", err)

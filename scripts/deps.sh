@@ -5,12 +5,15 @@
 #     libc6-dev (the C log driver, linked statically: make build), ...
 #   - containerd 2.x (containerd, containerd-shim-runc-v2, ctr) built with
 #     `go install` into a cache dir that survives between runs
-#     ($PODHOST_CACHE_DIR, default /var/cache/podhost-test).
+#     ($PODHOST_CACHE_DIR, default /var/cache/podhost-test);
+#   - the OCI registry the registry tests pull from (scripts/registry.sh).
+# Everything a test needs is installed here, before the first test starts and
+# never under a test's timeout; a failed step is one line naming it.
 # Idempotent and silent when everything is in place. Safe to run
 # concurrently (flock). Prints the containerd bin dir as the last stdout line.
 set -euo pipefail
 
-CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.2.1}
+CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.2.9}
 CACHE_DIR=${PODHOST_CACHE_DIR:-/var/cache/podhost-test}
 BIN_DIR="$CACHE_DIR/containerd-$CONTAINERD_VERSION/bin"
 
@@ -33,8 +36,9 @@ done
 if ((${#need[@]})); then
 	log "installing Debian packages: ${need[*]}"
 	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >&2
-	apt-get install -y -qq --no-install-recommends "${need[@]}" >&2
+	apt-get update -qq >&2 || die "apt-get update failed (Debian's package mirror unreachable?)"
+	apt-get install -y -qq --no-install-recommends "${need[@]}" >&2 ||
+		die "apt-get install ${need[*]} failed"
 fi
 
 # A cached build counts only if all three binaries run and report the
@@ -58,10 +62,13 @@ if ! have_containerd; then
 	GOBIN="$tmp" GOFLAGS=-mod=mod CGO_ENABLED=0 go install -tags "no_btrfs no_devmapper no_zfs" \
 		"github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
 		"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
-		"github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION" >&2
+		"github.com/containerd/containerd/v2/cmd/ctr@$CONTAINERD_VERSION" >&2 ||
+		die "go install of containerd $CONTAINERD_VERSION failed (module proxy unreachable? see above)"
 	rm -rf "$BIN_DIR"
 	mv "$tmp" "$BIN_DIR"
 	trap - EXIT
 	have_containerd || die "containerd $CONTAINERD_VERSION in $BIN_DIR does not run"
 fi
+# The registry: its own lock and cache dir (scripts/registry.sh).
+"$(dirname "$0")/registry.sh" >/dev/null || die "scripts/registry.sh failed: the test registry is not installed"
 echo "$BIN_DIR"

@@ -5,7 +5,8 @@
 #   $PODHOST_CACHE_DIR (default /var/cache/podhost-test)/registry-<ver>/bin
 # Idempotent and silent when the binary is in place; safe to run
 # concurrently (flock). Prints the registry binary's path as the last
-# stdout line. internal/testenv (StartRegistry) runs it.
+# stdout line. scripts/deps.sh runs it (and internal/testenv, which then
+# only finds the binary).
 set -euo pipefail
 
 REGISTRY_VERSION=${REGISTRY_VERSION:-v3.1.2}
@@ -25,7 +26,8 @@ flock 9
 # (`go install pkg@ver` builds report "<ver>+unknown"; an interrupted build
 # is never moved into place, see below).
 have_registry() {
-	"$BIN_DIR/registry" --version 2>/dev/null | grep -q " $REGISTRY_VERSION\b"
+	local out
+	out=$("$BIN_DIR/registry" --version 2>/dev/null) && [[ $out == *" $REGISTRY_VERSION"* ]]
 }
 
 if ! have_registry; then
@@ -37,7 +39,8 @@ if ! have_registry; then
 	# Static, no cgo. `pkg@version` ignores the current module, so podhost's
 	# go.mod is untouched.
 	GOBIN="$tmp" GOFLAGS=-mod=mod CGO_ENABLED=0 go install \
-		"github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" >&2
+		"github.com/distribution/distribution/v3/cmd/registry@$REGISTRY_VERSION" >&2 ||
+		die "go install of registry $REGISTRY_VERSION failed (module proxy unreachable? see above)"
 	rm -rf "$BIN_DIR"
 	mv "$tmp" "$BIN_DIR"
 	trap - EXIT

@@ -6,8 +6,10 @@
 #                           `podhost check`, the podhost daemon, the example
 #                           pods (manifests/examples); prints `get pods` and
 #                           the next steps
-#   scripts/run.sh stop     delete the example pods, stop the daemon and the
-#                           dev containerd this script started (make run-stop)
+#   scripts/run.sh stop     delete every pod of the dev podhost, stop the
+#                           daemon and the dev containerd this script started,
+#                           remove its bridge, pod cgroups and run dir
+#                           (make run-stop); state and logs stay in $DEV_DIR
 #
 # What it sets up:
 #   - dependencies (scripts/deps.sh) and bin/podhost (make build)
@@ -15,7 +17,9 @@
 #   - containerd: the system one if /run/containerd/containerd.sock answers,
 #     else a dev containerd from the test cache ($RUN_DIR/containerd.sock,
 #     data in $DEV_DIR/containerd, log $DEV_DIR/containerd.log)
-#   - the test image imported into containerd namespace "podhost"
+#   - the test image imported into containerd namespace "podhost-dev"
+#   - a CNI network of its own (bridge podhost-dev0, 10.87.0.0/16) and the
+#     pod cgroup parent podhost-dev
 #   - $DEV_DIR/config.yaml pointing podhost at all of the above
 #   - `podhost daemon` in the background (log $DEV_DIR/podhost.log), API
 #     socket $RUN_DIR/podhost.sock
@@ -26,7 +30,13 @@ set -euo pipefail
 
 DEV_DIR=${PODHOST_DEV_DIR:-/var/lib/podhost-dev}
 RUN_DIR=${PODHOST_DEV_RUN_DIR:-/run/podhost-dev}
-NAMESPACE=podhost
+# Names of its own, so a dev podhost never shares anything host-global with
+# an installed podhost (namespace podhost, cgroup parent podhost, bridge
+# podhost0 on 10.89.0.0/16) or with the integration suites (10.90.x.0/24).
+NAMESPACE=podhost-dev
+CGROUP_PARENT=podhost-dev
+BRIDGE=podhost-dev0
+SUBNET=10.87.0.0/16
 CD_CONFIG="$DEV_DIR/containerd/config.toml"
 CD_SOCK="$RUN_DIR/containerd.sock"
 CD_PIDFILE="$RUN_DIR/containerd.pid"
@@ -72,15 +82,30 @@ wait_until() {
 	done
 }
 
+# remove_cgroup_tree: the dev instance's pod cgroup parent in every
+# cgroup hierarchy, deepest first. rmdir removes only empty cgroups, so
+# nothing that still runs is touched; only this instance's own parent.
+remove_cgroup_tree() {
+	local d
+	for d in /sys/fs/cgroup/"$CGROUP_PARENT" /sys/fs/cgroup/*/"$CGROUP_PARENT"; do
+		[[ -d $d ]] || continue
+		find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null || true
+		[[ -d $d ]] && log "cgroup $d is not empty; left in place"
+	done
+	return 0
+}
+
 if [[ ${1:-} == stop ]]; then
 	if pid=$(daemon_pid); then
-		log "deleting the example pods"
-		ph delete -f manifests/examples/ --ignore-not-found >/dev/null || true
+		# Every pod of the dev podhost, the examples and what the user
+		# applied: a removed manifest is a deleted pod.
+		log "deleting every pod of the dev podhost"
+		find "$DEV_DIR/manifests" -maxdepth 1 -type f -delete
 		# Gone means gone from containerd, not only from podhost's list.
 		address=$(sed -n 's/^containerdAddress: //p' "$CONFIG")
 		ctr=$(scripts/deps.sh | tail -n1)/ctr
 		no_containers() {
-			[[ -z $(ph get pods -o name 2>/dev/null) ]] &&
+			[[ -z $(ph get pods -A -o name 2>/dev/null) ]] &&
 				[[ -z $("$ctr" --address "$address" --namespace "$NAMESPACE" containers ls -q 2>/dev/null) ]]
 		}
 		wait_until 120 no_containers || log "pods still there after 120s; stopping anyway"
@@ -96,6 +121,22 @@ if [[ ${1:-} == stop ]]; then
 		rm -f "$CD_PIDFILE"
 	else
 		log "dev containerd is not running"
+	fi
+	# What the dev instance made on the host, all of it its own: the bridge
+	# (the CNI bridge plugin never removes one), the pod cgroup parent and
+	# the run dir. Persistent state and logs stay in $DEV_DIR.
+	if [[ -e /sys/class/net/$BRIDGE ]]; then
+		if [[ -n $(ls /sys/class/net/$BRIDGE/brif 2>/dev/null) ]]; then
+			log "bridge $BRIDGE still has ports; left in place"
+		else
+			ip link del "$BRIDGE" || log "could not delete bridge $BRIDGE"
+		fi
+	fi
+	remove_cgroup_tree
+	if grep -q " $RUN_DIR[/ ]" /proc/self/mountinfo; then
+		log "$RUN_DIR still has mounts; left in place"
+	else
+		rm -rf "$RUN_DIR"
 	fi
 	exit 0
 fi
@@ -162,6 +203,10 @@ fi
 
 mkdir -p "$DEV_DIR/manifests" "$DEV_DIR/cni/net.d" "$RUN_DIR"
 chmod 0755 "$DEV_DIR/manifests"
+# The shipped default network, under the dev instance's own names.
+sed -e "s|\"name\": \"podhost\"|\"name\": \"$NAMESPACE\"|" -e "s|\"podhost0\"|\"$BRIDGE\"|" \
+	-e "s|10.89.0.0/16|$SUBNET|" -e "s|/run/podhost/cni/networks|$RUN_DIR/podhost/cni/networks|" \
+	manifests/cni/10-podhost.conflist >"$DEV_DIR/cni/net.d/10-podhost-dev.conflist"
 cat >"$CONFIG" <<EOF
 # podhost dev config, written by scripts/run.sh (see manifests/config.yaml)
 manifestDir: $DEV_DIR/manifests
@@ -171,6 +216,7 @@ runDir: $RUN_DIR/podhost
 socket: $RUN_DIR/podhost.sock
 containerdAddress: $address
 namespace: $NAMESPACE
+cgroupParent: $CGROUP_PARENT
 cniConfDir: $DEV_DIR/cni/net.d
 cniBinDirs: [/usr/lib/cni, /opt/cni/bin]
 EOF
@@ -213,5 +259,5 @@ daemon log $DEV_DIR/podhost.log. Try:
   ph logs hello
   ph logs batch --previous
   ph delete web
-  make run-stop                               # delete the examples, stop daemon and dev containerd
+  make run-stop                               # delete every dev pod, stop daemon and dev containerd
 EOF

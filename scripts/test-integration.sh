@@ -11,6 +11,20 @@ set -euo pipefail
 [[ $(id -u) == 0 ]] || { echo "test-integration: must run as root" >&2; exit 1; }
 scripts/deps.sh >/dev/null
 
+# One suite at a time on a machine: a second run (another checkout, another
+# terminal) waits for the first, saying so. The suites' Envs are isolated
+# (namespaces, dirs, cgroups, bridges, subnets, kernel-picked ports), but two
+# at once on 2 cores would turn the timing of both into a lottery. A `make
+# run` dev podhost is not a suite: it never waits here, nor makes a run wait.
+lock=/run/podhost-test-integration.lock
+exec 8>>"$lock"
+if ! flock -n 8; then
+	echo "test-integration: another integration run holds $lock (pid $(cat "$lock.pid" 2>/dev/null || echo '?')); waiting for it to finish" >&2
+	flock 8
+	echo "test-integration: the other run finished; starting" >&2
+fi
+echo $$ >"$lock.pid"
+
 pkgs=${PKGS:-$(integration_pkgs)}
 if [[ -z $pkgs ]]; then
 	echo "test-integration: no integration tests found" >&2

@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unsafe"
@@ -190,22 +191,49 @@ func TestTextUse(t *testing.T) {
 	if _, _, err := TextUse(); err != nil { // clears the referenced bits
 		t.Fatal(err)
 	}
-	// Only the code that ran between two calls was used. A kernel's DAMON
-	// (kdamond, paddr operations: on on the CI machines) clears accessed
-	// bits of the pages it samples at any time, so a window can read 0
-	// used; it never reads more than was used.
-	var mapped, used int
-	for attempt := 1; attempt <= 5 && used == 0; attempt++ {
-		if mapped, used, err = TextUse(); err != nil {
+	// Only the code that ran between two calls was used: never more than
+	// half of what is mapped (this bound holds whatever the kernel does, as
+	// nothing but a use sets an accessed bit).
+	//
+	// That some code was used is up to the kernel: its DAMON (a kdamond
+	// thread, paddr operations: on on the CI machines) and reclaim clear
+	// accessed bits of the pages they sample at any time, so any number of
+	// windows can read 0 used (5 in a row seen under load). With a kdamond
+	// running, the test only logs that; without one, 50 windows reading 0
+	// would mean TextUse is broken.
+	var mapped, windows int
+	for attempt := 1; attempt <= 50; attempt++ {
+		var u int
+		if mapped, u, err = TextUse(); err != nil {
 			t.Fatal(err)
 		}
-		if used > mapped/2 {
-			t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, used)
+		if u > mapped/2 {
+			t.Fatalf("TextUse: %d bytes mapped, %d used since the last call", mapped, u)
+		}
+		if u > 0 {
+			windows++
 		}
 	}
-	if used == 0 {
-		t.Fatalf("TextUse: %d bytes mapped, none used since the last call, 5 times", mapped)
+	switch {
+	case windows > 0:
+		t.Logf("TextUse: %d bytes mapped; code used in %d of 50 windows", mapped, windows)
+	case kdamondRunning():
+		t.Logf("TextUse: %d bytes mapped, no window saw code used: a kdamond clears accessed bits on this machine", mapped)
+	default:
+		t.Fatalf("TextUse: %d bytes mapped, none used since the last call, 50 times (no kdamond runs)", mapped)
 	}
+}
+
+// kdamondRunning reports whether a DAMON worker thread (kdamond.N) runs
+// on this machine.
+func kdamondRunning() bool {
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		if b, err := os.ReadFile(c); err == nil && strings.HasPrefix(string(b), "kdamond") {
+			return true
+		}
+	}
+	return false
 }
 
 // staticExecutable fails unless path is an ET_EXEC ELF file without a

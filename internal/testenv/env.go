@@ -147,6 +147,11 @@ func Setup(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Found (deps.sh built it) before any test, under Setup's deadline,
+	// never inside the first test that needs it.
+	if _, err := RegistryBin(ctx); err != nil {
+		return nil, err
+	}
 	imageTar, ref, err := BuildImage(filepath.Join(CacheDir(), "images"))
 	if err != nil {
 		return nil, err
