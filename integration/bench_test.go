@@ -18,7 +18,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
-	"github.com/podhost/podhost/internal/network"
+	"github.com/podhost/podhost/internal/host/network"
 )
 
 const benchPods = 30

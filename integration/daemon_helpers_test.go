@@ -20,7 +20,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/testenv"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/testenv"
 )
 

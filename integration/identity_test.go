@@ -13,8 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/manifest"
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // identityManifest is a two-container pod with a downwardAPI volume of
@@ -95,8 +95,8 @@ func TestLabelEditInPlace(t *testing.T) {
 	if got.Labels["added"] != "yes-it-is" || got.Labels["tier"] != "b" || got.Annotations["note"] != "second" {
 		t.Errorf("get -o json: labels %v, annotations %v", got.Labels, got.Annotations)
 	}
-	if h, _ := manifest.SpecHash([]byte(edited)); got.Annotations[podstate.AnnotationConfigHash] != h {
-		t.Errorf("config hash %q, want the edited document's %q", got.Annotations[podstate.AnnotationConfigHash], h)
+	if h, _ := manifest.SpecHash([]byte(edited)); got.Annotations[wellknown.AnnotationConfigHash] != h {
+		t.Errorf("config hash %q, want the edited document's %q", got.Annotations[wellknown.AnnotationConfigHash], h)
 	}
 	if after := observeRun(t, d.waitRunning("idp")); !after.same(before) {
 		t.Errorf("label edit changed the running pod:\nbefore %+v\nafter  %+v", before, after)
@@ -176,14 +176,14 @@ func relabelLegacy(t *testing.T, uid, hash string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.SetLabels(ctx, map[string]string{podstate.LabelSpecHash: hash, podstate.LabelIdentityHash: ""}); err != nil {
+		if _, err := c.SetLabels(ctx, map[string]string{wellknown.LabelSpecHash: hash, wellknown.LabelIdentityHash: ""}); err != nil {
 			t.Fatal(err)
 		}
 		l, err := c.Labels(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if l[podstate.LabelSpecHash] != hash || l[podstate.LabelIdentityHash] != "" {
+		if l[wellknown.LabelSpecHash] != hash || l[wellknown.LabelIdentityHash] != "" {
 			t.Fatalf("relabel %s: %v", id, l)
 		}
 	}

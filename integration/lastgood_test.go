@@ -12,7 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // TestRobustManifestGarbageWhileDown: podhost stopped, a running pod's
@@ -41,7 +41,7 @@ func TestRobustManifestGarbageWhileDown(t *testing.T) {
 	if id := containerStatus(p, "main").ContainerID; id != oldID {
 		t.Fatalf("container %s, want the same %s", id, oldID)
 	}
-	if w := p.Annotations[podstate.AnnotationWarnings]; !strings.Contains(w, "app.yaml: ") {
+	if w := p.Annotations[wellknown.AnnotationWarnings]; !strings.Contains(w, "app.yaml: ") {
 		t.Fatalf("warnings annotation %q: want the file error", w)
 	}
 	_, stderr := d.waitCLI(30*time.Second, "the file error", func(_, stderr string) bool {
@@ -55,7 +55,7 @@ func TestRobustManifestGarbageWhileDown(t *testing.T) {
 
 	d.writeManifest("app.yaml", sleeper("app", 10, "    env: [{name: VERSION, value: \"2\"}]\n"))
 	nw := d.waitPod("app", 30*time.Second, "new version running", func(p *corev1.Pod) bool {
-		return p.UID != old.UID && allRunning(p) && p.Annotations[podstate.AnnotationWarnings] == ""
+		return p.UID != old.UID && allRunning(p) && p.Annotations[wellknown.AnnotationWarnings] == ""
 	})
 	if err := waitFor(30*time.Second, func() (bool, error) { return len(podContainers(t, string(old.UID))) == 0, nil }); err != nil {
 		t.Fatalf("old version's containers never removed: %v\n%s", podContainers(t, string(old.UID)), d.logs())

@@ -15,7 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // manifestHTTP serves manifests on 127.0.0.1 with an ETag; it counts full
@@ -110,7 +110,7 @@ func TestManifestURL(t *testing.T) {
 	srv.set(sleeper("web", 1, ""), 0)
 	d.start()
 	web := d.waitRunning("web")
-	if src := web.Annotations[podstate.AnnotationConfigSource]; src != url {
+	if src := web.Annotations[wellknown.AnnotationConfigSource]; src != url {
 		t.Fatalf("config source %q, want %q", src, url)
 	}
 

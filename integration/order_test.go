@@ -13,7 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/manager"
+	"github.com/podhost/podhost/internal/kubelet/manager"
 )
 
 // orderedPod is a pod with one container whose TERM handler runs onTerm

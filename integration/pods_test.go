@@ -18,7 +18,7 @@ import (
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/model/wellknown"
 	"github.com/podhost/podhost/internal/testenv"
 )
 
@@ -44,7 +44,7 @@ func countContainers() (int, error) {
 func podContainers(t *testing.T, uid string) map[string]string {
 	t.Helper()
 	ctx := env.Context(context.Background())
-	cs, err := env.Client().Containers(ctx, fmt.Sprintf("labels.%q==%s", podstate.LabelPodUID, uid))
+	cs, err := env.Client().Containers(ctx, fmt.Sprintf("labels.%q==%s", wellknown.LabelPodUID, uid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func podContainers(t *testing.T, uid string) map[string]string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[c.ID()] = labels[podstate.LabelContainerName]
+		out[c.ID()] = labels[wellknown.LabelContainerName]
 	}
 	return out
 }

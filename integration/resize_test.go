@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
 )
 
 // resizePod is pod "rs" (uid fixed) with containers main (cpu/mem, requests

@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // rolloutPod is pod web with one container running script (or image given);
@@ -56,7 +56,7 @@ func (d *podhostd) editAndExpectRollback(good *corev1.Pod, bad string, window ti
 	newUID := d.waitPod("web", 10*time.Second, "the edit picked up", func(p *corev1.Pod) bool { return p.UID != good.UID }).UID
 	back := d.waitVersion(good.UID, window+5*time.Second, "rolled back to the previous version")
 	d.t.Logf("rolled back %s after the edit", time.Since(edited).Round(time.Millisecond))
-	if got := back.Annotations[podstate.AnnotationRolledBackReason]; !strings.Contains(got, wantReason) {
+	if got := back.Annotations[wellknown.AnnotationRolledBackReason]; !strings.Contains(got, wantReason) {
 		d.t.Fatalf("rolled-back reason %q, want %q", got, wantReason)
 	}
 	if cs := podContainers(d.t.(*testing.T), string(good.UID)); len(cs) == 0 {
@@ -78,7 +78,7 @@ func (d *podhostd) editAndExpectRollback(good *corev1.Pod, bad string, window ti
 // show the rollback of revision 2 to revision 1.
 func (d *podhostd) checkRolledBackShown(back *corev1.Pod, wantReason string) {
 	d.t.Helper()
-	from := back.Annotations[podstate.AnnotationRolledBackFrom]
+	from := back.Annotations[wellknown.AnnotationRolledBackFrom]
 	if wide := d.mustCLI("get", "pods", "-o", "wide"); !strings.Contains(wide, "(rolled back from "+from+")") {
 		d.t.Fatalf("get -o wide does not show the rollback from %s:\n%s", from, wide)
 	}
@@ -110,7 +110,7 @@ func TestRollbackImageNotFound(t *testing.T) {
 
 	// A registry port nothing listens on: the pull fails at once.
 	back := d.editAndExpectRollback(good, rolloutPod("127.0.0.1:1/no-such-image:1", "sleep 3600", ann), window, "ImagePull")
-	reason := strings.SplitN(back.Annotations[podstate.AnnotationRolledBackReason], ":", 2)[0]
+	reason := strings.SplitN(back.Annotations[wellknown.AnnotationRolledBackReason], ":", 2)[0]
 	if reason != "ErrImagePull" && reason != "ImagePullBackOff" {
 		t.Fatalf("rolled-back reason %q, want ErrImagePull or ImagePullBackOff", reason)
 	}
@@ -120,7 +120,7 @@ func TestRollbackImageNotFound(t *testing.T) {
 	v3 := d.waitPod("web", 60*time.Second, "the further edit runs", func(p *corev1.Pod) bool {
 		return p.UID != good.UID && podIsReady(p)
 	})
-	if v3.Annotations[podstate.AnnotationRolledBackFrom] != "" {
+	if v3.Annotations[wellknown.AnnotationRolledBackFrom] != "" {
 		t.Fatalf("the further edit is marked rolled back: %v", v3.Annotations)
 	}
 	if out := d.mustCLI("rollout", "history", "web"); !strings.Contains(out, "3* ") {
@@ -147,7 +147,7 @@ func TestRollbackCrashLoopSurvivesRestart(t *testing.T) {
 	good := d.waitPod("web", 60*time.Second, "Ready", podIsReady)
 
 	back := d.editAndExpectRollback(good, rolloutPod(env.ImageRef, "exit 1", ""), 5*time.Second, "")
-	reason := back.Annotations[podstate.AnnotationRolledBackReason]
+	reason := back.Annotations[wellknown.AnnotationRolledBackReason]
 	if !strings.HasPrefix(reason, "CrashLoopBackOff") && !strings.HasPrefix(reason, "Error") {
 		t.Fatalf("rolled-back reason %q, want CrashLoopBackOff or Error", reason)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/daemon"
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
 )
 
 // The daemon, run in-process and cancelled, ends every goroutine it started

@@ -16,7 +16,7 @@ import (
 	tasksapi "github.com/containerd/containerd/api/services/tasks/v1"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // ctrTimes is one containerd container of a pod, with containerd's own
@@ -33,7 +33,7 @@ type ctrTimes struct {
 func containerdTimes(t *testing.T, uid string) []ctrTimes {
 	t.Helper()
 	ctx := env.Context(context.Background())
-	cs, err := env.Client().Containers(ctx, fmt.Sprintf("labels.%q==%s", podstate.LabelPodUID, uid))
+	cs, err := env.Client().Containers(ctx, fmt.Sprintf("labels.%q==%s", wellknown.LabelPodUID, uid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +43,11 @@ func containerdTimes(t *testing.T, uid string) []ctrTimes {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ct := ctrTimes{name: info.Labels[podstate.LabelContainerName], restarts: info.Labels[podstate.LabelRestartCount], created: info.CreatedAt}
+		ct := ctrTimes{name: info.Labels[wellknown.LabelContainerName], restarts: info.Labels[wellknown.LabelRestartCount], created: info.CreatedAt}
 		resp, err := env.Client().TaskService().Get(ctx, &tasksapi.GetRequest{ContainerID: c.ID()})
 		if err == nil && resp.Process != nil && resp.Process.ExitedAt != nil && resp.Process.ExitedAt.AsTime().Year() > 2000 {
 			ct.exited = resp.Process.ExitedAt.AsTime()
-		} else if f, err := time.Parse(time.RFC3339Nano, info.Labels[podstate.LabelFinishedAt]); err == nil {
+		} else if f, err := time.Parse(time.RFC3339Nano, info.Labels[wellknown.LabelFinishedAt]); err == nil {
 			ct.exited = f
 		}
 		out = append(out, ct)

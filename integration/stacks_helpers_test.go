@@ -49,8 +49,8 @@ func (d *podhostd) podhostStacks() string {
 		return "  no dump written in 5 s\n"
 	}
 	return foldStacks(string(dump), func(fn string) bool {
-		return strings.Contains(fn, "/internal/syncer.") ||
-			strings.Contains(fn, "/internal/runtime.") && !strings.Contains(fn, "eventLoop") && !strings.Contains(fn, "pump") && !strings.Contains(fn, ").Events")
+		return strings.Contains(fn, "/internal/kubelet/syncer.") ||
+			strings.Contains(fn, "/internal/host/runtime.") && !strings.Contains(fn, "eventLoop") && !strings.Contains(fn, "pump") && !strings.Contains(fn, ").Events")
 	})
 }
 

@@ -13,8 +13,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/recovery"
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/ops/recovery"
 )
 
 // readyBound is how fast podhost must answer after a start on a damaged or

@@ -14,7 +14,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
 )
 
 // TestStateDirFull: the state dir is a small tmpfs that fills up to 100 %.

@@ -15,7 +15,7 @@ import (
 	"github.com/containernetworking/cni/libcni"
 
 	"github.com/podhost/podhost/internal/config"
-	"github.com/podhost/podhost/internal/manifest"
+	"github.com/podhost/podhost/internal/desired/manifest"
 )
 
 const testImage = "podhost.test/busybox:1"

@@ -39,8 +39,8 @@ $GO vet ./... || failed+=("go vet")
 $GO vet -tags integration ./... || failed+=("go vet -tags integration")
 
 # The core (pod lifecycle) packages must not pull in the containerd client:
-# runtime-neutral types live in internal/runtimeapi.
-core=(./internal/manager ./internal/syncer ./internal/podworkers ./internal/pleg ./internal/status ./internal/podcache)
+# runtime-neutral types live in internal/model/runtimeapi.
+core=(./internal/kubelet/manager ./internal/kubelet/syncer ./internal/kubelet/podworkers ./internal/kubelet/pleg ./internal/kubelet/status ./internal/kubelet/podcache)
 if leaks=$($GO list -deps "${core[@]}" | grep -x 'github.com/containerd/containerd/v2/client'); then
 	echo "lint: core packages import the containerd client: $leaks" >&2
 	failed+=("core deps")

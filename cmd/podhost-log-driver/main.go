@@ -8,10 +8,10 @@
 // installs beside podhost is the C one (native/podhost-log-driver, ~0.1 MiB
 // PSS per copy against ~0.8 MiB for this one); this Go driver is the
 // reference it is tested against and what `make build` builds without a C
-// compiler. It imports only the standard library and internal/logdriver,
+// compiler. It imports only the standard library and internal/logs/driver,
 // so that each copy costs as little as a Go program can (docs/decisions.md).
 package main
 
-import "github.com/podhost/podhost/internal/logdriver"
+import "github.com/podhost/podhost/internal/logs/driver"
 
-func main() { logdriver.Main() }
+func main() { driver.Main() }

@@ -7,7 +7,7 @@ import (
 )
 
 // TestDepsStdlibOnly keeps the per-container driver small: besides the
-// standard library it may only import internal/logdriver (no k8s.io, no
+// standard library it may only import internal/logs/driver (no k8s.io, no
 // containerd, no grpc, no cobra: their init work and data would be paid
 // once per running container).
 func TestDepsStdlibOnly(t *testing.T) {
@@ -17,13 +17,13 @@ func TestDepsStdlibOnly(t *testing.T) {
 	}
 	allowed := map[string]bool{
 		"github.com/podhost/podhost/cmd/podhost-log-driver": true,
-		"github.com/podhost/podhost/internal/logdriver":     true,
+		"github.com/podhost/podhost/internal/logs/driver":   true,
 	}
 	var n int
 	for _, p := range strings.Fields(string(out)) {
 		n++
 		if !allowed[p] {
-			t.Errorf("podhost-log-driver depends on %s: only the standard library and internal/logdriver are allowed", p)
+			t.Errorf("podhost-log-driver depends on %s: only the standard library and internal/logs/driver are allowed", p)
 		}
 	}
 	if n != len(allowed) {

@@ -3,7 +3,7 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/clients/cli"
 )
 
 func newCheckCmd(g *globalOptions) *cobra.Command {

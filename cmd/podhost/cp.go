@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/clients/cli"
 )
 
 func newCpCmd(g *globalOptions) *cobra.Command {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/clients/cli"
 )
 
 func newExecCmd(g *globalOptions) *cobra.Command {

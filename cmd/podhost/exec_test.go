@@ -15,7 +15,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // execBackend answers exec like a shell would for `sh -c 'exit N'`, and

@@ -3,7 +3,7 @@
 //
 // This package is thin: each command is a newXxxCmd(*globalOptions) in its
 // own file that parses flags into an options struct and calls one function
-// (internal/cli, or the daemon). Commands are registered in the commands
+// (internal/clients/cli, or the daemon). Commands are registered in the commands
 // list below.
 package main
 
@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/clients/cli"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/logs"
 )

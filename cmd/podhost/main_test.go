@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/cli"
+	"github.com/podhost/podhost/internal/clients/cli"
 	"github.com/podhost/podhost/internal/config"
 )
 

@@ -92,7 +92,7 @@ type Config struct {
 	// kubelet's crashLoopBackOff.maxContainerRestartPeriod.
 	CrashLoopBackOffMax time.Duration
 	// RollbackAfter is the default rollback window of pod updates
-	// (internal/rollout): an edit that replaces a pod whose new version is
+	// (internal/desired/rollout): an edit that replaces a pod whose new version is
 	// not Ready within it brings the previous version back. 0 (default):
 	// only pods with a podhost.io/rollback-after annotation.
 	RollbackAfter time.Duration
@@ -110,7 +110,7 @@ type Config struct {
 	// required node affinity at admission.
 	NodeLabels map[string]string
 	// ShimGroupSize is how many pods share one containerd shim process
-	// (internal/shimgroup): default 8; 1 is one shim per pod, as the
+	// (internal/host/shimgroup): default 8; 1 is one shim per pod, as the
 	// kubelet's CRI. kill -9 of a shim ends the containers of every pod
 	// in its group (they are restarted per restartPolicy).
 	ShimGroupSize int

@@ -11,12 +11,12 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/api"
+	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/kubelet/manager"
+	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
-	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/podview"
-	"github.com/podhost/podhost/internal/rthealth"
-	"github.com/podhost/podhost/internal/status"
+	"github.com/podhost/podhost/internal/ops/rthealth"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // backend adapts the manager and the status manager to the API server.

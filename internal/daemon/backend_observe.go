@@ -8,8 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/metrics"
+	"github.com/podhost/podhost/internal/ops/metrics"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // observeBackend serves the API's observability endpoints.

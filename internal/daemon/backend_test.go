@@ -7,8 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/podview"
+	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 func TestRunningContainerID(t *testing.T) {

@@ -33,34 +33,35 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/admission"
-	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/cgroups"
 	"github.com/podhost/podhost/internal/config"
-	"github.com/podhost/podhost/internal/configdata"
-	"github.com/podhost/podhost/internal/footprint"
-	"github.com/podhost/podhost/internal/imagegc"
-	"github.com/podhost/podhost/internal/lifecycle"
-	"github.com/podhost/podhost/internal/loggc"
+	"github.com/podhost/podhost/internal/desired/configdata"
+	"github.com/podhost/podhost/internal/desired/rollout"
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/cgroups"
+	"github.com/podhost/podhost/internal/host/network"
+	"github.com/podhost/podhost/internal/host/runtime"
+	"github.com/podhost/podhost/internal/host/sandbox"
+	"github.com/podhost/podhost/internal/host/shimgroup"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/host/volumes"
+	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/kubelet/imagegc"
+	"github.com/podhost/podhost/internal/kubelet/lifecycle"
+	"github.com/podhost/podhost/internal/kubelet/manager"
+	"github.com/podhost/podhost/internal/kubelet/pleg"
+	"github.com/podhost/podhost/internal/kubelet/podcache"
+	"github.com/podhost/podhost/internal/kubelet/podworkers"
+	"github.com/podhost/podhost/internal/kubelet/prober"
+	"github.com/podhost/podhost/internal/kubelet/status"
+	"github.com/podhost/podhost/internal/kubelet/syncer"
 	"github.com/podhost/podhost/internal/logs"
-	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/metrics"
-	"github.com/podhost/podhost/internal/network"
-	"github.com/podhost/podhost/internal/pleg"
-	"github.com/podhost/podhost/internal/podcache"
-	"github.com/podhost/podhost/internal/podworkers"
-	"github.com/podhost/podhost/internal/prober"
-	"github.com/podhost/podhost/internal/rollout"
-	"github.com/podhost/podhost/internal/rthealth"
-	"github.com/podhost/podhost/internal/runtime"
-	"github.com/podhost/podhost/internal/sandbox"
-	"github.com/podhost/podhost/internal/shimgroup"
-	"github.com/podhost/podhost/internal/source"
-	"github.com/podhost/podhost/internal/state"
-	"github.com/podhost/podhost/internal/status"
-	"github.com/podhost/podhost/internal/syncer"
-	"github.com/podhost/podhost/internal/volumes"
-	"github.com/podhost/podhost/internal/watchdog"
+	"github.com/podhost/podhost/internal/logs/gc"
+	"github.com/podhost/podhost/internal/model/records"
+	"github.com/podhost/podhost/internal/ops/footprint"
+	"github.com/podhost/podhost/internal/ops/metrics"
+	"github.com/podhost/podhost/internal/ops/rthealth"
+	"github.com/podhost/podhost/internal/ops/watchdog"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // housekeepingPeriod is how often orphans and leaks are looked for (the
@@ -225,8 +226,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod,
 		OnFinished: func(uid types.UID) { d.mgr.WorkerFinished(uid) }}) // d.mgr is set below, before any worker runs
-	logGC := &loggc.Collector{Root: d.cfg.LogDir, Log: d.log,
-		Policy: loggc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
+	logGC := &gc.Collector{Root: d.cfg.LogDir, Log: d.log,
+		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
 			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
@@ -381,7 +382,7 @@ func notify(states ...string) {
 // was recorded (at least 1 s, the pod workers' minimum): a termination that
 // a crash interrupted (its preStop hook may have run already and runs
 // again) does not get a whole new grace period.
-func remainingGrace(r state.WorkerRecord, now time.Time) int64 {
+func remainingGrace(r records.WorkerRecord, now time.Time) int64 {
 	if r.UpdatedAt.IsZero() || now.Before(r.UpdatedAt) {
 		return max(r.GracePeriod, 1)
 	}
@@ -402,7 +403,7 @@ func restoreWorkers(db *state.DB, w *podworkers.PodWorkers, shown terminatingSho
 		return err
 	}
 	for _, r := range recs {
-		if r.Phase != state.PhaseTerminating || len(r.Pod) == 0 || (rebooted && terminatedByShutdown(db, r.UID)) {
+		if r.Phase != records.PhaseTerminating || len(r.Pod) == 0 || (rebooted && terminatedByShutdown(db, r.UID)) {
 			if err := db.DeleteWorker(r.UID); err != nil {
 				return err
 			}

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/podhost/podhost/internal/spec"
+	"github.com/podhost/podhost/internal/host/spec"
 )
 
 // bootID is the kernel's boot id: it changes with every boot, which tells

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/podhost/podhost/internal/admission"
+	"github.com/podhost/podhost/internal/kubelet/admission"
 )
 
 type fakeProber struct {

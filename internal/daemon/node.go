@@ -15,7 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/podhost/podhost/internal/rthealth"
+	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/version"
 )
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podhost/podhost/internal/config"
-	"github.com/podhost/podhost/internal/rthealth"
+	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/version"
 )
 

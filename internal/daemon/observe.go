@@ -10,16 +10,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/metrics"
-	"github.com/podhost/podhost/internal/network"
-	"github.com/podhost/podhost/internal/podcache"
-	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/podworkers"
-	"github.com/podhost/podhost/internal/runtime"
-	"github.com/podhost/podhost/internal/runtimeapi"
-	"github.com/podhost/podhost/internal/state"
-	"github.com/podhost/podhost/internal/status"
-	"github.com/podhost/podhost/internal/syncer"
+	"github.com/podhost/podhost/internal/host/network"
+	"github.com/podhost/podhost/internal/host/runtime"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/kubelet/podcache"
+	"github.com/podhost/podhost/internal/kubelet/podworkers"
+	"github.com/podhost/podhost/internal/kubelet/status"
+	"github.com/podhost/podhost/internal/kubelet/syncer"
+	"github.com/podhost/podhost/internal/model/podstate"
+	"github.com/podhost/podhost/internal/model/runtimeapi"
+	"github.com/podhost/podhost/internal/ops/metrics"
 )
 
 // Decorators that observe the syncer's dependencies and the pod workers'

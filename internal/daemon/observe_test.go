@@ -8,9 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/metrics"
-	"github.com/podhost/podhost/internal/podstate"
-	"github.com/podhost/podhost/internal/podworkers"
+	"github.com/podhost/podhost/internal/kubelet/podworkers"
+	"github.com/podhost/podhost/internal/model/podstate"
+	"github.com/podhost/podhost/internal/ops/metrics"
 )
 
 // fakeSync sets the status the test chose at each SyncPod.

@@ -7,8 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/kubelet/manager"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // statusRevisions is the status manager as the pod views read it.
@@ -98,7 +98,7 @@ func (v *podViews) decorate(p *corev1.Pod, st corev1.PodStatus, warnings string)
 		if cp.Annotations == nil {
 			cp.Annotations = map[string]string{}
 		}
-		cp.Annotations[podstate.AnnotationWarnings] = warnings
+		cp.Annotations[wellknown.AnnotationWarnings] = warnings
 	}
 	return cp
 }

@@ -7,8 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/podstate"
+	"github.com/podhost/podhost/internal/kubelet/manager"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // fakeRevisions is the status manager: a status and its revision per pod.
@@ -67,7 +67,7 @@ func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
 	if third[0] == second[0] || third[1] == second[1] || third[1].Status.Phase != corev1.PodRunning {
 		t.Fatal("changed pods not rebuilt")
 	}
-	if third[0].Annotations[podstate.AnnotationWarnings] != "w1" || a2.Annotations != nil {
+	if third[0].Annotations[wellknown.AnnotationWarnings] != "w1" || a2.Annotations != nil {
 		t.Fatalf("warnings %v, manager's object %v", third[0].Annotations, a2.Annotations)
 	}
 	entries[0].Warnings = []string{"w2"}

@@ -4,8 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/podhost/podhost/internal/state"
-	"github.com/podhost/podhost/internal/status"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/kubelet/status"
 )
 
 // A pod's events still queued when it is purged are not written after the

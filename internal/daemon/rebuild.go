@@ -11,10 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/config"
-	"github.com/podhost/podhost/internal/recovery"
-	"github.com/podhost/podhost/internal/sandbox"
-	"github.com/podhost/podhost/internal/source"
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/sandbox"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/ops/recovery"
 )
 
 // openState opens the state db; a damaged file is moved aside and replaced

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/model/records"
 )
 
 func TestRemainingGrace(t *testing.T) {
@@ -22,7 +22,7 @@ func TestRemainingGrace(t *testing.T) {
 		{"clock went back", 30, now.Add(time.Hour), 30},
 		{"zero grace", 0, now, 1},
 	} {
-		if got := remainingGrace(state.WorkerRecord{GracePeriod: tc.grace, UpdatedAt: tc.updated}, now); got != tc.want {
+		if got := remainingGrace(records.WorkerRecord{GracePeriod: tc.grace, UpdatedAt: tc.updated}, now); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}

@@ -7,15 +7,15 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/rollout"
-	"github.com/podhost/podhost/internal/source"
+	"github.com/podhost/podhost/internal/desired/rollout"
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // runRollout starts the rollout controller in g between the merged sources
 // (in) and the manager (the returned channel): it records each pod's
 // versions and swaps a version that is not Ready within its rollback window
-// for the previous one (internal/rollout).
+// for the previous one (internal/desired/rollout).
 func (d *daemon) runRollout(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot) <-chan source.Snapshot {
 	d.rollout = rollout.New(d.statuses, d.db, rollout.Options{DefaultWindow: d.cfg.RollbackAfter,
 		Metrics: d.metrics.NewRollbacks(), Logger: d.log})

@@ -4,8 +4,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/podhost/podhost/internal/shimgroup"
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/shimgroup"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/model/records"
 )
 
 // The shim groups of the sandboxes recorded before a start are learned from
@@ -17,7 +18,7 @@ func TestShimGroupsLearnTheRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for _, r := range []state.SandboxRecord{
+	for _, r := range []records.SandboxRecord{
 		{ID: "a", PodUID: "uid-a", ShimGroup: shimgroup.Prefix + "3"},
 		{ID: "legacy", PodUID: "uid-l"},
 	} {

@@ -8,10 +8,10 @@ import (
 	sddaemon "github.com/coreos/go-systemd/v22/daemon"
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/manager"
-	"github.com/podhost/podhost/internal/nodeshutdown"
-	"github.com/podhost/podhost/internal/podworkers"
-	"github.com/podhost/podhost/internal/watchdog"
+	"github.com/podhost/podhost/internal/kubelet/manager"
+	"github.com/podhost/podhost/internal/kubelet/podworkers"
+	"github.com/podhost/podhost/internal/ops/nodeshutdown"
+	"github.com/podhost/podhost/internal/ops/watchdog"
 )
 
 // terminatedPoll is how often a shutdown kill checks its worker.

@@ -5,7 +5,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/podhost/podhost/internal/source"
+	"github.com/podhost/podhost/internal/desired/source"
 )
 
 // runSources starts the manifest sources in g: the manifest dir and, when

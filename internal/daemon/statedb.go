@@ -10,8 +10,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/podhost/podhost/internal/api"
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // stateProbePeriod is how often the state dir's health is checked; a state

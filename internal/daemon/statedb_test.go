@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/state"
+	"github.com/podhost/podhost/internal/host/state"
 )
 
 // fakeStateDB fails writes while failing is set.

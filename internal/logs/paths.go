@@ -17,7 +17,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/podhost/podhost/internal/logdriver"
+	"github.com/podhost/podhost/internal/logs/driver"
 )
 
 // DefaultRoot is where pod logs live (kubelet's layout).
@@ -40,4 +40,4 @@ func Path(root, namespace, name, uid, container string, restartCount int) string
 }
 
 // RotatedPath returns the name of the n-th rotated file of path (n >= 1).
-func RotatedPath(path string, n int) string { return logdriver.RotatedPath(path, n) }
+func RotatedPath(path string, n int) string { return driver.RotatedPath(path, n) }

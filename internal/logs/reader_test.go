@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/logdriver"
+	"github.com/podhost/podhost/internal/logs/driver"
 )
 
 // syncBuffer is a goroutine-safe buffer with a condition wait.
@@ -44,12 +44,12 @@ func (b *syncBuffer) waitFor(t *testing.T, what string, cond func(string) bool) 
 	}
 }
 
-func newTestWriter(t *testing.T, cfg logdriver.Config) *logdriver.Writer {
+func newTestWriter(t *testing.T, cfg driver.Config) *driver.Writer {
 	t.Helper()
 	if cfg.Path == "" {
 		cfg.Path = filepath.Join(t.TempDir(), "pod", "c", "0.log")
 	}
-	w, err := logdriver.OpenWriter(cfg)
+	w, err := driver.OpenWriter(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func newTestWriter(t *testing.T, cfg logdriver.Config) *logdriver.Writer {
 	return w
 }
 
-func clockWriter(t *testing.T, cfg logdriver.Config, start time.Time) *logdriver.Writer {
+func clockWriter(t *testing.T, cfg driver.Config, start time.Time) *driver.Writer {
 	w := newTestWriter(t, cfg)
 	var mu sync.Mutex
 	now := start
@@ -80,7 +80,7 @@ func readAll(t *testing.T, path string, opts ReadOptions) (string, string) {
 }
 
 func TestReadJoinsPartialsAndSplitsStreams(t *testing.T) {
-	w := newTestWriter(t, logdriver.Config{})
+	w := newTestWriter(t, driver.Config{})
 	_ = w.WriteRecord(Stdout, true, []byte("hel"))
 	_ = w.WriteRecord(Stderr, false, []byte("e1"))
 	_ = w.WriteRecord(Stdout, false, []byte("lo"))
@@ -93,7 +93,7 @@ func TestReadJoinsPartialsAndSplitsStreams(t *testing.T) {
 
 func TestReadTailSinceTimestamps(t *testing.T) {
 	start := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
-	w := clockWriter(t, logdriver.Config{}, start)
+	w := clockWriter(t, driver.Config{}, start)
 	for i := 1; i <= 10; i++ {
 		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "m%d", i)) // at start+i s
 	}
@@ -116,7 +116,7 @@ func TestReadTailSinceTimestamps(t *testing.T) {
 }
 
 func TestReadAcrossRotatedFiles(t *testing.T) {
-	w := newTestWriter(t, logdriver.Config{MaxSize: 200, MaxFiles: 10})
+	w := newTestWriter(t, driver.Config{MaxSize: 200, MaxFiles: 10})
 	for i := range 30 {
 		_ = w.WriteRecord(Stdout, false, fmt.Appendf(nil, "n%02d", i))
 	}
@@ -158,7 +158,7 @@ func startFollow(t *testing.T, path string, opts ReadOptions) (*syncBuffer, func
 }
 
 func TestFollowAppends(t *testing.T) {
-	w := newTestWriter(t, logdriver.Config{})
+	w := newTestWriter(t, driver.Config{})
 	_ = w.WriteRecord(Stdout, false, []byte("old1"))
 	_ = w.WriteRecord(Stdout, false, []byte("old2"))
 	out, stop := startFollow(t, w.Path(), ReadOptions{Follow: true, Tail: 1})
@@ -174,13 +174,13 @@ func TestFollowWaitsForFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c", "0.log")
 	out, stop := startFollow(t, path, ReadOptions{Follow: true, Tail: TailAll})
 	defer stop()
-	w := newTestWriter(t, logdriver.Config{Path: path})
+	w := newTestWriter(t, driver.Config{Path: path})
 	_ = w.WriteRecord(Stdout, false, []byte("first"))
 	out.waitFor(t, "first line", func(s string) bool { return s == "first\n" })
 }
 
 func TestFollowAcrossRotation(t *testing.T) {
-	w := newTestWriter(t, logdriver.Config{MaxSize: 150, MaxFiles: 1})
+	w := newTestWriter(t, driver.Config{MaxSize: 150, MaxFiles: 1})
 	out, stop := startFollow(t, w.Path(), ReadOptions{Follow: true, Tail: TailAll})
 	defer stop()
 	var want strings.Builder
@@ -201,7 +201,7 @@ func TestFollowAcrossRotation(t *testing.T) {
 // its log driver wrote until a poll interval later (the kubelet's ReadLogs
 // ends a follow when the container is no longer running).
 func TestFollowEndsWhenContainerStops(t *testing.T) {
-	w := newTestWriter(t, logdriver.Config{})
+	w := newTestWriter(t, driver.Config{})
 	_ = w.WriteRecord(Stdout, false, []byte("before"))
 	var running atomic.Bool
 	running.Store(true)

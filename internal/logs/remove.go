@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/logdriver"
+	"github.com/podhost/podhost/internal/logs/driver"
 )
 
 // ParsePodDir parses a pod log directory's name, <ns>_<name>_<uid>
@@ -241,7 +241,7 @@ type driverProc struct {
 
 // driversWriting lists the log drivers running on the host whose file
 // lies under one of dirs: processes named as a driver (comms, from
-// /proc/<pid>/comm) whose argv is a log driver's, as logdriver.ParseArgs
+// /proc/<pid>/comm) whose argv is a log driver's, as driver.ParseArgs
 // reads it. comm comes first: reading a process's cmdline takes its mmap
 // lock and can block behind a stuck process, comm does not. The shim
 // stops a task's driver when the task is deleted (SIGTERM, then SIGKILL
@@ -291,7 +291,7 @@ func driversWriting(ctx context.Context, procRoot string, comms, dirs []string) 
 // (NUL-separated argv), false for any other process.
 func driverPath(cmdline []byte) (string, bool) {
 	argv := strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")
-	cfg, err := logdriver.ParseArgs(argv) // refuses any other command line
+	cfg, err := driver.ParseArgs(argv) // refuses any other command line
 	if err != nil {
 		return "", false
 	}

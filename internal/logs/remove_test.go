@@ -11,7 +11,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/logdriver"
+	"github.com/podhost/podhost/internal/logs/driver"
 )
 
 func TestParsePodDir(t *testing.T) {
@@ -58,7 +58,7 @@ func TestRemovalTargets(t *testing.T) {
 
 func TestDriverPath(t *testing.T) {
 	argv := func(args ...string) []byte { return []byte(strings.Join(args, "\x00") + "\x00") }
-	cfg := logdriver.Args(logdriver.Config{Path: "/var/log/pods/ns_web_u/app/0.log", MaxSize: 10, MaxFiles: 1})[DriverCommand]
+	cfg := driver.Args(driver.Config{Path: "/var/log/pods/ns_web_u/app/0.log", MaxSize: 10, MaxFiles: 1})[DriverCommand]
 	for _, tc := range []struct {
 		name    string
 		cmdline []byte
@@ -168,7 +168,7 @@ func TestRemovePod(t *testing.T) {
 // driver of the others.
 func TestRemovePods(t *testing.T) {
 	root := logTree(t)
-	arg := logdriver.Args(logdriver.Config{Path: filepath.Join(root, "default_db_u2", "app", "0.log")})[DriverCommand]
+	arg := driver.Args(driver.Config{Path: filepath.Join(root, "default_db_u2", "app", "0.log")})[DriverCommand]
 	r := Remover{Root: root, ProcRoot: fakeProc(t, map[string][]string{"7": {"/usr/bin/podhost-log-driver", DriverCommand, arg}})}
 	got := r.RemovePods(context.Background(), []types.UID{"u1", "u2", "absent"})
 	if got["u1"].Removed != 1 || got["u1"].Err != nil || exists(filepath.Join(root, "default_web_u1")) {
@@ -187,7 +187,7 @@ func TestRemovePods(t *testing.T) {
 // configured driver's name counts. A cancelled scan stops.
 func TestDriversWritingLooksAtCommFirst(t *testing.T) {
 	dir := "/var/log/pods/ns_web_u"
-	arg := logdriver.Args(logdriver.Config{Path: dir + "/app/0.log"})[DriverCommand]
+	arg := driver.Args(driver.Config{Path: dir + "/app/0.log"})[DriverCommand]
 	proc := fakeProc(t, map[string][]string{
 		"10": {"/opt/bin/other", DriverCommand, arg},
 		"11": {"/opt/bin/my-driver", DriverCommand, arg},
@@ -222,7 +222,7 @@ func TestDriverComms(t *testing.T) {
 func TestRemovePodWaitsForItsDrivers(t *testing.T) {
 	ctx := context.Background()
 	root := logTree(t)
-	arg := func(p string) string { return logdriver.Args(logdriver.Config{Path: p})[DriverCommand] }
+	arg := func(p string) string { return driver.Args(driver.Config{Path: p})[DriverCommand] }
 	busy := filepath.Join(root, "default_web_u1", "init", "0.log")
 	proc := fakeProc(t, map[string][]string{
 		"40": {"podhost-log-driver", DriverCommand, arg(filepath.Join(root, "default_db_u2", "app", "0.log"))},

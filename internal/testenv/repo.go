@@ -117,7 +117,7 @@ func deps(ctx context.Context, repoRoot string) (string, error) {
 }
 
 // LogDriverName is the log driver binary's file name; podhost looks for
-// it beside its own executable (internal/runtime.LogDriverName).
+// it beside its own executable (internal/host/runtime.LogDriverName).
 const LogDriverName = "podhost-log-driver"
 
 // BuildPodhost builds ./cmd/podhost of the module at repoRoot into out,

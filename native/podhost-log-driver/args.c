@@ -1,5 +1,5 @@
 /*
- * podhost-log-driver: argv decoding, exactly as internal/logdriver's
+ * podhost-log-driver: argv decoding, exactly as internal/logs/driver's
  * ParseArgs (url.ParseQuery of the one argument after "log-driver").
  */
 #define _GNU_SOURCE

@@ -9,10 +9,10 @@
  * the readiness pipe (closed once the log file is open) and SIGTERM as the
  * request to stop. It writes CRI-format records with size-based rotation.
  *
- * internal/logdriver (Go) is the reference implementation: this program
+ * internal/logs/driver (Go) is the reference implementation: this program
  * must behave exactly like it (argv, record format, P/F splitting at
  * MaxLineSize, rotation, ready/EOF/SIGTERM handling, exit status);
- * internal/logdriver/conformance_test.go runs both on the same inputs.
+ * internal/logs/driver/conformance_test.go runs both on the same inputs.
  * One thread: ppoll() on both pipes, one write(2) per record, so records
  * of the two streams never interleave. A failing write never stops the
  * draining of the pipes (the container must not block on a full pipe).
@@ -33,11 +33,11 @@
 
 #include "log_driver.h"
 
-#define MAX_LINE 16384       /* logdriver.MaxLineSize */
+#define MAX_LINE 16384       /* driver.MaxLineSize */
 #define TS_MAX 48            /* "2006-01-02T15:04:05.000000000-07:00" */
 #define REC_MAX (TS_MAX + sizeof(" stdout P ") + MAX_LINE + 1)
 #define ROTATED_MAX (PATH_MAX + 24) /* <path>.<n> */
-#define DRAIN_TIMEOUT_MS 5000       /* logdriver.drainTimeout */
+#define DRAIN_TIMEOUT_MS 5000       /* driver.drainTimeout */
 #define DIR_MODE 0755
 #define FILE_MODE 0640
 #define FD_STDOUT 3
@@ -70,7 +70,7 @@ static void on_sigterm(int sig)
 	stop_requested = 1;
 }
 
-/* ---- the CRI writer (logdriver.Writer) */
+/* ---- the CRI writer (driver.Writer) */
 
 /* mkdir_all is Go's os.MkdirAll on p[0:len] (p is restored). */
 static int mkdir_all(char *p, size_t len)
@@ -273,7 +273,7 @@ static void writer_record(struct writer *w, struct stream *s, int partial, const
 		fmt_err(s->err, "logdriver: write %s: %s", w->cfg->path, strerror(e));
 }
 
-/* ---- the streams (logdriver.Writer.Copy with bufio.ReadSlice('\n')) */
+/* ---- the streams (driver.Writer.Copy with bufio.ReadSlice('\n')) */
 
 /* stream_lines writes every complete line, then a full buffer as P. */
 static void stream_lines(struct stream *s, struct writer *w)

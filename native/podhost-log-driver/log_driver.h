@@ -4,10 +4,10 @@
 
 #include <limits.h>
 
-#define COMMAND "log-driver" /* logdriver.Command */
+#define COMMAND "log-driver" /* driver.Command */
 #define ERR_MAX 512          /* error messages, truncated */
 
-/* struct config is logdriver.Config, decoded from argv. */
+/* struct config is driver.Config, decoded from argv. */
 struct config {
 	char path[PATH_MAX];
 	int path_err; /* errno the path gets at open (NUL byte, too long) */
@@ -19,7 +19,7 @@ struct config {
 void fmt_err(char *dst, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*
- * parse_args is logdriver.ParseArgs: argv must be [binary, "log-driver",
+ * parse_args is driver.ParseArgs: argv must be [binary, "log-driver",
  * url-encoded path, max-size, max-files]. Returns 0, or -1 with the
  * reason in err.
  */

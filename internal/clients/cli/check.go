@@ -1,0 +1,377 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/containerd/cgroups/v3"
+	containerd "github.com/containerd/containerd/v2/client"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+// CheckOptions are the inputs of Check.
+type CheckOptions struct {
+	Config  *config.Config
+	Timeout time.Duration // containerd connection timeout; default 3s
+}
+
+// Status is the outcome of one preflight check.
+type Status string
+
+// Check outcomes, as printed.
+const (
+	StatusOK   Status = "ok"
+	StatusWarn Status = "warn"
+	StatusFail Status = "FAIL"
+)
+
+// CheckResult is one line of the preflight report.
+type CheckResult struct {
+	Name   string
+	Status Status
+	Detail string
+}
+
+// RequiredCNIPlugins are the plugins podhost's default conflist uses.
+var RequiredCNIPlugins = []string{"bridge", "host-local", "portmap", "loopback"}
+
+// probes is what the checks ask of the host (faked in tests).
+type probes struct {
+	containerdVersion func(ctx context.Context, address string) (string, error)
+	cgroupMode        func() cgroups.CGMode
+	systemdBooted     func() bool
+	lookPath          func(file string) (string, error)
+	// daemonFileErrors asks a running daemon for the manifest files it
+	// refused (api.ErrDaemonDown when none runs).
+	daemonFileErrors func(ctx context.Context, socket string) ([]api.FileError, error)
+	// daemonRuntime asks a running daemon for containerd's and the state
+	// db's health (nil: not asked).
+	daemonRuntime func(ctx context.Context, socket string) (api.RuntimeStatus, error)
+	host          hostInfo
+}
+
+func hostProbes() probes {
+	return probes{
+		containerdVersion: containerdVersion,
+		cgroupMode:        cgroups.Mode,
+		systemdBooted: func() bool {
+			fi, err := os.Lstat("/run/systemd/system")
+			return err == nil && fi.IsDir()
+		},
+		lookPath: exec.LookPath,
+		daemonFileErrors: func(ctx context.Context, socket string) ([]api.FileError, error) {
+			return api.NewClient(socket).FileErrors(ctx)
+		},
+		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
+			return api.NewClient(socket).Runtime(ctx)
+		},
+		host: realHostInfo(),
+	}
+}
+
+func containerdVersion(ctx context.Context, address string) (string, error) {
+	address = strings.TrimPrefix(address, "unix://") // the client adds it
+	// containerd's dialer waits for a missing socket to appear; fail fast.
+	if filepath.IsAbs(address) {
+		if _, err := os.Stat(address); err != nil {
+			return "", fmt.Errorf("socket missing (is containerd running?): %w", unwrapPathError(err))
+		}
+	}
+	c, err := containerd.New(address)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	v, err := c.Version(ctx)
+	if err != nil {
+		return "", err
+	}
+	return v.Version, nil
+}
+
+// Check runs the host preflight checks and prints one line per check. It
+// returns an error when any check failed.
+func Check(ctx context.Context, opts CheckOptions, s IOStreams) error {
+	results := runChecks(ctx, opts, hostProbes())
+	failed := 0
+	for _, r := range results {
+		fmt.Fprintf(s.Out, "%-4s  %-13s %s\n", r.Status, r.Name, r.Detail)
+		if r.Status == StatusFail {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d of %d checks failed", failed, len(results))
+	}
+	return nil
+}
+
+func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
+	cfg := opts.Config
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
+	}
+	results := []CheckResult{
+		checkContainerd(ctx, cfg.ContainerdAddress, timeout, p),
+		checkCgroups(p.cgroupMode(), cfg.CgroupDriver, p.systemdBooted()),
+		checkCNIPlugins(cfg.CNIBinDirs),
+		checkCNIConf(cfg.CNIConfDir),
+		checkManifestDir(cfg.ManifestDir, cfg.AllowInsecureManifests),
+		checkStateDir(cfg.StateDir),
+		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
+		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir)}),
+		checkRunc(p),
+	}
+	if p.host.readFile != nil {
+		results = append(results, systemdChecks(cfg, p.host)...)
+	}
+	return append(results, checkDaemon(ctx, cfg.Socket, timeout, p)...)
+}
+
+// checkDaemon lists, when a daemon answers on socket, the manifest files it
+// refused: one warn line each ("manifest-file  web.yaml: not a regular
+// file"). Nothing is printed when no daemon runs (check is a preflight).
+func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p probes) []CheckResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	fes, err := p.daemonFileErrors(ctx, socket)
+	switch {
+	case errors.Is(err, api.ErrDaemonDown):
+		return nil
+	case err != nil:
+		return []CheckResult{{"daemon", StatusWarn, fmt.Sprintf("not answering at %s: %v", socket, err)}}
+	}
+	out := []CheckResult{{"daemon", StatusOK, fmt.Sprintf("running at %s, %d manifest files refused", socket, len(fes))}}
+	if p.daemonRuntime != nil {
+		if rs, err := p.daemonRuntime(ctx, socket); err == nil {
+			for _, line := range strings.Split(rs.Warning(), "\n") {
+				if line != "" {
+					out = append(out, CheckResult{"daemon-health", StatusWarn, line})
+				}
+			}
+		}
+	}
+	for _, fe := range fes {
+		for _, line := range strings.Split(fe.Error, "\n") {
+			out = append(out, CheckResult{"manifest-file", StatusWarn, line})
+		}
+	}
+	return out
+}
+
+func checkContainerd(ctx context.Context, address string, timeout time.Duration, p probes) CheckResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := p.containerdVersion(ctx, address)
+	if err != nil {
+		return CheckResult{"containerd", StatusFail, fmt.Sprintf("not reachable at %s: %v", address, err)}
+	}
+	return CheckResult{"containerd", StatusOK, fmt.Sprintf("%s at %s", v, address)}
+}
+
+// cgroupDriver is the driver podhost would use: systemd on a unified host
+// booted with systemd, else cgroupfs, unless configured explicitly.
+func cgroupDriver(mode cgroups.CGMode, configured string, systemd bool) string {
+	if configured != config.CgroupDriverAuto {
+		return configured
+	}
+	if mode == cgroups.Unified && systemd {
+		return config.CgroupDriverSystemd
+	}
+	return config.CgroupDriverCgroupfs
+}
+
+func checkCgroups(mode cgroups.CGMode, configured string, systemd bool) CheckResult {
+	driver := cgroupDriver(mode, configured, systemd)
+	r := CheckResult{Name: "cgroups", Status: StatusOK}
+	switch mode {
+	case cgroups.Unified:
+		r.Detail = "v2 (unified)"
+	case cgroups.Hybrid:
+		r.Status, r.Detail = StatusWarn, "hybrid (v1 + v2); supported through cgroupfs, v2 unified recommended"
+	case cgroups.Legacy:
+		r.Status, r.Detail = StatusWarn, "v1 (legacy); supported through cgroupfs, v2 unified recommended"
+	default:
+		return CheckResult{"cgroups", StatusFail, "no cgroup filesystem mounted at /sys/fs/cgroup"}
+	}
+	r.Detail += ", driver " + driver
+	switch {
+	case driver == config.CgroupDriverSystemd && !systemd:
+		r.Status, r.Detail = StatusFail, r.Detail+" configured but systemd is not running (/run/systemd/system missing)"
+	case driver == config.CgroupDriverSystemd && mode != cgroups.Unified:
+		r.Status, r.Detail = StatusWarn, r.Detail+" (the systemd driver needs cgroup v2; use cgroupfs)"
+	}
+	return r
+}
+
+func checkCNIPlugins(binDirs []string) CheckResult {
+	var missing, found []string
+	for _, plugin := range RequiredCNIPlugins {
+		dir := findExecutable(plugin, binDirs)
+		if dir == "" {
+			missing = append(missing, plugin)
+		} else if !slices.Contains(found, dir) {
+			found = append(found, dir)
+		}
+	}
+	if len(missing) > 0 {
+		return CheckResult{"cni-plugins", StatusFail, fmt.Sprintf("missing %s (searched %s)",
+			strings.Join(missing, ", "), strings.Join(binDirs, ", "))}
+	}
+	return CheckResult{"cni-plugins", StatusOK, fmt.Sprintf("%s found in %s",
+		strings.Join(RequiredCNIPlugins, ", "), strings.Join(found, ", "))}
+}
+
+func findExecutable(name string, dirs []string) string {
+	for _, d := range dirs {
+		fi, err := os.Stat(filepath.Join(d, name))
+		if err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return d
+		}
+	}
+	return ""
+}
+
+func checkCNIConf(dir string) CheckResult {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return CheckResult{"cni-config", StatusFail, fmt.Sprintf("%s: %v", dir, err)}
+	}
+	for _, e := range entries {
+		switch filepath.Ext(e.Name()) {
+		case ".conflist", ".conf", ".json":
+			return CheckResult{"cni-config", StatusOK, fmt.Sprintf("%s: using %s", dir, e.Name())}
+		}
+	}
+	return CheckResult{"cni-config", StatusOK, fmt.Sprintf("%s: no network config; podhost will write its default bridge conflist", dir)}
+}
+
+func checkManifestDir(dir string, allowInsecure bool) CheckResult {
+	name := "manifest-dir"
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return CheckResult{name, StatusWarn, fmt.Sprintf("%s does not exist (podhost apply creates it)", dir)}
+	}
+	if err := source.CheckPerms(dir); err != nil {
+		if !allowInsecure {
+			return CheckResult{name, StatusFail, err.Error()}
+		}
+		return CheckResult{name, StatusWarn, err.Error() + " (allowed by allowInsecureManifests)"}
+	}
+	snap, err := source.Scan(dir, allowInsecure)
+	if err != nil {
+		return CheckResult{name, StatusFail, err.Error()}
+	}
+	detail := fmt.Sprintf("%s: %d pods", dir, len(snap.Pods))
+	if len(snap.Errors) > 0 {
+		first, _, _ := strings.Cut(snap.Errors[0].Error(), "\n")
+		return CheckResult{name, StatusWarn, fmt.Sprintf("%s, %d files with errors (%s)", detail, len(snap.Errors), first)}
+	}
+	return CheckResult{name, StatusOK, detail}
+}
+
+func checkStateDir(dir string) CheckResult {
+	name := "state-dir"
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && !fi.IsDir():
+		return CheckResult{name, StatusFail, dir + " is not a directory"}
+	case err == nil:
+		f, err := os.CreateTemp(dir, ".podhost-check-*")
+		if err != nil {
+			return CheckResult{name, StatusFail, fmt.Sprintf("%s is not writable: %v", dir, err)}
+		}
+		f.Close()
+		os.Remove(f.Name())
+		return CheckResult{name, StatusOK, dir + " is writable"}
+	case !errors.Is(err, fs.ErrNotExist):
+		return CheckResult{name, StatusFail, err.Error()}
+	}
+	parent := filepath.Dir(dir)
+	for {
+		if _, err := os.Stat(parent); err == nil || parent == "/" {
+			break
+		}
+		parent = filepath.Dir(parent)
+	}
+	if err := syscall.Access(parent, 0o2 /* W_OK */); err != nil {
+		return CheckResult{name, StatusFail, fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, err)}
+	}
+	return CheckResult{name, StatusOK, dir + " does not exist yet (will be created)"}
+}
+
+// checkAllocatable reports what the daemon would enforce on the pods' top
+// cgroup (admission.Host.Enforced), or why systemReserved stops it.
+func checkAllocatable(reserved corev1.ResourceList, h admission.Host) CheckResult {
+	name := "allocatable"
+	e, err := h.Enforced(reserved)
+	if err != nil {
+		return CheckResult{name, StatusFail, err.Error()}
+	}
+	return CheckResult{name, StatusOK, fmt.Sprintf("cpu %s, memory %s enforced on the pods' top cgroup", e.Cpu(), e.Memory())}
+}
+
+// existingDir is dir, or the nearest parent that exists (the filesystem
+// the daemon will make it on).
+func existingDir(dir string) string {
+	for {
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return dir
+		}
+		dir = parent
+	}
+}
+
+// checkStateDB reports a rebuild of the state db (state.OpenRecover and
+// the daemon's rebuild leave a note) and damaged copies kept next to it.
+func checkStateDB(path string) CheckResult {
+	name := "state-db"
+	note, err := state.ReadNote(path)
+	if err != nil {
+		return CheckResult{name, StatusWarn, err.Error()}
+	}
+	copies, err := state.DamagedCopies(path)
+	if err != nil {
+		return CheckResult{name, StatusWarn, err.Error()}
+	}
+	if note == nil && len(copies) == 0 {
+		return CheckResult{name, StatusOK, path + ": no rebuild recorded"}
+	}
+	var parts []string
+	if note != nil {
+		parts = append(parts, fmt.Sprintf("state was rebuilt at %s (%s), %d pods adopted",
+			note.At.UTC().Format(time.RFC3339), note.Reason, note.Adopted))
+	}
+	if len(copies) > 0 {
+		parts = append(parts, "damaged copies kept: "+strings.Join(copies, ", "))
+	}
+	parts = append(parts, fmt.Sprintf("remove %s and the copies once inspected", state.NotePath(path)))
+	return CheckResult{name, StatusWarn, strings.Join(parts, "; ")}
+}
+
+func checkRunc(p probes) CheckResult {
+	path, err := p.lookPath("runc")
+	if err != nil {
+		return CheckResult{"runc", StatusFail, "runc not found in PATH"}
+	}
+	return CheckResult{"runc", StatusOK, path}
+}

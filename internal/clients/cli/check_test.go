@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/containerd/cgroups/v3"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+func TestCheckCgroups(t *testing.T) {
+	tests := []struct {
+		mode       cgroups.CGMode
+		configured string
+		systemd    bool
+		want       Status
+		detail     string
+	}{
+		{cgroups.Unified, "auto", true, StatusOK, "v2 (unified), driver systemd"},
+		{cgroups.Unified, "auto", false, StatusOK, "v2 (unified), driver cgroupfs"},
+		{cgroups.Unified, "cgroupfs", true, StatusOK, "driver cgroupfs"},
+		{cgroups.Unified, "systemd", false, StatusFail, "systemd is not running"},
+		{cgroups.Hybrid, "auto", true, StatusWarn, "hybrid (v1 + v2); supported through cgroupfs, v2 unified recommended, driver cgroupfs"},
+		{cgroups.Legacy, "auto", false, StatusWarn, "v1 (legacy)"},
+		{cgroups.Legacy, "systemd", true, StatusWarn, "needs cgroup v2"},
+		{cgroups.Unavailable, "auto", true, StatusFail, "no cgroup filesystem"},
+	}
+	for _, tt := range tests {
+		r := checkCgroups(tt.mode, tt.configured, tt.systemd)
+		if r.Status != tt.want || !strings.Contains(r.Detail, tt.detail) {
+			t.Errorf("checkCgroups(%v, %s, %v) = %s %q, want %s containing %q", tt.mode, tt.configured, tt.systemd, r.Status, r.Detail, tt.want, tt.detail)
+		}
+	}
+}
+
+func fakeProbes(containerdErr error) probes {
+	return probes{
+		containerdVersion: func(context.Context, string) (string, error) {
+			if containerdErr != nil {
+				return "", containerdErr
+			}
+			return "v2.2.1", nil
+		},
+		cgroupMode:    func() cgroups.CGMode { return cgroups.Unified },
+		systemdBooted: func() bool { return true },
+		lookPath:      func(string) (string, error) { return "/usr/sbin/runc", nil },
+		daemonFileErrors: func(context.Context, string) ([]api.FileError, error) {
+			return nil, api.ErrDaemonDown
+		},
+	}
+}
+
+func checkHost(t *testing.T) *config.Config {
+	t.Helper()
+	root := t.TempDir()
+	cfg := config.Default()
+	cfg.ManifestDir = filepath.Join(root, "manifests")
+	cfg.StateDir = filepath.Join(root, "state")
+	cfg.Socket = filepath.Join(root, "none.sock")
+	cfg.CNIConfDir = filepath.Join(root, "net.d")
+	cfg.CNIBinDirs = []string{filepath.Join(root, "bin1"), filepath.Join(root, "bin2")}
+	for _, d := range []string{cfg.ManifestDir, cfg.CNIBinDirs[0], cfg.CNIBinDirs[1]} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range RequiredCNIPlugins {
+		if err := os.WriteFile(filepath.Join(cfg.CNIBinDirs[i%2], p), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
+}
+
+func statuses(rs []CheckResult) map[string]CheckResult {
+	m := map[string]CheckResult{}
+	for _, r := range rs {
+		m[r.Name] = r
+	}
+	return m
+}
+
+func TestRunChecks(t *testing.T) {
+	cfg := checkHost(t)
+	rs := statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)))
+	for name, r := range rs {
+		if r.Status != StatusOK {
+			t.Errorf("%s: %s %s", name, r.Status, r.Detail)
+		}
+	}
+	if !strings.Contains(rs["state-dir"].Detail, "will be created") {
+		t.Errorf("state-dir: %q", rs["state-dir"].Detail)
+	}
+	if !strings.Contains(rs["cni-config"].Detail, "will write its default") {
+		t.Errorf("cni-config: %q", rs["cni-config"].Detail)
+	}
+
+	// Break things.
+	if err := os.Remove(filepath.Join(cfg.CNIBinDirs[1], "host-local")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg.ManifestDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(cfg.CNIConfDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(cfg.CNIConfDir, "10-mine.conflist"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := fakeProbes(errors.New("connection refused"))
+	p.lookPath = func(string) (string, error) { return "", errors.New("not found") }
+	rs = statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, p))
+	want := map[string]Status{
+		"containerd": StatusFail, "cni-plugins": StatusFail, "manifest-dir": StatusFail,
+		"runc": StatusFail, "cni-config": StatusOK, "cgroups": StatusOK, "state-dir": StatusOK,
+	}
+	for name, st := range want {
+		if rs[name].Status != st {
+			t.Errorf("%s = %s %q, want %s", name, rs[name].Status, rs[name].Detail, st)
+		}
+	}
+	if !strings.Contains(rs["cni-plugins"].Detail, "missing host-local") || !strings.Contains(rs["cni-config"].Detail, "10-mine.conflist") {
+		t.Errorf("details: %q / %q", rs["cni-plugins"].Detail, rs["cni-config"].Detail)
+	}
+	cfg.AllowInsecureManifests = true
+	rs = statuses(runChecks(context.Background(), CheckOptions{Config: cfg}, p))
+	if rs["manifest-dir"].Status != StatusWarn {
+		t.Errorf("manifest-dir with allowInsecure = %s", rs["manifest-dir"].Status)
+	}
+}
+
+func TestCheckPrintsAndFails(t *testing.T) {
+	cfg := checkHost(t)
+	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
+	var out bytes.Buffer
+	err := Check(context.Background(), CheckOptions{Config: cfg}, IOStreams{Out: &out, ErrOut: &out})
+	if err == nil || !strings.Contains(err.Error(), "checks failed") {
+		t.Fatalf("err = %v", err)
+	}
+	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
+		t.Errorf("out:\n%s", out.String())
+	}
+	if n := strings.Count(out.String(), "\n"); n != 13 { // 9 + watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 13:\n%s", n, out.String())
+	}
+}
+
+func TestVersion(t *testing.T) {
+	var out bytes.Buffer
+	if err := Version(VersionOptions{}, IOStreams{Out: &out}); err != nil || !strings.HasPrefix(out.String(), "podhost dev (commit ") {
+		t.Errorf("text = %q, %v", out.String(), err)
+	}
+	out.Reset()
+	if err := Version(VersionOptions{Output: "json"}, IOStreams{Out: &out}); err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]string
+	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v["version"] != "dev" || !strings.HasPrefix(v["goVersion"], "go") {
+		t.Errorf("json = %q, %v", out.String(), err)
+	}
+	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
+		t.Error("yaml output: want error")
+	}
+}
+
+// checkAllocatable: what is enforced, or why systemReserved stops the
+// daemon.
+func TestCheckAllocatable(t *testing.T) {
+	h := admission.Host{NumCPU: func() int { return 2 }, MemInfo: func() ([]byte, error) { return []byte("MemTotal: 4194304 kB\n"), nil }}
+	r := checkAllocatable(corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")}, h)
+	if r.Status != StatusOK || r.Detail != "cpu 1500m, memory 3Gi enforced on the pods' top cgroup" {
+		t.Errorf("reserved 500m, 1Gi: %s %q", r.Status, r.Detail)
+	}
+	r = checkAllocatable(corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("8Gi")}, h)
+	if r.Status != StatusFail || !strings.Contains(r.Detail, "systemReserved") || !strings.Contains(r.Detail, "memory 8Gi") {
+		t.Errorf("reserved 8Gi of 4Gi: %s %q", r.Status, r.Detail)
+	}
+}
+
+func TestCheckStateDB(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.db")
+	if r := checkStateDB(path); r.Status != StatusOK {
+		t.Fatalf("no db: %s %q", r.Status, r.Detail)
+	}
+	if err := os.WriteFile(path, []byte("garbage, not a bbolt file at all"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	db, rec, err := state.OpenRecover(path)
+	if err != nil || rec == nil {
+		t.Fatalf("OpenRecover = %+v, %v", rec, err)
+	}
+	db.Close()
+	r := checkStateDB(path)
+	if r.Status != StatusWarn || !strings.Contains(r.Detail, "rebuilt") || !strings.Contains(r.Detail, rec.DamagedCopy) {
+		t.Fatalf("after recovery: %s %q", r.Status, r.Detail)
+	}
+}
+
+func TestCheckListsDaemonFileErrors(t *testing.T) {
+	cfg := checkHost(t)
+	p := fakeProbes(nil)
+	p.daemonFileErrors = func(context.Context, string) ([]api.FileError, error) {
+		return []api.FileError{
+			{File: "/m/fifo.yaml", Error: "fifo.yaml: not a regular file"},
+			{File: "/m/open.yaml", Error: "open.yaml: insecure permissions: mode 0666 is group- or world-writable\nopen.yaml: second problem"},
+		}, nil
+	}
+	rs := runChecks(context.Background(), CheckOptions{Config: cfg}, p)
+	var got []string
+	for _, r := range rs[9:] {
+		got = append(got, fmt.Sprintf("%s %s %s", r.Status, r.Name, r.Detail))
+	}
+	want := []string{
+		"ok daemon running at " + cfg.Socket + ", 2 manifest files refused",
+		"warn manifest-file fifo.yaml: not a regular file",
+		"warn manifest-file open.yaml: insecure permissions: mode 0666 is group- or world-writable",
+		"warn manifest-file open.yaml: second problem",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("daemon lines\n%q\nwant\n%q", got, want)
+	}
+	if rs := runChecks(context.Background(), CheckOptions{Config: cfg}, fakeProbes(nil)); len(rs) != 9 {
+		t.Fatalf("no daemon: %d results, want the 9 host checks", len(rs))
+	}
+}

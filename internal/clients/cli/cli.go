@@ -1,0 +1,165 @@
+// Package cli implements podhost's commands that work without the daemon:
+// apply, delete, version and check. cmd/podhost parses flags into the option
+// structs here and calls one function per command.
+//
+// apply and delete only touch files in the manifest dir; the daemon's source
+// picks the change up. Every write is atomic (a dotfile temp in the same dir,
+// fsync, rename, fsync of the dir), so the watcher never sees half a file.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/desired/source"
+)
+
+// IOStreams are the command's standard streams.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+}
+
+// input is one manifest given with -f.
+type input struct {
+	name string // path as given, or "-" for stdin
+	data []byte
+}
+
+// readInputs reads every -f argument: a file, a dir (its manifests, sorted,
+// not recursive) or "-" (stdin, once). It reads all of them and returns every
+// problem, one line each.
+func readInputs(files []string, stdin io.Reader) ([]input, error) {
+	if len(files) == 0 {
+		return nil, errors.New("must specify -f FILE|DIR|-")
+	}
+	var out []input
+	var errs []error
+	usedStdin := false
+	for _, f := range files {
+		switch {
+		case f == "-" && usedStdin:
+			errs = append(errs, errors.New("-f -: stdin can only be given once"))
+		case f == "-":
+			usedStdin = true
+			data, err := manifest.ReadLimited(stdin, "-", -1)
+			out, errs = appendInput(out, errs, input{name: f, data: data}, err)
+		default:
+			ins, err := readPath(f)
+			out = append(out, ins...)
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+func appendInput(out []input, errs []error, in input, err error) ([]input, []error) {
+	if err != nil {
+		return out, append(errs, err)
+	}
+	return append(out, in), errs
+}
+
+// readPath reads a file or the manifests of a dir.
+func readPath(path string) ([]input, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+	}
+	if !fi.IsDir() {
+		data, err := readFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return []input{{name: path, data: data}}, nil
+	}
+	entries, err := os.ReadDir(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+	}
+	var out []input
+	var errs []error
+	for _, e := range entries {
+		if !source.IsManifestName(e.Name()) || e.IsDir() {
+			continue
+		}
+		p := filepath.Join(path, e.Name())
+		data, err := readFile(p)
+		out, errs = appendInput(out, errs, input{name: p, data: data}, err)
+	}
+	if len(out) == 0 && len(errs) == 0 {
+		return nil, fmt.Errorf("%s: no manifests (*.yaml, *.yml, *.json) in directory", path)
+	}
+	return out, errors.Join(errs...)
+}
+
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func readFile(path string) ([]byte, error) {
+	data, _, err := manifest.ReadBytes(path)
+	if err != nil {
+		var el manifest.ErrorList
+		if !errors.As(err, &el) {
+			return nil, fmt.Errorf("%s: %w", path, unwrapPathError(errors.Unwrap(err)))
+		}
+	}
+	return data, err
+}
+
+// fileErr formats a one-line error about a whole input file.
+func fileErr(name, format string, args ...any) error {
+	display := filepath.Base(name)
+	if name == "-" {
+		display = "<stdin>"
+	}
+	return manifest.ErrorList{{File: display, Detail: fmt.Sprintf(format, args...)}}
+}
+
+// scanDir reads the manifest dir; a missing dir is an empty one. Problems in
+// single files are printed as warnings: they are not the command's errors.
+func scanDir(dir string, allowInsecure bool, errOut io.Writer) (source.Snapshot, error) {
+	snap, err := source.Scan(dir, allowInsecure)
+	if errors.Is(err, fs.ErrNotExist) {
+		return source.Snapshot{}, nil
+	}
+	if err != nil {
+		return snap, err
+	}
+	for _, fe := range snap.Errors {
+		for _, line := range strings.Split(fe.Error(), "\n") {
+			fmt.Fprintf(errOut, "Warning: %s\n", line)
+		}
+	}
+	return snap, nil
+}
+
+// PodNames returns the names of the pods in namespace declared in the
+// manifest dir (for shell completion); problems yield no names.
+func PodNames(dir string, allowInsecure bool, namespace string) []string {
+	snap, err := source.Scan(dir, allowInsecure)
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, p := range snap.Pods {
+		if p.Namespace == namespace {
+			names = append(names, p.Name)
+		}
+	}
+	return names
+}

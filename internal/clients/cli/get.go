@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+
+	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+// GetOptions select pods for get and describe.
+type GetOptions struct {
+	Socket    string
+	Namespace string   // "" = all (get); describe defaults to "default"
+	Names     []string // none: every pod; else these, in order (missing ones are NotFoundErrors)
+	Output    string   // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
+	Watch     bool     // -w: the table, then a line per change
+	Selector  string   // -l: a label selector, as kubectl's (get)
+
+	// Printer flags, as kubectl get's: label columns (the table's and the
+	// watch's), no header line (those and custom-columns).
+	ShowLabels   bool     // --show-labels: a LABELS column, last
+	LabelColumns []string // -L: a column per label key
+	NoHeaders    bool     // --no-headers
+
+	SortBy string // --sort-by: a JSONPath, as kubectl's
+
+	HideEvents bool // describe --show-events=false: no Events section (kubectl shows each pod's)
+}
+
+// matcher is the pods o selects: namespace, name and label selector.
+func (o GetOptions) matcher() (func(*corev1.Pod) bool, error) {
+	sel, err := labels.Parse(o.Selector)
+	if err != nil {
+		return nil, fmt.Errorf("unable to parse the label selector %q: %w", o.Selector, err)
+	}
+	return func(p *corev1.Pod) bool {
+		return (o.Namespace == "" || p.Namespace == o.Namespace) && (len(o.Names) == 0 || slices.Contains(o.Names, p.Name)) && sel.Matches(labels.Set(p.Labels))
+	}, nil
+}
+
+// CheckResource accepts the resource names kubectl users type for pods.
+func CheckResource(r string) error {
+	switch r {
+	case "pods", "pod", "po":
+		return nil
+	}
+	return fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods)", r)
+}
+
+// Get prints pods as a table, JSON (a core/v1 PodList), YAML or names. As
+// kubectl get, a named pod that is missing is a NotFoundError, returned
+// after the others are printed (none are with -w, or when it was the only
+// name); -w watches one name at most (several: the table, then kubectl's
+// error).
+func Get(ctx context.Context, o GetOptions, s IOStreams) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	match, err := o.matcher()
+	if err != nil {
+		return err
+	}
+	sorter, err := newPodSorter(o.SortBy)
+	if err != nil {
+		return err
+	}
+	c := newClient(o.Socket, s)
+	list, err := c.ListPods(ctx)
+	if err != nil {
+		return err
+	}
+	pods, missing := byName(filterPods(list.Items, match), o.Names, func(p *corev1.Pod) string { return p.Name }, "pods")
+	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
+		return errors.Join(missing...)
+	}
+	if o.objectOutput() && len(o.Names) == 1 && len(pods) > 1 {
+		return inNamespaces("pods", o.Names[0], pods, func(p *corev1.Pod) string { return p.Namespace })
+	}
+	if o.sorts(pods) {
+		if err := sorter.sort(pods); err != nil {
+			return errors.Join(append([]error{err}, missing...)...)
+		}
+	}
+	if o.Watch {
+		if o.SortBy != "" { // kubectl's words; it, too, sorts only the first table
+			fmt.Fprintln(s.ErrOut, "warning: --watch or --watch-only requested, --sort-by will be ignored")
+		}
+		if len(o.Names) > 1 { // as kubectl get -w: the table, then its refusal to watch several objects
+			newPodWatcher(&lineWriter{w: s.Out}, o, match, time.Now).initial(pods)
+			return errWatchNames
+		}
+		return watchPods(ctx, c, o, match, pods, s)
+	}
+	return errors.Join(append([]error{o.print(pods, len(missing) > 0, s)}, missing...)...)
+}
+
+// errWatchNames is kubectl get -w's error for several names (cli-runtime's
+// Result.Watch), after the table of the named objects.
+var errWatchNames = errors.New("you may only watch a single resource or type of resource at a time")
+
+// validate checks the output format, the flags that go with it and the
+// names, before the daemon is asked.
+func (o GetOptions) validate() error {
+	if err := o.validateOutput(); err != nil {
+		return err
+	}
+	if o.Watch && !o.table() {
+		return fmt.Errorf("--watch prints the table: -o %s is not supported with it by podhost", o.Output)
+	}
+	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
+		return errNameAndSelector
+	}
+	return validatePodNames(o.Namespace, o.Names)
+}
+
+// validateOutput checks the output format and --show-labels, which only
+// the table takes (pods and nodes).
+func (o GetOptions) validateOutput() error {
+	tmplFormat, _ := templateFormat(o.Output)
+	switch o.Output {
+	case "", "wide", "json", "yaml", "name":
+	default:
+		if tmplFormat == "" {
+			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
+		}
+	}
+	if o.ShowLabels && !o.table() {
+		return fmt.Errorf("--show-labels option cannot be used with %s printer", o.Output)
+	}
+	return nil
+}
+
+// print writes pods in o's output format; "No resources found" when there
+// are none, unless names were missing (their errors say it).
+func (o GetOptions) print(pods []corev1.Pod, missing bool, s IOStreams) error {
+	if done, err := printStructured(o, s, pods, o.listOrPod(pods)); done {
+		return err
+	}
+	switch o.Output {
+	case "name":
+		podview.Names(s.Out, pods)
+		return nil
+	}
+	if len(pods) == 0 {
+		if !missing {
+			fmt.Fprintln(s.ErrOut, "No resources found")
+		}
+		return nil
+	}
+	return o.columns().print(s.Out, pods, o.NoHeaders, time.Now())
+}
+
+// table reports whether o prints the pods table (kubectl's human-readable
+// printer): the default output, or wide.
+func (o GetOptions) table() bool {
+	return o.Output == "" || o.Output == "wide"
+}
+
+// sorts reports whether --sort-by applies to pods, as with kubectl get: to
+// the table (even of one named pod), to the first table of a watch when it
+// has more than one row (not to the lines after it), and to the List the
+// other outputs print (not to one object).
+func (o GetOptions) sorts(pods []corev1.Pod) bool {
+	switch {
+	case o.Watch:
+		return len(pods) > 1
+	case o.table():
+		return true
+	}
+	return !o.oneObject(pods)
+}
+
+// printStructured prints items in o's jsonpath, custom-columns, json or
+// yaml output (obj, the item or a List, for all but custom-columns, which
+// has a row per item); done is false for the other outputs.
+func printStructured[T any](o GetOptions, s IOStreams, items []T, obj any) (done bool, err error) {
+	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
+	case formatJSONPath:
+		return true, printJSONPath(s.Out, tmpl, obj)
+	case formatCustomColumns:
+		objs := make([]any, len(items))
+		for i := range items {
+			objs[i] = &items[i]
+		}
+		return true, printColumns(s.Out, tmpl, objs, o.NoHeaders)
+	}
+	if o.Output == "json" || o.Output == "yaml" {
+		return true, printObject(s, obj, o.Output)
+	}
+	return false, nil
+}
+
+// objectOutput reports whether o prints objects (json, yaml, jsonpath) or
+// their names, not rows: outputs for which one name stands for one object.
+func (o GetOptions) objectOutput() bool {
+	tmplFormat, _ := templateFormat(o.Output)
+	return o.Output == "json" || o.Output == "yaml" || o.Output == "name" || tmplFormat == formatJSONPath
+}
+
+// oneObject reports whether -o json/yaml/jsonpath print pods as one object,
+// not a List: as kubectl's, when one name was given (and one pod has it:
+// Get refuses one name that pods of several namespaces have with those
+// outputs, podhost's names standing for every namespace without -n).
+func (o GetOptions) oneObject(pods []corev1.Pod) bool {
+	return len(o.Names) == 1 && len(pods) == 1
+}
+
+// listOrPod is what -o json/yaml/jsonpath print: the pod (oneObject), else
+// a List.
+func (o GetOptions) listOrPod(pods []corev1.Pod) any {
+	if o.oneObject(pods) {
+		return &pods[0]
+	}
+	return &corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}, Items: pods}
+}
+
+func filterPods(in []corev1.Pod, match func(*corev1.Pod) bool) []corev1.Pod {
+	out := []corev1.Pod{}
+	for i := range in {
+		if match(&in[i]) {
+			out = append(out, in[i])
+		}
+	}
+	return out
+}
+
+func printObject(s IOStreams, v any, format string) error {
+	if format == "yaml" {
+		b, err := yaml.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = s.Out.Write(b)
+		return err
+	}
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "    ")
+	return enc.Encode(v)
+}
+
+// newClient returns an API client that prints the daemon's warnings (refused
+// manifest files, a containerd outage) on stderr as kubectl does: each text
+// once, however many requests it answers.
+func newClient(socket string, s IOStreams) *api.Client {
+	c := api.NewClient(socket)
+	var mu sync.Mutex
+	printed := map[string]bool{}
+	c.Warn = func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !printed[text] {
+			printed[text] = true
+			fmt.Fprintf(s.ErrOut, "Warning: %s\n", text)
+		}
+	}
+	return c
+}
+
+// validateNames checks a namespace and pod name given on the command line
+// as the manifest decoder checks them ("" = not given).
+func validateNames(namespace, name string) error {
+	if name == "" {
+		return validatePodNames(namespace, nil)
+	}
+	return validatePodNames(namespace, []string{name})
+}
+
+// errEmptyName is kubectl's error for an empty name argument (get pods "").
+var errEmptyName = errors.New("resource name may not be empty")
+
+// validatePodNames is validateNames for several pod names (ConfigMaps and
+// Secrets: the same DNS-1123 subdomain rule); each is given, so an empty
+// one is kubectl's error.
+func validatePodNames(namespace string, names []string) error {
+	if namespace != "" {
+		if err := manifest.ValidateNamespace(namespace); err != nil {
+			return err
+		}
+	}
+	for _, name := range names {
+		if name == "" {
+			return errEmptyName
+		}
+		if err := manifest.ValidatePodName(name); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,124 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+// labelledPod is webPod named name with labels (no start time: AGE is
+// <unknown>, so tables do not depend on the clock).
+func labelledPod(name string, labels map[string]string) *corev1.Pod {
+	p := webPod()
+	p.Name, p.Labels = name, labels
+	return p
+}
+
+// --show-labels, -L and --no-headers as kubectl's table printer: label
+// columns after the others (wide ones included), LABELS last; -L ignored
+// and --no-headers meaningless for json/yaml/name, --no-headers honoured by
+// custom-columns.
+func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
+	sock := serve(t, &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}, pods: []*corev1.Pod{
+		labelledPod("web", map[string]string{"tier": "front", "app.kubernetes.io/name": "shop", "app": "web"}),
+		labelledPod("db", nil),
+	}})
+	for _, tc := range []struct {
+		name string
+		o    GetOptions
+		want string
+	}{
+		{"show-labels", GetOptions{ShowLabels: true}, "" +
+			"NAME   READY   STATUS    RESTARTS   AGE         LABELS\n" +
+			"web    0/1     Running   0          <unknown>   app.kubernetes.io/name=shop,app=web,tier=front\n" +
+			"db     0/1     Running   0          <unknown>   <none>\n"},
+		{"label columns", GetOptions{LabelColumns: []string{"app.kubernetes.io/name", "tier"}}, "" +
+			"NAME   READY   STATUS    RESTARTS   AGE         NAME   TIER\n" +
+			"web    0/1     Running   0          <unknown>   shop   front\n" +
+			"db     0/1     Running   0          <unknown>          \n"},
+		{"wide, label columns and labels", GetOptions{Output: "wide", LabelColumns: []string{"app"}, ShowLabels: true}, "" +
+			"NAME   READY   STATUS    RESTARTS   AGE         IP       NODE     SOURCE   APP   LABELS\n" +
+			"web    0/1     Running   0          <unknown>   <none>   <none>   <none>   web   app.kubernetes.io/name=shop,app=web,tier=front\n" +
+			"db     0/1     Running   0          <unknown>   <none>   <none>   <none>         <none>\n"},
+		{"no headers", GetOptions{NoHeaders: true, LabelColumns: []string{"app"}}, "" +
+			"web   0/1   Running   0   <unknown>   web\n" +
+			"db    0/1   Running   0   <unknown>   \n"},
+		{"no headers, custom columns", GetOptions{NoHeaders: true, Output: "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app"}, "" +
+			"web   web\n" +
+			"db    <none>\n"},
+		{"label columns ignored by name", GetOptions{Output: "name", LabelColumns: []string{"app"}, NoHeaders: true}, "pod/web\npod/db\n"},
+		{"label columns ignored by jsonpath", GetOptions{Output: `jsonpath={range .items[*]}{.metadata.name}{" "}{end}`, LabelColumns: []string{"app"}}, "web db "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.o.Socket = sock
+			var out, errOut bytes.Buffer
+			if err := Get(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+				t.Fatal(err)
+			}
+			if out.String() != tc.want {
+				t.Errorf("output:\n%s\nwant\n%s", out.String(), tc.want)
+			}
+		})
+	}
+}
+
+// kubectl refuses --show-labels with an output that is not the table.
+func TestGetShowLabelsNeedsTheTable(t *testing.T) {
+	sock := serve(t, &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}, pods: []*corev1.Pod{webPod()}})
+	for _, output := range []string{"json", "yaml", "name", "jsonpath={.items}", "custom-columns=NAME:.metadata.name"} {
+		err := Get(context.Background(), GetOptions{Socket: sock, Output: output, ShowLabels: true}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		want := "--show-labels option cannot be used with " + output + " printer"
+		if err == nil || err.Error() != want {
+			t.Errorf("-o %s --show-labels: %v, want %q", output, err, want)
+		}
+	}
+}
+
+// The watch prints the same columns as the table: the label columns too,
+// so a label change prints a line; --no-headers drops the header line.
+func TestPodWatcherLabelColumns(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	web := phasePod("u1", "web", corev1.PodRunning, start)
+	web.Labels = map[string]string{"app": "web"}
+	for _, tc := range []struct {
+		name string
+		o    GetOptions
+		want string
+	}{
+		{"show labels and -L", GetOptions{ShowLabels: true, LabelColumns: []string{"example.com/app"}}, "" +
+			"NAME   READY   STATUS    RESTARTS   AGE   APP   LABELS\n" +
+			"web    0/1     Running   0          10s         app=web\n" +
+			"web    0/1     Running   0          10s   shop   app=web,example.com/app=shop\n"},
+		{"no headers, wide", GetOptions{NoHeaders: true, Output: "wide", LabelColumns: []string{"example.com/app"}}, "" +
+			"web   0/1   Running   0   10s   <none>   <none>   <none>\n" +
+			"web   0/1   Running   0   10s   <none>   <none>   <none>   shop\n"},
+		{"no label columns: a label change prints nothing", GetOptions{}, "" +
+			"NAME   READY   STATUS    RESTARTS   AGE\n" +
+			"web    0/1     Running   0          10s\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			w := newPodWatcher(&lineWriter{w: &out}, tc.o, func(*corev1.Pod) bool { return true }, func() time.Time { return start.Add(10 * time.Second) })
+			w.initial([]corev1.Pod{web})
+			relabelled := *web.DeepCopy()
+			relabelled.Labels["example.com/app"] = "shop"
+			w.event(api.WatchEvent{Type: api.WatchModified, Object: relabelled})
+			if out.String() != tc.want {
+				t.Errorf("watch output:\n%s\nwant\n%s", out.String(), tc.want)
+			}
+		})
+	}
+}
+
+func TestLabelHeader(t *testing.T) {
+	for key, want := range map[string]string{"app": "APP", "Tier": "TIER", "app.kubernetes.io/name": "NAME", "example.com/a/b": "B"} {
+		if got := labelHeader(key); got != want {
+			t.Errorf("labelHeader(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

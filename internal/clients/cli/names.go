@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+// NotFoundError is kubectl's NotFound for a named object: `pods "web" not
+// found`, `nodes "x" not found`. podhost prints it as kubectl does, one line each:
+// `Error from server (NotFound): pods "web" not found`.
+type NotFoundError struct {
+	Resource string // "pods", "nodes", "configmaps", "secrets"
+	Name     string
+}
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%s %q not found", e.Resource, e.Name)
+}
+
+// ResourceArgs parses the arguments of get and describe (cmd is the
+// command's name, for the error) as kubectl's resource builder does: TYPE
+// [NAME...], or TYPE/NAME... with every argument in that form. The type is
+// one podhost serves, returned as "pods", "nodes", "configmaps" or
+// "secrets"; the
+// names are in order, repeats kept (kubectl prints such an object again).
+// Unlike kubectl, podhost takes one type per command (pod/web configmap/app
+// is refused).
+func ResourceArgs(cmd string, args []string) (string, []string, error) {
+	if len(args) == 0 {
+		return "", nil, fmt.Errorf("you must specify the type of resource to %s: pods, nodes, configmaps or secrets", cmd)
+	}
+	slashed := 0
+	for _, a := range args {
+		if strings.Contains(a, "/") {
+			slashed++
+		}
+	}
+	switch {
+	case slashed == 0:
+		r, err := resourceType(args[0])
+		return r, args[1:], err
+	case slashed < len(args):
+		return "", nil, fmt.Errorf("there is no need to specify a resource type as a separate argument when passing arguments in resource/name form "+
+			"(e.g. 'podhost %s resource/<resource_name>' instead of 'podhost %s resource resource/<resource_name>')", cmd, cmd)
+	}
+	resource, names := "", make([]string, 0, len(args))
+	for _, a := range args {
+		typ, name, err := splitTypeName(a)
+		if err != nil {
+			return "", nil, err
+		}
+		r, err := resourceType(typ)
+		if err != nil {
+			return "", nil, err
+		}
+		if resource != "" && r != resource {
+			return "", nil, fmt.Errorf("%s and %s: podhost %s takes one resource type at a time", args[0], a, cmd)
+		}
+		resource, names = r, append(names, name)
+	}
+	return resource, names, nil
+}
+
+// errNameAndSelector is kubectl's refusal of names with a label selector.
+var errNameAndSelector = errors.New("name cannot be provided when a selector is specified")
+
+// CheckNameArgs refuses what kubectl's resource builder refuses with names
+// among get's args (as given to ResourceArgs): a label selector (it does
+// not narrow the names: kubectl's error, not a NotFound for a pod that
+// exists), or -A (podhost looks for names in every namespace without -n;
+// with -A it says what kubectl says).
+func CheckNameArgs(args []string, selector string, allNamespaces bool) error {
+	typeName := len(args) > 0 && strings.Contains(args[0], "/")
+	if !typeName && len(args) < 2 {
+		return nil
+	}
+	switch {
+	case strings.TrimSpace(selector) != "" && typeName:
+		return errors.New("selectors and the all flag cannot be used when passing resource/name arguments")
+	case strings.TrimSpace(selector) != "":
+		return errNameAndSelector
+	case allNamespaces:
+		return errors.New("a resource cannot be retrieved by name across all namespaces")
+	}
+	return nil
+}
+
+// splitTypeName splits "pod/web" into its type and name ("pod", "web"),
+// with the errors of kubectl's resource builder; the type is as typed.
+func splitTypeName(arg string) (string, string, error) {
+	seg := strings.Split(arg, "/")
+	if len(seg) != 2 {
+		return "", "", errors.New("arguments in resource/name form may not have more than one slash")
+	}
+	if seg[0] == "" || seg[1] == "" {
+		return "", "", errors.New("arguments in resource/name form must have a single resource and name")
+	}
+	return seg[0], seg[1], nil
+}
+
+// resourceType maps the words kubectl users type for the types get and
+// describe serve to "pods", "nodes", "configmaps" or "secrets".
+func resourceType(word string) (string, error) {
+	if r := DataResource(word); r != "" {
+		return r, nil
+	}
+	if CheckResource(strings.ToLower(word)) == nil {
+		return "pods", nil
+	}
+	switch strings.ToLower(word) {
+	case "nodes", "node", "no":
+		return "nodes", nil
+	}
+	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps and secrets)", word)
+}
+
+// podArg is the pod name of a NAME or pod/NAME argument (logs, exec,
+// rollout): kubectl takes TYPE/NAME there too, with the resource builder's
+// errors (pod/, pods/web/x); the type must be pods, pod or po.
+func podArg(arg string) (string, error) {
+	if !strings.Contains(arg, "/") {
+		return arg, nil
+	}
+	typ, name, err := splitTypeName(arg)
+	if err != nil {
+		return "", err
+	}
+	if DataResource(typ) != "" {
+		return "", fmt.Errorf("%s is not a pod: podhost takes NAME or pod/NAME here", arg)
+	}
+	if err := CheckResource(strings.ToLower(typ)); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// podNotFound turns the daemon's 404 for a missing pod into a NotFoundError
+// (the daemon words it as kubectl, `pods "web" not found`; a 404 for a
+// missing container is left as it is).
+func podNotFound(err error, name string) error {
+	nf := &NotFoundError{Resource: "pods", Name: name}
+	if errors.Is(err, api.ErrNotFound) && err.Error() == nf.Error() {
+		return nf
+	}
+	return err
+}
+
+// byName returns the items of each name in turn (every item without
+// names; a name given twice lists its items twice, as kubectl's) and a
+// NotFoundError per name no item has.
+func byName[T any](items []T, names []string, name func(*T) string, resource string) ([]T, []error) {
+	if len(names) == 0 {
+		return items, nil
+	}
+	out := make([]T, 0, len(items))
+	var missing []error
+	for _, n := range names {
+		found := false
+		for i := range items {
+			if name(&items[i]) == n {
+				out, found = append(out, items[i]), true
+			}
+		}
+		if !found {
+			missing = append(missing, &NotFoundError{Resource: resource, Name: n})
+		}
+	}
+	return out, missing
+}
+
+// inNamespaces is the error for one name that items of several namespaces
+// have, when the output is one object (json, yaml, jsonpath) or a name:
+// podhost looks for names in every namespace without -n, kubectl in one, so
+// which object is meant must be said (get pod web -o jsonpath=… printed
+// nothing from a List of two pods).
+func inNamespaces[T any](resource, name string, items []T, namespace func(*T) string) error {
+	var namespaces []string
+	for i := range items {
+		namespaces = append(namespaces, namespace(&items[i]))
+	}
+	slices.Sort(namespaces)
+	return fmt.Errorf("%s %q is in several namespaces (%s): choose one with -n NAMESPACE",
+		resource, name, strings.Join(slices.Compact(namespaces), ", "))
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/podhost/podhost/internal/services/api"
+)
+
+// TopOptions select pods for top (kubectl top pod).
+type TopOptions struct {
+	Socket        string
+	Namespace     string // default "default"
+	AllNamespaces bool
+	Name          string
+	Containers    bool
+	Window        string // CPU sampling window ("" = the daemon's 1s)
+}
+
+// Top prints NAME CPU(cores) MEMORY(bytes) per pod (POD NAME … per
+// container with Containers; NAMESPACE first with -A): CPU is the rate over
+// the sampling window in millicores, memory the working set, as
+// metrics-server reports them.
+func Top(ctx context.Context, o TopOptions, s IOStreams) error {
+	ns := o.Namespace
+	if o.AllNamespaces {
+		ns = ""
+	}
+	if err := validateNames(ns, o.Name); err != nil {
+		return err
+	}
+	pms, err := newClient(o.Socket, s).Top(ctx, ns, o.Window)
+	if err != nil {
+		return err
+	}
+	var sel []api.PodMetrics
+	for _, pm := range pms {
+		if o.Name == "" || pm.Name == o.Name {
+			sel = append(sel, pm)
+		}
+	}
+	if len(sel) == 0 {
+		if o.Name != "" {
+			return fmt.Errorf("podmetrics %q not found (the pod is not running)", o.Name)
+		}
+		return errors.New("metrics not available yet: no running pods")
+	}
+	return printTop(s.Out, sel, o.AllNamespaces, o.Containers)
+}
+
+func printTop(w io.Writer, pms []api.PodMetrics, allNS, containers bool) error {
+	tw := tabwriter.NewWriter(w, 0, 8, 3, ' ', 0)
+	header := []string{"NAME", "CPU(cores)", "MEMORY(bytes)"}
+	if containers {
+		header = append([]string{"POD"}, header...)
+	}
+	if allNS {
+		header = append([]string{"NAMESPACE"}, header...)
+	}
+	fmt.Fprintln(tw, strings.Join(header, "\t"))
+	for _, pm := range pms {
+		prefix := []string{}
+		if allNS {
+			prefix = append(prefix, pm.Namespace)
+		}
+		if !containers {
+			fmt.Fprintln(tw, strings.Join(append(prefix, pm.Name, cpu(pm.CPUMillis), mem(pm.MemoryBytes)), "\t"))
+			continue
+		}
+		for _, c := range pm.Containers {
+			fmt.Fprintln(tw, strings.Join(append(prefix, pm.Name, c.Name, cpu(c.CPUMillis), mem(c.MemoryBytes)), "\t"))
+		}
+	}
+	return tw.Flush()
+}
+
+// cpu and mem format as kubectl top: millicores, mebibytes.
+func cpu(m int64) string { return fmt.Sprintf("%dm", m) }
+func mem(b int64) string { return fmt.Sprintf("%dMi", b/(1<<20)) }

@@ -1,0 +1,111 @@
+package source
+
+import (
+	"bytes"
+
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/model/records"
+)
+
+// LastGood persists the last good content of each manifest file
+// (*state.DB), so that a file that is invalid, unreadable or half-written
+// when podhost starts keeps its pods at that version, exactly as while
+// podhost runs. Only a file that is gone removes its pods.
+type LastGood interface {
+	ListManifests() ([]records.ManifestRecord, error)
+	// UpdateManifests stores put and forgets del in one commit.
+	UpdateManifests(put []records.ManifestRecord, del []string) error
+}
+
+// loadStored reads the store once, before the first file is read: every
+// record that still decodes becomes its file's last good version. A record
+// that no longer decodes (a newer podhost's refusal) is dropped from good
+// but stays stored until its file is gone or valid again.
+func (s *scanner) loadStored() {
+	if s.store == nil || s.loaded {
+		return
+	}
+	recs, err := s.store.ListManifests()
+	if err != nil {
+		s.log.Error("read last good manifests; files invalid now will lose their pods", "err", err)
+		return
+	}
+	s.loaded = true
+	for _, r := range recs {
+		if IsURLKey(r.Path) {
+			continue // a URLSource's (url.go)
+		}
+		s.stored[r.Path] = r.Data
+		objs, err := manifest.DecodeObjects(r.Path, r.Data)
+		if err != nil {
+			s.log.Warn("stored last good manifest no longer decodes; ignored", "file", r.Path, "err", err)
+			continue
+		}
+		if len(objs.Secrets) > 0 { // never the case: files with Secrets are not stored
+			continue
+		}
+		s.good[r.Path] = objs
+	}
+}
+
+// persist queues data as the last good content of path, when it changed;
+// flushStored writes the queue.
+//
+// A file holding a Secret is never stored (Secret values must not reach the
+// disk): its last good version lives in memory only, and is re-read from
+// the file when podhost starts. Its stored record, if an earlier version
+// without a Secret left one, is deleted.
+func (s *scanner) persist(path string, data []byte, hasSecret bool) {
+	if s.store == nil {
+		return
+	}
+	if hasSecret {
+		s.unstore(path)
+		return
+	}
+	if old, ok := s.stored[path]; ok && bytes.Equal(old, data) {
+		return
+	}
+	s.puts = append(s.puts, records.ManifestRecord{Path: path, Data: bytes.Clone(data)})
+}
+
+// unstore queues the deletion of path's stored record, if any.
+func (s *scanner) unstore(path string) {
+	if _, ok := s.stored[path]; ok {
+		s.dels = append(s.dels, path)
+	}
+}
+
+// forgetStored queues the deletion of the records of files that are gone
+// (not seen by this scan, including those of another manifest dir).
+func (s *scanner) forgetStored(seen map[string]bool) {
+	if s.store == nil || !s.loaded {
+		return
+	}
+	for path := range s.stored {
+		if !seen[path] {
+			s.dels = append(s.dels, path)
+		}
+	}
+}
+
+// flushStored writes what this scan queued in one commit, before its
+// snapshot is emitted. A failed write is logged and retried at the next
+// relist (s.stored still differs from the files).
+func (s *scanner) flushStored() {
+	puts, dels := s.puts, s.dels
+	s.puts, s.dels = nil, nil
+	if len(puts) == 0 && len(dels) == 0 {
+		return
+	}
+	if err := s.store.UpdateManifests(puts, dels); err != nil {
+		s.log.Warn("persist last good manifests", "files", len(puts)+len(dels), "err", err)
+		return
+	}
+	for _, p := range dels {
+		delete(s.stored, p)
+	}
+	for _, r := range puts {
+		s.stored[r.Path] = r.Data
+	}
+}

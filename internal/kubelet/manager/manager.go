@@ -1,0 +1,242 @@
+// Package manager is podhost's sync loop, the analog of the kubelet's
+// syncLoop: it turns desired-pod updates into pod worker updates (after
+// admission), routes runtime events and probe result changes to the pod
+// workers, and runs housekeeping (orphans, leaked sandboxes, cgroups and
+// volumes). It owns the desired set; statuses, events and readiness are
+// the status manager's (internal/kubelet/status).
+package manager
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/desired/configdata"
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/desired/podset"
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/kubelet/podworkers"
+	"github.com/podhost/podhost/internal/model/podstate"
+	"github.com/podhost/podhost/internal/model/records"
+)
+
+// Workers is the part of the pod workers the manager drives.
+type Workers interface {
+	UpdatePod(podworkers.UpdatePodOptions)
+	SyncKnownPods(desired []*corev1.Pod) map[types.UID]podworkers.WorkerState
+	Wake(uid types.UID) bool
+	IsPodTerminationRequested(uid types.UID) bool
+	IsPodKnownTerminated(uid types.UID) bool
+	State(uid types.UID) (podworkers.WorkerState, bool)
+}
+
+// Runtime lists what runs and collects what podhost's creates left
+// behind (orphaned containerd leases and snapshots).
+type Runtime interface {
+	ListPods(ctx context.Context) ([]*podstate.Pod, error)
+	CollectGarbage(ctx context.Context) error
+}
+
+// Store is the persistent state the manager uses.
+type Store interface {
+	PutAllocations([]records.Allocation) error
+	ListAllocations() ([]records.Allocation, error)
+	DeleteAllocation(uid types.UID) error
+	ListSandboxes() ([]records.SandboxRecord, error)
+	// RecordedPods: the UIDs PurgePod would find a record of.
+	RecordedPods() (map[types.UID]bool, error)
+	PurgePod(uid types.UID) error
+}
+
+// Statuses is the status manager (*status.Manager): the manager tells it
+// which pods exist; the syncer sets their statuses.
+type Statuses interface {
+	AddPod(pod *corev1.Pod)
+	RejectPod(pod *corev1.Pod, reason, message string)
+	RemovePod(uid types.UID)
+	MarkTerminating(uid types.UID)
+	Status(uid types.UID) (corev1.PodStatus, bool)
+	ExpectSynced(uids []types.UID)
+	Event(uid types.UID, typ, reason, message string)
+	Changed() <-chan struct{}
+}
+
+// Cleaner removes leaked resources found by housekeeping.
+type Cleaner interface {
+	CleanupSandboxRecord(ctx context.Context, rec records.SandboxRecord) error
+	CleanupLeaks(ctx context.Context, active func(types.UID) bool) error
+}
+
+// LogCollector removes the logs of pods that are gone and of old
+// container instances (*gc.Collector); active as for Cleaner.
+type LogCollector interface {
+	Collect(ctx context.Context, active func(types.UID) bool) error
+}
+
+// PodEntry is one pod the API shows, not copied: Pod is the manager's own
+// (read-only; a new object whenever the pod's spec changes) and its status
+// is the status manager's, unless Status is set (a pod waiting for its
+// dependencies, whose status the manager computes).
+type PodEntry struct {
+	Pod      *corev1.Pod
+	Status   *corev1.PodStatus
+	Warnings []string
+}
+
+// Manager owns the desired set.
+type Manager struct {
+	workers     Workers
+	rt          Runtime
+	store       Store
+	statuses    Statuses
+	cleaner     Cleaner
+	qosCgroups  QOSCgroups   // nil: the QoS-level cgroups are left alone
+	logs        LogCollector // nil: no log GC
+	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
+	pace        pace         // housekeeping's (loop goroutine only)
+	allocatable corev1.ResourceList
+	enforced    corev1.ResourceList // on the top cgroup (qoscgroups.go); nil: not enforced
+	nodeName    string
+	nodeLabels  map[string]string
+	appArmor    bool // the host has AppArmor enabled
+	log         *slog.Logger
+	cfg         *podset.Config
+	data        DataStore         // nil: ConfigMaps and Secrets are dropped
+	refs        *configdata.Index // pods by referenced ConfigMap/Secret (loop goroutine only)
+
+	cfgMu sync.Mutex // guards cfg (applied by Run, read by the API)
+
+	mu       sync.RWMutex
+	desired  map[types.UID]*corev1.Pod // admitted and wanted
+	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)
+	waiting  map[types.UID]*waitingPod // podhost.io/after pods not Ready yet (order.go)
+	// pendingKills: removed pods killed once their dependants terminated
+	// (loop goroutine only).
+	pendingKills map[types.UID]*pendingKill
+	started      bool // first snapshot dispatched
+	// ids stores the identity records; identities are the records in use,
+	// by full name (loop goroutine only; identity.go).
+	ids        IdentityStore
+	identities map[string]records.IdentityRecord
+	// allocs: the allocation checkpoints (resize.go); allocated: the pod
+	// a worker runs when it differs from the desired one (a resize not
+	// allocated).
+	allocs    map[types.UID]records.Allocation
+	allocated map[types.UID]*corev1.Pod
+	// terminating: removed pods the API shows until their worker finished
+	// (terminating.go).
+	terminating map[types.UID]PodEntry
+}
+
+// Deps are the manager's collaborators, all built before it.
+type Deps struct {
+	Workers  Workers
+	Runtime  Runtime
+	Store    Store
+	Statuses Statuses
+	Cleaner  Cleaner
+	// QOSCgroups, optional, gets the Burstable QoS cgroup's cpu shares
+	// (qoscgroups.go).
+	QOSCgroups QOSCgroups
+	Logs       LogCollector // optional
+	Data       DataStore    // optional: ConfigMaps and Secrets of the manifests
+	// Identities, optional, keeps the UIDs pods adopted from an older
+	// podhost (identity.go); without it nothing is adopted across restarts.
+	Identities IdentityStore
+}
+
+// Options configure a Manager.
+type Options struct {
+	Allocatable corev1.ResourceList
+	// EnforcedAllocatable (cpu, memory) is enforced on the pods' top
+	// cgroup through QOSCgroups (admission.Host.Enforced); nil: not.
+	EnforcedAllocatable corev1.ResourceList
+	// NodeName and NodeLabels: the Node a kubelet would register
+	// (admission.NodeLabels), matched by nodeSelector and node affinity.
+	NodeName   string
+	NodeLabels map[string]string
+	// AppArmor: the host has AppArmor enabled (admission.Node.AppArmor).
+	AppArmor bool
+	Logger   *slog.Logger
+}
+
+// New returns a Manager.
+func New(d Deps, opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	return &Manager{
+		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
+		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podset.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
+		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
+		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
+		allocs: map[types.UID]records.Allocation{}, allocated: map[types.UID]*corev1.Pod{},
+		terminating: map[types.UID]PodEntry{},
+	}
+}
+
+// Pods returns every desired, rejected or waiting pod (see PodEntry), and
+// the removed ones still stopping (terminating.go), sorted by
+// namespace/name.
+func (m *Manager) Pods() []PodEntry {
+	m.mu.RLock()
+	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(m.waiting))
+	for _, p := range m.desired {
+		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
+	}
+	for _, p := range m.rejected {
+		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
+	}
+	for _, w := range m.waiting {
+		st := waitingStatus(w)
+		out = append(out, PodEntry{Pod: w.pod, Status: &st, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
+	}
+	var terminating []PodEntry
+	if len(m.terminating) > 0 {
+		listed := make(map[string]bool, len(out))
+		for _, e := range out {
+			listed[manifest.FullName(e.Pod)] = true
+		}
+		terminating = m.terminatingEntries(listed)
+	}
+	m.mu.RUnlock()
+	out = append(out, m.shownTerminating(terminating)...)
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Pod, out[j].Pod
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return out
+}
+
+// IsDesired reports whether uid is admitted and wanted.
+func (m *Manager) IsDesired(uid types.UID) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	_, ok := m.desired[uid]
+	return ok
+}
+
+// FileErrors returns the manifest files that currently fail to load.
+func (m *Manager) FileErrors() []source.FileError {
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	return m.cfg.FileErrors()
+}
+
+func (m *Manager) warnings(fullName string) []string {
+	m.cfgMu.Lock()
+	defer m.cfgMu.Unlock()
+	return m.cfg.Warnings(fullName)
+}
+
+// ActivePods are the admitted pods that may still have running containers
+// (see activePods): what a node shutdown must terminate.
+func (m *Manager) ActivePods() []*corev1.Pod { return m.activePods() }

@@ -1,0 +1,163 @@
+// Package records holds the records podhost persists in its state db
+// (internal/host/state, bbolt) as plain types, so the packages that use them
+// (the engine, the desired state) do not link bbolt.
+package records
+
+import (
+	"encoding/json"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Worker phases (podworkers), as stored in WorkerRecord.Phase.
+const (
+	PhaseSyncing     = "syncing"
+	PhaseTerminating = "terminating"
+	PhaseTerminated  = "terminated"
+)
+
+// Sandbox states, as stored in SandboxRecord.State.
+const (
+	SandboxCreating = "Creating"
+	SandboxReady    = "Ready"
+	SandboxRemoving = "Removing"
+)
+
+// WorkerRecord is the persisted phase of one pod worker, so a restarted
+// daemon knows which pods were terminating and with which grace period.
+type WorkerRecord struct {
+	UID         types.UID `json:"uid"`
+	FullName    string    `json:"fullName"`
+	Phase       string    `json:"phase"` // PhaseSyncing | PhaseTerminating | PhaseTerminated
+	GracePeriod int64     `json:"gracePeriod,omitempty"`
+	Pod         []byte    `json:"pod,omitempty"` // JSON of the last desired *corev1.Pod
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// HostPort is one host port an admitted pod holds.
+type HostPort struct {
+	HostIP   string `json:"hostIP,omitempty"`
+	Protocol string `json:"protocol"`
+	Port     int32  `json:"port"`
+}
+
+// Allocation is the admission checkpoint of one pod: what it was granted.
+type Allocation struct {
+	UID       types.UID           `json:"uid"`
+	FullName  string              `json:"fullName"`
+	Requests  corev1.ResourceList `json:"requests,omitempty"`
+	HostPorts []HostPort          `json:"hostPorts,omitempty"`
+	// Containers are the resources allocated to each container (init
+	// ones included), by name: the truth of an in-place resize (the pod's
+	// worker runs the pod with these, whatever its manifest asks). Nil in
+	// checkpoints written before podhost resized pods.
+	Containers map[string]corev1.ResourceRequirements `json:"containers,omitempty"`
+}
+
+// PortMapping is one CNI portmap entry of a sandbox.
+type PortMapping struct {
+	HostPort      int32  `json:"hostPort"`
+	ContainerPort int32  `json:"containerPort"`
+	Protocol      string `json:"protocol"`
+	HostIP        string `json:"hostIP,omitempty"`
+}
+
+// SandboxRecord is written (State Creating) before any namespace is pinned
+// or CNI is called, so teardown works after crashes and reboots.
+type SandboxRecord struct {
+	ID        string        `json:"id"`
+	PodUID    types.UID     `json:"podUID"`
+	FullName  string        `json:"fullName"`
+	State     string        `json:"state"` // SandboxCreating | SandboxReady | SandboxRemoving
+	NetNS     string        `json:"netNS,omitempty"`
+	IPC       string        `json:"ipc,omitempty"`
+	UTS       string        `json:"uts,omitempty"`
+	Dir       string        `json:"dir,omitempty"`
+	CNIResult []byte        `json:"cniResult,omitempty"`
+	IPs       []string      `json:"ips,omitempty"`
+	Ports     []PortMapping `json:"ports,omitempty"`
+	Cgroup    string        `json:"cgroup,omitempty"`
+	// ShimGroup is the containerd shim group of the pod's containers
+	// (internal/host/shimgroup); "" in records older than it: the sandbox ID.
+	ShimGroup string    `json:"shimGroup,omitempty"`
+	BootID    string    `json:"bootID,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// MaxEventsPerPod caps the events kept per pod; the oldest are dropped.
+const MaxEventsPerPod = 100
+
+// Event is one pod event (kubectl describe's Events section).
+type Event struct {
+	Time    time.Time `json:"time"`
+	Type    string    `json:"type"` // Normal | Warning
+	Reason  string    `json:"reason"`
+	Message string    `json:"message"`
+}
+
+// PodEvent is an event of pod UID.
+type PodEvent struct {
+	UID types.UID
+	Event
+}
+
+// IdentityRecord pins the UID of the pod FullName while its identity hash
+// (manifest.Identity) is IdentityHash, when that UID is not the one the
+// identity derives: a pod adopted under the UID an older podhost derived
+// from its full spec hash (internal/kubelet/manager). Without the record, the
+// pod's first label edit after the upgrade would change that UID. The
+// record goes when the pod goes or changes identity.
+type IdentityRecord struct {
+	FullName     string    `json:"fullName"` // namespace/name (also the key)
+	IdentityHash string    `json:"identityHash"`
+	UID          types.UID `json:"uid"`
+}
+
+// ManifestRecord is the last content of one manifest file that decoded and
+// validated, so a file that is invalid, unreadable or half-written when
+// podhost starts keeps its pods at that version (internal/desired/source).
+//
+// Data is the file's raw bytes. Today a manifest holds only Pods; once a
+// manifest can carry a Secret, its values must not be stored here (store the
+// file with the Secret's data stripped, or not at all): the state db is not
+// a secret store.
+type ManifestRecord struct {
+	Path string `json:"path"` // the file's path in the manifest dir (also the key)
+	Data []byte `json:"data"` // raw bytes (base64 in JSON)
+}
+
+// RolloutRecord is the version history of one pod full name
+// (internal/desired/rollout): the last versions of its manifest, the rollback
+// window of the newest one and the override (rollback or undo) in force.
+type RolloutRecord struct {
+	FullName  string     `json:"fullName"` // namespace/name (also the key)
+	Revisions []Revision `json:"revisions"`
+	// Override, when set, replaces the source's version SourceUID of the
+	// pod with revision ToUID until the source yields another version.
+	Override *Override `json:"override,omitempty"`
+}
+
+// Revision is one version of a pod as its manifest source yielded it.
+type Revision struct {
+	Number  int             `json:"number"`
+	UID     types.UID       `json:"uid"`
+	Hash    string          `json:"hash"`
+	Source  string          `json:"source"` // file or URL
+	Seen    time.Time       `json:"seen"`   // first seen: the rollback window starts here
+	Outcome string          `json:"outcome"`
+	Ready   bool            `json:"ready,omitempty"` // was Ready once: a version to roll back to
+	Reason  string          `json:"reason,omitempty"`
+	Pod     json.RawMessage `json:"pod"` // the decoded pod (JSON): brings it back with its UID
+}
+
+// Override replaces one version of a pod by an earlier revision.
+type Override struct {
+	SourceUID types.UID `json:"sourceUID"` // the version the source yields
+	ToUID     types.UID `json:"toUID"`     // the revision that runs instead
+	Reason    string    `json:"reason"`
+	Message   string    `json:"message"`
+	Manual    bool      `json:"manual,omitempty"` // rollout undo
+	At        time.Time `json:"at"`
+}
