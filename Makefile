@@ -6,7 +6,7 @@
 #   make test-unit         go test ./... (no root, no containerd)
 #   make test-integration  deps + the integration suite against a private containerd (root)
 #   make test-vm           the appliance suite in a Debian VM: systemd, cgroup v2 (scripts/vm/run.sh)
-#   make lint              gofmt, go vet, golangci-lint
+#   make lint              gofmt, go vet, wings (internal/archtest), golangci-lint
 #   make bench             footprint/scale table into _output/bench/ (BENCH=re: other benchmarks)
 #   make fuzz              every fuzz target for FUZZTIME (default 10s)
 #   make run               dev containerd + test image + podhost check, prints next steps

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make lint: gofmt (must list nothing), go vet (with and without the
-# integration tag), deadcode (golang.org/x/tools/cmd/deadcode -test: no
-# function unreachable from main or the tests) and golangci-lint
+# integration tag), the wings' import rules (internal/archtest), deadcode
+# (golang.org/x/tools/cmd/deadcode -test: no function unreachable from main
+# or the tests) and golangci-lint
 # (scripts/golangci.yml). The tools are built once with `go install` into the
 # cache dir; if that fails (no module proxy), the tool is skipped with a
 # note. Every check runs; the exit status says whether any failed.
@@ -38,13 +39,11 @@ fi
 $GO vet ./... || failed+=("go vet")
 $GO vet -tags integration ./... || failed+=("go vet -tags integration")
 
-# The core (pod lifecycle) packages must not pull in the containerd client:
-# runtime-neutral types live in internal/model/runtimeapi.
-core=(./internal/kubelet/manager ./internal/kubelet/syncer ./internal/kubelet/podworkers ./internal/kubelet/pleg ./internal/kubelet/status ./internal/kubelet/podcache)
-if leaks=$($GO list -deps "${core[@]}" | grep -x 'github.com/containerd/containerd/v2/client'); then
-	echo "lint: core packages import the containerd client: $leaks" >&2
-	failed+=("core deps")
-fi
+# The import rules between the wings of internal/ (docs/ARCHITECTURE.md,
+# "Wings"; internal/archtest): imports only point down, every package is in a
+# wing, and the core links neither the containerd client (runtime-neutral
+# types live in internal/model/runtimeapi) nor bbolt (internal/model/records).
+$GO test -count=1 ./internal/archtest || failed+=(wings)
 
 dc=$(tool deadcode "$DEADCODE_VERSION" golang.org/x/tools/cmd/deadcode)
 if [[ -n $dc ]]; then
