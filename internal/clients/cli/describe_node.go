@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
-	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/model/qos"
 )
 

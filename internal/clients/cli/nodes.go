@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // Node role labels, kubectl's (findNodeRoles).

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/podhost/podhost/internal/clients/podview"
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // podColumns are the columns of the `get pods` table: podview's (NAME READY
