@@ -40,6 +40,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newWaitCmd,
 	newImagesCmd,
 	newCheckCmd,
+	newKubeconfigCmd,
 	newVersionCmd,
 }
 

@@ -49,6 +49,9 @@ const (
 	// DefaultMaxPods is the pod capacity, as the kubelet's default.
 	DefaultMaxPods      = 110
 	DefaultCgroupParent = "podhost"
+	// DefaultKubeAPIAddress: the Kubernetes API on loopback, the port an
+	// API server answers on.
+	DefaultKubeAPIAddress = "127.0.0.1:6443"
 	// DefaultShimGroupSize pods share one containerd shim
 	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
 	DefaultShimGroupSize = 8
@@ -144,6 +147,10 @@ type Config struct {
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
+	// KubeAPIAddress is the TCP host:port the Kubernetes API is served on
+	// over TLS with client-certificate authentication (`podhost
+	// kubeconfig`); "" serves it only on the API socket.
+	KubeAPIAddress string
 	// ShutdownGracePeriod is how long a node shutdown is delayed (a logind
 	// delay inhibitor) for podhost to terminate its pods; 0 (the default)
 	// turns graceful node shutdown off. ShutdownGracePeriodCriticalPods is
@@ -186,6 +193,7 @@ type file struct {
 	Snapshotter            *string            `json:"snapshotter"`
 	LogDriver              *string            `json:"logDriver"`
 	MetricsAddress         *string            `json:"metricsAddress"`
+	KubeAPIAddress         *string            `json:"kubeAPIAddress"`
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
@@ -223,6 +231,7 @@ func Default() *Config {
 		RegistryHostsDir:    DefaultRegistryHostsDir,
 		Disk:                defaultDisk(),
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
+		KubeAPIAddress:      DefaultKubeAPIAddress,
 	}
 }
 
@@ -322,6 +331,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
 	setString(&c.MetricsAddress, f.MetricsAddress)
+	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
@@ -441,6 +451,11 @@ func (c *Config) Validate() error {
 	if c.MetricsAddress != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddress); err != nil {
 			errs = append(errs, fmt.Errorf("metricsAddress: want host:port: %w", err))
+		}
+	}
+	if c.KubeAPIAddress != "" {
+		if _, _, err := net.SplitHostPort(c.KubeAPIAddress); err != nil {
+			errs = append(errs, fmt.Errorf("kubeAPIAddress: want host:port: %w", err))
 		}
 	}
 	if c.MaxPods <= 0 {

@@ -28,6 +28,7 @@ const (
 	FlagMaxPods           = "max-pods"
 	FlagLogDriver         = "log-driver"
 	FlagMetricsAddress    = "metrics-address"
+	FlagKubeAPIAddress    = "kube-api-address"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -47,6 +48,7 @@ var copyField = map[string]func(dst, src *Config){
 	FlagMaxPods:           func(d, s *Config) { d.MaxPods = s.MaxPods },
 	FlagLogDriver:         func(d, s *Config) { d.LogDriver = s.LogDriver },
 	FlagMetricsAddress:    func(d, s *Config) { d.MetricsAddress = s.MetricsAddress },
+	FlagKubeAPIAddress:    func(d, s *Config) { d.KubeAPIAddress = s.KubeAPIAddress },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -73,6 +75,7 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.MaxPods, FlagMaxPods, c.MaxPods, "pod capacity: pods beyond it are rejected with OutOfpods")
 	fs.StringVar(&c.LogDriver, FlagLogDriver, c.LogDriver, "container log driver binary (default: podhost-log-driver beside the podhost executable)")
 	fs.StringVar(&c.MetricsAddress, FlagMetricsAddress, c.MetricsAddress, "also serve /metrics on this TCP host:port (default: only on the API socket)")
+	fs.StringVar(&c.KubeAPIAddress, FlagKubeAPIAddress, c.KubeAPIAddress, `serve the Kubernetes API over TLS with client certificates on this TCP host:port ("" = only on the API socket)`)
 }
 
 // reservedFlag parses --system-reserved cpu=500m,memory=512Mi.

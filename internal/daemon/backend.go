@@ -104,6 +104,15 @@ func (b *backend) FileErrors() []api.FileError {
 // Logs streams a container's CRI log file (the current attempt, or the
 // previous one with Previous), flushing as it goes so `logs -f` is live.
 func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
+	return b.logsTo(ctx, req, &flushWriter{w: w, rc: http.NewResponseController(w)}, func() {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	})
+}
+
+// logsTo writes the selected log to w (which flushes per write, so that
+// logs -f is live); ready runs once the log is found, before the first
+// write.
+func (b *backend) logsTo(ctx context.Context, req api.LogRequest, w io.Writer, ready func()) error {
 	p, err := b.find(req.Namespace, req.Name)
 	if err != nil {
 		return err
@@ -117,15 +126,16 @@ func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseW
 		return err
 	}
 	path := logs.Path(b.logDir, p.Namespace, p.Name, string(p.UID), name, attempt)
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fw := &flushWriter{w: w, rc: http.NewResponseController(w)}
+	if ready != nil {
+		ready()
+	}
 	opts := logs.ReadOptions{Follow: req.Follow && !req.Previous, Tail: req.Tail, Timestamps: req.Timestamps, Since: req.Since}
 	uid := p.UID
 	opts.Running = func() bool { // the followed attempt still runs
 		p, err := b.find(req.Namespace, req.Name)
 		return err == nil && p.UID == uid && attemptRunning(p, name, attempt)
 	}
-	return logs.Read(ctx, path, opts, fw, fw)
+	return logs.Read(ctx, path, opts, w, w)
 }
 
 // logAttempt is the attempt (restart count) whose log a request reads,

@@ -175,6 +175,7 @@ type daemon struct {
 	started   time.Time               // when Run began
 	res       admission.NodeResources // computed before anything started
 	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
+	data      *configdata.Store       // the manifests' ConfigMaps and Secrets (built by build)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -212,6 +213,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
 	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
+	d.data = data
 	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
@@ -276,6 +278,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
 	srv.EnableRollout(rolloutBackend{d.rollout})
+	d.startKubeAPI(gctx, g, b, srv)
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
 	if d.cfg.MetricsAddress != "" {
 		g.Go(func() error { return serveMetrics(gctx, d.cfg.MetricsAddress, d.metrics.Handler()) })

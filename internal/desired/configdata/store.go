@@ -46,11 +46,35 @@ type Store struct {
 	cms     map[string]*corev1.ConfigMap
 	secrets map[string]*corev1.Secret
 	hashes  map[Ref]string
+	changed chan struct{} // closed by the next Replace that changes something
 }
 
 // NewStore returns an empty Store.
 func NewStore() *Store {
-	return &Store{cms: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, hashes: map[Ref]string{}}
+	return &Store{cms: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, hashes: map[Ref]string{},
+		changed: make(chan struct{})}
+}
+
+// ConfigMaps returns every ConfigMap (shared, read-only), in no order.
+func (s *Store) ConfigMaps() []*corev1.ConfigMap {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Collect(maps.Values(s.cms))
+}
+
+// Secrets returns every Secret (shared, read-only), in no order.
+func (s *Store) Secrets() []*corev1.Secret {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return slices.Collect(maps.Values(s.secrets))
+}
+
+// Changed is closed at the next Replace that changes, adds or removes an
+// object (its data, labels or annotations).
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.changed
 }
 
 // ConfigMap returns the ConfigMap namespace/name.
@@ -96,6 +120,10 @@ func (s *Store) Replace(cms []*corev1.ConfigMap, secrets []*corev1.Secret) []Ref
 			changed = append(changed, r)
 		}
 	}
+	if len(changed) > 0 || metaChanged(s.cms, nextCM) || metaChanged(s.secrets, nextSec) {
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}
 	s.cms, s.secrets, s.hashes = nextCM, nextSec, hashes
 	return changed
 }
@@ -125,4 +153,19 @@ func writeSorted[V any](w interface{ Write([]byte) (int, error) }, m map[string]
 		_, _ = w.Write(v)
 	}
 	_, _ = w.Write([]byte{0})
+}
+
+// metaChanged: an object's labels or annotations differ (DataHash covers
+// the data only: a pod does not care, a client of the API does).
+func metaChanged[T interface {
+	GetLabels() map[string]string
+	GetAnnotations() map[string]string
+}](old, next map[string]T) bool {
+	for k, n := range next {
+		o, ok := old[k]
+		if !ok || !maps.Equal(o.GetLabels(), n.GetLabels()) || !maps.Equal(o.GetAnnotations(), n.GetAnnotations()) {
+			return true
+		}
+	}
+	return false
 }

@@ -58,6 +58,7 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 		case snap := <-in.Snapshots:
 			m.pace.changed(time.Now())
 			m.applySnapshot(ctx, snap, in.PrevAdmitted)
+			m.changes.notify()
 		case ev := <-in.Events:
 			m.pace.changed(time.Now())
 			if m.IsDesired(ev.UID) {

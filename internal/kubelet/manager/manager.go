@@ -111,6 +111,8 @@ type Manager struct {
 
 	cfgMu sync.Mutex // guards cfg (applied by Run, read by the API)
 
+	changes changes // Changed
+
 	mu       sync.RWMutex
 	desired  map[types.UID]*corev1.Pod // admitted and wanted
 	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)

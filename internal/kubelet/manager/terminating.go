@@ -51,6 +51,7 @@ func (m *Manager) WorkerFinished(uid types.UID) {
 	defer m.mu.Unlock()
 	if _, kept := m.terminating[uid]; kept {
 		m.endTerminatingLocked(uid)
+		m.changes.notify()
 	}
 }
 

@@ -122,6 +122,14 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	return s
 }
 
+// Mount serves h on the socket for the given mux patterns too (the
+// Kubernetes API: one server, one socket).
+func (s *Server) Mount(h http.Handler, patterns ...string) {
+	for _, p := range patterns {
+		s.mux.Handle(p, h)
+	}
+}
+
 // Listen creates the unix socket at path (mode 0660, root) and serves until
 // ctx is done.
 func (s *Server) Listen(ctx context.Context, path string) error {
