@@ -11,10 +11,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/services/api"
 )

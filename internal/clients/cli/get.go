@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
 

@@ -254,4 +254,3 @@ func (p *PKI) ClientCAs() *x509.CertPool {
 	pool.AddCert(p.CA)
 	return pool
 }
-
