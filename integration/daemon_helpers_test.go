@@ -35,6 +35,8 @@ type podhostd struct {
 	socket      string
 	configPath  string
 	cgroupRoot  string
+	kubeAddr    string // the kube API's TCP address (enableKubeAPI)
+	kubeconfig  string // what `podhost kubeconfig` wrote (useKubectl)
 	cmd         *exec.Cmd
 	exited      chan struct{}
 	out         *bytes.Buffer
@@ -68,7 +70,9 @@ func newPodhostd(t testing.TB) *podhostd {
 	if err := os.MkdirAll(d.manifestDir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf("cgroupParent: %s\nrelistPeriod: 5s\n", d.cgroupRoot)
+	// No TCP kube API by default: tests that want one pick a free port
+	// (enableKubeAPI), never the default 6443 a dev podhost may hold.
+	cfg := fmt.Sprintf("cgroupParent: %s\nrelistPeriod: 5s\nkubeAPIAddress: \"\"\n", d.cgroupRoot)
 	if err := os.WriteFile(d.configPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

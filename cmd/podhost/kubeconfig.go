@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/config"
 )
 
 func newKubeconfigCmd(g *globalOptions) *cobra.Command {
@@ -28,5 +29,7 @@ func newKubeconfigCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.Server, "server", "", "the API server URL the kubeconfig names (default https://<kubeAPIAddress>)")
+	cmd.Flags().StringVar(&g.flags.StateDir, config.FlagStateDir, g.flags.StateDir, "the daemon's state directory (its PKI is <state-dir>/pki)")
+	cmd.Flags().StringVar(&g.flags.KubeAPIAddress, config.FlagKubeAPIAddress, g.flags.KubeAPIAddress, "the daemon's kubeAPIAddress")
 	return cmd
 }

@@ -46,6 +46,7 @@ type change struct {
 	kind string
 	typ  watch.EventType
 	obj  runtime.Object
+	prev runtime.Object // the version before (MODIFIED, DELETED)
 	size int
 }
 
@@ -106,20 +107,22 @@ func (h *hub) sync(kind string) {
 			e.src = o
 			continue
 		}
-		typ := watch.Modified
+		typ, prev := watch.Modified, runtime.Object(nil)
 		if e == nil {
 			typ = watch.Added
+		} else {
+			prev = e.obj
 		}
 		cur[k] = &entry{src: o, obj: h.stamp(o)}
 		if !first {
-			h.record(kind, typ, cur[k].obj)
+			h.record(kind, typ, cur[k].obj, prev)
 			changed = true
 		}
 	}
 	for k, e := range cur {
 		if !seen[k] {
 			delete(cur, k)
-			h.record(kind, watch.Deleted, h.stamp(e.obj))
+			h.record(kind, watch.Deleted, h.stamp(e.obj), e.obj)
 			changed = true
 		}
 	}
@@ -143,12 +146,12 @@ type sizer interface{ Size() int }
 
 // record appends a change to the ring, dropping the oldest beyond its
 // bounds (h.mu held).
-func (h *hub) record(kind string, typ watch.EventType, obj runtime.Object) {
+func (h *hub) record(kind string, typ watch.EventType, obj, prev runtime.Object) {
 	size := 1024
 	if s, ok := obj.(sizer); ok {
 		size = s.Size()
 	}
-	h.ring = append(h.ring, change{rv: h.rv, kind: kind, typ: typ, obj: obj, size: size})
+	h.ring = append(h.ring, change{rv: h.rv, kind: kind, typ: typ, obj: obj, prev: prev, size: size})
 	h.bytes += size
 	for len(h.ring) > ringMax || h.bytes > ringMaxBytes {
 		h.dropped = h.ring[0].rv

@@ -34,10 +34,6 @@ type watcher struct {
 	gv      schema.GroupVersion
 	sel     selection
 	include metav1.IncludeObjectPolicy
-	// matched: the objects this watch has shown as present (an object
-	// that stops matching its selectors is DELETED for it, as on the API
-	// server).
-	matched map[string]bool
 }
 
 func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *requestInfo) {
@@ -102,12 +98,14 @@ func (s *Server) newWatcher(w http.ResponseWriter, r *http.Request, a accept, k 
 	w.Header().Set("Content-Type", ct)
 	w.Header().Set("Transfer-Encoding", "chunked")
 	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_ = rc.Flush() // the client's Watch returns on the headers
 	objGV := gv
 	if a.table || a.partial {
 		objGV = metav1.SchemeGroupVersion
 	}
-	return &watcher{s: s, w: w, rc: http.NewResponseController(w), a: a, k: k, gv: gv, sel: sel,
-		include: to.IncludeObject, matched: map[string]bool{},
+	return &watcher{s: s, w: w, rc: rc, a: a, k: k, gv: gv, sel: sel,
+		include: to.IncludeObject,
 		enc: streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w),
 			laxCodecs.EncoderForVersion(info.StreamSerializer.Serializer, unversioned)),
 		objEnc: laxCodecs.EncoderForVersion(info.Serializer, objGV)}, nil
@@ -121,7 +119,6 @@ func (ww *watcher) sendInitial(bookmark bool, requested string) uint64 {
 	sortObjects(objs)
 	for _, o := range objs {
 		if ww.k.matches(ww.sel, o) {
-			ww.matched[objectKey(o)] = true
 			if ww.send(watch.Added, o) != nil {
 				return rv
 			}
@@ -177,32 +174,23 @@ func (ww *watcher) follow(ctx context.Context, cursor uint64, bookmarks bool, ti
 	}
 }
 
-// sendChange sends c as this watch sees it: an object leaving its
-// selection is DELETED, one entering it ADDED.
+// sendChange sends c as this watch sees it, as the API server's watch
+// cache filters: an object whose previous version matched the selectors and
+// whose new one does not is DELETED, the other way round ADDED.
 func (ww *watcher) sendChange(c change) error {
-	key := objectKey(c.obj)
-	was := ww.matched[key]
+	was := c.prev != nil && ww.k.matches(ww.sel, c.prev)
 	now := c.typ != watch.Deleted && ww.k.matches(ww.sel, c.obj)
 	typ := c.typ
 	switch {
+	case c.typ == watch.Deleted && was:
 	case !was && !now:
 		return nil
 	case was && !now:
 		typ = watch.Deleted
-		delete(ww.matched, key)
 	case !was && now:
 		typ = watch.Added
-		ww.matched[key] = true
-	}
-	if typ == watch.Deleted && !ww.sel.namespaceMatches(c.obj) {
-		return nil
 	}
 	return ww.send(typ, c.obj)
-}
-
-func (sel selection) namespaceMatches(o runtime.Object) bool {
-	m, err := meta.Accessor(o)
-	return err == nil && (sel.namespace == "" || m.GetNamespace() == sel.namespace)
 }
 
 // send encodes one event, converting the object as the client asked
