@@ -95,8 +95,8 @@ func TestFieldManagerApplyPod(t *testing.T) {
 		pod.ManagedFields[0].Manager != "kubectl" || pod.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply {
 		t.Fatalf("after the first apply: image %q, managedFields %+v", pod.Spec.Containers[0].Image, pod.ManagedFields)
 	}
-	if !strings.Contains(string(pod.ManagedFields[0].FieldsV1.Raw), `"k:{\"name\":\"c\"}"`) {
-		t.Errorf("containers are not a map keyed by name: %s", pod.ManagedFields[0].FieldsV1.Raw)
+	if !strings.Contains(pod.ManagedFields[0].FieldsV1.GetRawString(), `"k:{\"name\":\"c\"}"`) {
+		t.Errorf("containers are not a map keyed by name: %s", pod.ManagedFields[0].FieldsV1.GetRawString())
 	}
 
 	other := applied(t, strings.Replace(podYAML, "%s", "busybox:2", 1))
