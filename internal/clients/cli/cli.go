@@ -1,10 +1,9 @@
-// Package cli implements podhost's commands that work without the daemon:
-// apply, delete, version and check. cmd/podhost parses flags into the option
-// structs here and calls one function per command.
-//
-// apply and delete only touch files in the manifest dir; the daemon's source
-// picks the change up. Every write is atomic (a dotfile temp in the same dir,
-// fsync, rename, fsync of the dir), so the watcher never sees half a file.
+// Package cli implements podhost's commands: cmd/podhost parses flags
+// into the option structs here and calls one function per command. apply
+// and delete write the manifest dir through internal/desired/manifestdir
+// (also with the daemon down; the daemon's source picks the change up);
+// get configmaps|secrets and images prune read it; check probes the host;
+// the other commands are clients of the daemon's API (internal/services/api).
 package cli
 
 import (
@@ -123,11 +122,12 @@ func readFile(path string) ([]byte, error) {
 
 // fileErr formats a one-line error about a whole input file.
 func fileErr(name, format string, args ...any) error {
-	display := filepath.Base(name)
-	if name == "-" {
-		display = "<stdin>"
-	}
-	return manifest.ErrorList{{File: display, Detail: fmt.Sprintf(format, args...)}}
+	return manifest.ErrorList{{File: manifest.DisplayName(name), Detail: fmt.Sprintf(format, args...)}}
+}
+
+// warnTo prints a line as kubectl prints warnings: "Warning: <line>".
+func warnTo(w io.Writer) func(string) {
+	return func(line string) { fmt.Fprintf(w, "Warning: %s\n", line) }
 }
 
 // scanDir reads the manifest dir; a missing dir is an empty one. Problems in
@@ -140,9 +140,10 @@ func scanDir(dir string, allowInsecure bool, errOut io.Writer) (source.Snapshot,
 	if err != nil {
 		return snap, err
 	}
+	warn := warnTo(errOut)
 	for _, fe := range snap.Errors {
 		for _, line := range strings.Split(fe.Error(), "\n") {
-			fmt.Fprintf(errOut, "Warning: %s\n", line)
+			warn(line)
 		}
 	}
 	return snap, nil

@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/desired/manifestdir"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -30,25 +30,9 @@ type DeleteOptions struct {
 	Socket  string
 }
 
-// target is one object to delete: a pod (kind "") or, from -f, a
-// ConfigMap or Secret (kind "configmap", "secret").
-type target struct{ namespace, name, kind string }
-
-// fullName is the target's object key (see object.key).
-func (t target) fullName() string {
-	if t.kind != "" {
-		return t.kind + ":" + t.namespace + "/" + t.name
-	}
-	return t.namespace + "/" + t.name
-}
-
-// kindName is what delete prints for the target's kind.
-func (t target) kindName() string {
-	if t.kind != "" {
-		return t.kind
-	}
-	return "pod"
-}
+// target is one object to delete: a pod or, from -f, a ConfigMap or
+// Secret.
+type target = manifestdir.Ref
 
 // Delete removes each pod's document from the manifest dir, whatever file
 // holds it: the whole file when it declares only that pod, else the file is
@@ -61,54 +45,30 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	release, err := lockDir(ctx, opts.ManifestDir)
-	if err != nil {
+	removals, err := manifestdir.Delete(ctx, opts.ManifestDir, targets, manifestdir.Options{AllowInsecure: opts.AllowInsecure, Warn: warnTo(s.ErrOut)})
+	if removals == nil && err != nil {
 		return err
 	}
-	unlock := sync.OnceFunc(release)
-	defer unlock()
-	snap, err := scanDir(opts.ManifestDir, opts.AllowInsecure, s.ErrOut)
-	if err != nil {
-		return err
-	}
-	idx := indexObjects(snap)
 	var errs []error
-	byFile := map[string][]target{}
-	for _, t := range targets {
-		loc, ok := idx[t.fullName()]
-		if !ok {
-			if !opts.IgnoreNotFound {
-				errs = append(errs, &NotFoundError{Resource: t.kindName() + "s", Name: t.name})
-			}
-			continue
-		}
-		byFile[loc.file] = append(byFile[loc.file], t)
-	}
-	removed := map[target]bool{}
-	for _, file := range sortedKeys(byFile) {
-		if err := ctx.Err(); err != nil {
-			errs = []error{err} // interrupted: what was removed is still printed
-			break
-		}
-		if err := removeDocs(file, byFile[file]); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, t := range byFile[file] {
-			removed[t] = true
-		}
-	}
 	var pods []target
-	for _, t := range targets {
-		if removed[t] {
-			fmt.Fprintf(s.Out, "%s %q deleted\n", t.kindName(), t.name)
-			if t.kind == "" {
-				pods = append(pods, t)
+	for _, r := range removals {
+		switch {
+		case r.File == "" && !opts.IgnoreNotFound:
+			errs = append(errs, &NotFoundError{Resource: string(r.Ref.Kind) + "s", Name: r.Ref.Name})
+		case r.Removed:
+			fmt.Fprintf(s.Out, "%s %q deleted\n", r.Ref.Kind, r.Ref.Name)
+			if r.Ref.Kind == manifestdir.Pod {
+				pods = append(pods, r.Ref)
 			}
 		}
+	}
+	if err != nil {
+		errs = append(errs, err)
+	}
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		errs = []error{err} // interrupted: what was removed is still printed
 	}
 	if opts.Wait && len(pods) > 0 && ctx.Err() == nil {
-		unlock() // others may write the dir while this waits
 		if err := waitGone(ctx, opts, pods, s); err != nil {
 			errs = append(errs, err)
 		}
@@ -129,7 +89,7 @@ func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStream
 	}
 	byNS := map[string][]string{}
 	for _, t := range pods {
-		byNS[t.namespace] = append(byNS[t.namespace], t.name)
+		byNS[t.Namespace] = append(byNS[t.Namespace], t.Name)
 	}
 	for _, ns := range sortedKeys(byNS) {
 		o := WaitForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: -1, StopIfDown: true}
@@ -166,12 +126,8 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, it := range items {
-			kind := ""
-			if it.obj.pod == nil {
-				kind = it.obj.kind
-			}
-			add(target{it.obj.namespace, it.obj.name, kind})
+		for _, o := range items {
+			add(o.Ref)
 		}
 		return out, nil
 	}
@@ -182,7 +138,7 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 	if err := manifest.ValidateNamespace(ns); err != nil {
 		return nil, err
 	}
-	names, kind := opts.Names, ""
+	names, kind := opts.Names, manifestdir.Pod
 	if k, ok := kindOf(names[0]); ok && len(names) > 1 { // kubectl's "delete configmap NAME..."
 		names, kind = names[1:], k
 	}
@@ -196,49 +152,22 @@ func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
 		if err := manifest.ValidatePodName(n); err != nil { // ConfigMaps and Secrets: the same DNS-1123 subdomain rule
 			return nil, err
 		}
-		add(target{ns, n, k})
+		add(target{Kind: k, Namespace: ns, Name: n})
 	}
 	return out, nil
 }
 
-// kindOf maps the resource words kubectl users type to a target kind: ""
-// for pods, "configmap", "secret".
-func kindOf(word string) (string, bool) {
+// kindOf maps the resource words kubectl users type to a target kind.
+func kindOf(word string) (manifestdir.Kind, bool) {
 	switch strings.ToLower(word) {
 	case "pod", "pods", "po":
-		return "", true
+		return manifestdir.Pod, true
 	}
 	switch DataResource(word) {
 	case "configmaps":
-		return "configmap", true
+		return manifestdir.ConfigMap, true
 	case "secrets":
-		return "secret", true
+		return manifestdir.Secret, true
 	}
 	return "", false
-}
-
-// removeDocs deletes the documents of the targets from file: removes the
-// file when nothing is left, else rewrites it atomically.
-func removeDocs(file string, targets []target) error {
-	docs, keys, err := fileDocs(file)
-	if err != nil {
-		return fmt.Errorf("delete from %s: %w", file, err)
-	}
-	drop := map[string]bool{}
-	for _, t := range targets {
-		drop[t.fullName()] = true
-	}
-	var keep [][]byte
-	for i, k := range keys {
-		if !drop[k] {
-			keep = append(keep, docs[i])
-		}
-	}
-	if len(keep) == len(docs) {
-		return fmt.Errorf("delete from %s: file changed meanwhile; retry", file)
-	}
-	if len(keep) == 0 {
-		return removeFile(file)
-	}
-	return writeAtomic(file, joinDocs(keep))
 }

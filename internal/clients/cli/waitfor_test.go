@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/desired/manifestdir"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -204,7 +205,7 @@ func TestWaitForOldDaemon(t *testing.T) {
 func TestWaitGoneDaemonDown(t *testing.T) {
 	opts := DeleteOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Minute}
 	start := time.Now()
-	if err := waitGone(t.Context(), opts, []target{{namespace: "default", name: "web"}}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
+	if err := waitGone(t.Context(), opts, []target{{Kind: manifestdir.Pod, Namespace: "default", Name: "web"}}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
 		t.Fatal(err)
 	}
 	if d := time.Since(start); d > 5*time.Second {

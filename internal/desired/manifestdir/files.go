@@ -1,4 +1,4 @@
-package cli
+package manifestdir
 
 import (
 	"bytes"
@@ -6,50 +6,41 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/podhost/podhost/internal/desired/configdata"
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/source"
-	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // manifestMode is the mode of files podhost writes into the manifest dir.
 const manifestMode = 0o644
 
-// locatedObject is where an object currently lives in the manifest dir.
-type locatedObject struct {
-	obj  object
-	file string
-}
-
-// indexObjects maps object key → location for every object of a snapshot.
-func indexObjects(snap source.Snapshot) map[string]locatedObject {
-	idx := map[string]locatedObject{}
-	for _, p := range snap.Pods {
-		idx[manifest.FullName(p)] = locatedObject{file: p.Annotations[wellknown.AnnotationConfigSource],
-			obj: object{kind: "pod", key: manifest.FullName(p), hash: manifest.Hash(p), same: podAsRun(p), pod: p}}
+// scan reads the manifest dir; a missing dir is an empty one. Problems in
+// single files are passed to warn, one line each: they are not the
+// caller's errors.
+func scan(dir string, opts Options) (source.Snapshot, error) {
+	snap, err := source.Scan(dir, opts.AllowInsecure)
+	if errors.Is(err, fs.ErrNotExist) {
+		return source.Snapshot{}, nil
 	}
-	for _, cm := range snap.ConfigMaps {
-		k := "configmap:" + cm.Namespace + "/" + cm.Name
-		idx[k] = locatedObject{file: cm.Annotations[wellknown.AnnotationConfigSource],
-			obj: object{kind: "configmap", key: k, hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable}}
+	if err != nil {
+		return snap, err
 	}
-	for _, sec := range snap.Secrets {
-		k := "secret:" + sec.Namespace + "/" + sec.Name
-		idx[k] = locatedObject{file: sec.Annotations[wellknown.AnnotationConfigSource],
-			obj: object{kind: "secret", key: k, hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable}}
+	if opts.Warn != nil {
+		for _, fe := range snap.Errors {
+			for _, line := range strings.Split(fe.Error(), "\n") {
+				opts.Warn(line)
+			}
+		}
 	}
-	return idx
+	return snap, nil
 }
 
 // isJSON reports whether a document is JSON (starts with '{').
@@ -95,7 +86,7 @@ func joinDocs(docs [][]byte) []byte {
 func isJSONFile(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
 
 // fileDocs reads a manifest file and returns its documents with the key of
-// the object each one declares (same index; see objectKey).
+// the object each one declares (same index; see Ref.key).
 func fileDocs(path string) ([][]byte, []string, error) {
 	data, _, err := manifest.ReadBytes(path)
 	if err != nil {
@@ -110,75 +101,13 @@ func fileDocs(path string) ([][]byte, []string, error) {
 	}
 	keys := make([]string, len(docs))
 	for i, d := range docs {
-		objs, err := docObjects(path, d)
+		o, err := Decode(path, d)
 		if err != nil {
 			return nil, nil, err
 		}
-		keys[i] = objs[0].key
+		keys[i] = o.key()
 	}
 	return docs, keys, nil
-}
-
-// object is one object of a manifest: a Pod, ConfigMap or Secret.
-type object struct {
-	kind, namespace, name string
-	key                   string // pods: "ns/name" (manifest.FullName); others "kind:ns/name"
-	hash                  string // content, for unchanged detection
-	same                  string // pods: what podhost runs (podAsRun); equal = unchanged too
-	pod                   *corev1.Pod
-	immutable             bool
-}
-
-// docObjects decodes one document (already validated as part of its file)
-// into its object.
-func docObjects(name string, doc []byte) ([]object, error) {
-	objs, err := manifest.DecodeObjects(name, doc)
-	if err != nil {
-		return nil, err
-	}
-	var out []object
-	for _, p := range objs.Pods {
-		out = append(out, object{kind: "pod", namespace: p.Namespace, name: p.Name, key: manifest.FullName(p), hash: manifest.Hash(p), same: podAsRun(p), pod: p})
-	}
-	for _, cm := range objs.ConfigMaps {
-		out = append(out, object{kind: "configmap", namespace: cm.Namespace, name: cm.Name, key: "configmap:" + cm.Namespace + "/" + cm.Name,
-			hash: metaHash(cm.ObjectMeta) + configdata.DataHash(cm), immutable: cm.Immutable != nil && *cm.Immutable})
-	}
-	for _, sec := range objs.Secrets {
-		out = append(out, object{kind: "secret", namespace: sec.Namespace, name: sec.Name, key: "secret:" + sec.Namespace + "/" + sec.Name,
-			hash: metaHash(sec.ObjectMeta) + configdata.DataHash(sec), immutable: sec.Immutable != nil && *sec.Immutable})
-	}
-	if len(out) != 1 {
-		return nil, fmt.Errorf("%s: internal error: a document holds %d objects", filepath.Base(name), len(out))
-	}
-	return out, nil
-}
-
-// podAsRun is the pod as podhost runs it, defaulted, without what
-// `get -o yaml` adds to a manifest (status, podhost's annotations, the
-// node name): applying that output again changes nothing, as with
-// kubectl, instead of rewriting every file (which restarts the pods).
-func podAsRun(p *corev1.Pod) string {
-	c := p.DeepCopy()
-	c.Status = corev1.PodStatus{}
-	c.Spec.NodeName = ""
-	for _, a := range manifest.PodhostAnnotations {
-		delete(c.Annotations, a)
-	}
-	if len(c.Annotations) == 0 {
-		c.Annotations = nil
-	}
-	b, _ := json.Marshal(c)
-	return string(b)
-}
-
-// metaHash covers the labels and annotations of a ConfigMap or Secret
-// (podhost's config-source annotation excluded).
-func metaHash(m metav1.ObjectMeta) string {
-	ann := maps.Clone(m.Annotations)
-	delete(ann, wellknown.AnnotationConfigSource)
-	b, _ := json.Marshal([]any{m.Labels, ann})
-	return string(b)
 }
 
 // modeFor is the mode of a manifest file podhost writes: 0600 when it holds
@@ -241,8 +170,8 @@ func ensureDir(dir string) error {
 	return nil
 }
 
-// lockDir takes an exclusive flock on dir, so that concurrent apply and
-// delete runs serialize their read-modify-write of the manifest dir. A
+// lockDir takes an exclusive flock on dir, so that concurrent Apply and
+// Delete calls serialize their read-modify-write of the manifest dir. A
 // missing dir is not locked (nothing to protect yet).
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
 	d, err := os.Open(dir)
@@ -290,28 +219,20 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// newFileName picks the file name for a new pod: "<name><ext>" in the default
-// namespace, else "<namespace>_<name><ext>"; on a clash with any existing
-// entry (or one planned in this run) the namespaced form, then "-2", "-3"...
-func newFileName(pod *corev1.Pod, ext string, taken map[string]bool) string {
-	return fileNameFor(pod.Namespace, pod.Name, ext, taken)
-}
-
-// newObjectFileName is newFileName for any object: a ConfigMap or Secret
-// gets its kind before the extension ("app.configmap.yaml").
-func newObjectFileName(o object, ext string, taken map[string]bool) string {
-	if o.pod != nil {
-		return newFileName(o.pod, ext, taken)
+// newFileName picks the file name for a new object: "<name><ext>" in the
+// default namespace, else "<namespace>_<name><ext>"; on a clash with any
+// existing entry (or one planned in this run) the namespaced form, then
+// "-2", "-3"... A ConfigMap or Secret gets its kind before the extension
+// ("app.configmap.yaml").
+func newFileName(r Ref, ext string, taken map[string]bool) string {
+	if r.Kind != Pod {
+		ext = "." + string(r.Kind) + ext
 	}
-	return fileNameFor(o.namespace, o.name, "."+o.kind+ext, taken)
-}
-
-func fileNameFor(namespace, name, ext string, taken map[string]bool) string {
 	var cands []string
-	if namespace == "" || namespace == "default" {
-		cands = append(cands, name+ext)
+	if r.Namespace == "" || r.Namespace == "default" {
+		cands = append(cands, r.Name+ext)
 	}
-	base := namespace + "_" + name
+	base := r.Namespace + "_" + r.Name
 	cands = append(cands, base+ext)
 	for _, c := range cands {
 		if !taken[c] {
