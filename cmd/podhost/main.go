@@ -19,7 +19,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/logs"
 )
@@ -45,7 +45,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 
 // globalOptions carries the global flags and the streams to every command.
 type globalOptions struct {
-	streams    cli.IOStreams
+	streams    cmdutil.IOStreams
 	configPath string         // --config; "" = the default path, may be missing
 	flags      *config.Config // values of config-backed flags (global and daemon)
 }
@@ -81,7 +81,7 @@ func newRootCmd(g *globalOptions) *cobra.Command {
 }
 
 // run executes podhost with args and returns the exit code.
-func run(ctx context.Context, args []string, streams cli.IOStreams) int {
+func run(ctx context.Context, args []string, streams cmdutil.IOStreams) int {
 	g := &globalOptions{streams: streams, flags: config.Default()}
 	root := newRootCmd(g)
 	root.SetArgs(args)
@@ -123,7 +123,7 @@ func printError(w io.Writer, err error) {
 // errorLines is err as printed: each error errors.Join joined in turn (a
 // NotFoundError in kubectl's words), the others line by line after "Error: ".
 func errorLines(err error) []string {
-	if nf, ok := err.(*cli.NotFoundError); ok {
+	if nf, ok := err.(*cmdutil.NotFoundError); ok {
 		return []string{"Error from server (NotFound): " + nf.Error()}
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && joinedText(joined.Unwrap()) == err.Error() {
@@ -158,7 +158,7 @@ func main() {
 		logs.RunDriver() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	code := run(ctx, os.Args[1:], cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
 	os.Exit(code)
 }

@@ -1,4 +1,4 @@
-package cli
+package wait
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/jsonpath"
@@ -28,7 +30,7 @@ func (w *podWait) choose() error {
 			case w.cond.kind == "delete":
 				continue
 			case w.cond.kind != "create":
-				return &NotFoundError{Resource: "pods", Name: name}
+				return &cmdutil.NotFoundError{Resource: "pods", Name: name}
 			}
 			w.targets = append(w.targets, t)
 		}
@@ -125,7 +127,7 @@ func parseJSONPathWait(s string) (waitCondition, error) {
 	if hasValue && value == "" {
 		return waitCondition{}, errors.New("jsonpath wait value cannot be empty")
 	}
-	rel, err := relaxedJSONPath(expr)
+	rel, err := printers.RelaxedJSONPath(expr)
 	if err != nil {
 		return waitCondition{}, err
 	}
@@ -157,7 +159,7 @@ func splitJSONPathValue(s string) (expr, value string, hasValue bool) {
 }
 
 func jsonPathMet(jp *jsonpath.JSONPath, p *corev1.Pod, value string, hasValue bool) (bool, error) {
-	obj, err := toGeneric(p)
+	obj, err := printers.ToGeneric(p)
 	if err != nil {
 		return false, err
 	}

@@ -1,4 +1,4 @@
-package cli
+package wait
 
 import (
 	"context"
@@ -12,12 +12,13 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
-// WaitForOptions select the pods `podhost wait` waits for, and the
+// ForOptions select the pods `podhost wait` waits for, and the
 // condition, as kubectl wait's.
-type WaitForOptions struct {
+type ForOptions struct {
 	Socket        string
 	Namespace     string // the pods' namespace (kubectl's default: "default")
 	AllNamespaces bool   // -A, with -l or --all
@@ -42,11 +43,11 @@ var errWaitDone = errors.New("condition met")
 // errNoMatching is kubectl's answer to a selector that matches nothing.
 var errNoMatching = errors.New("no matching resources found")
 
-// WaitFor waits, as kubectl wait, until the condition holds for every pod
+// For waits, as kubectl wait, until the condition holds for every pod
 // named or selected, printing `pod/NAME condition met` for each in turn;
 // pods are selected once, when the daemon's watch is in sync. Until the
 // timeout a daemon that is not up yet, or restarts, is watched again.
-func WaitFor(ctx context.Context, o WaitForOptions, s IOStreams) error {
+func For(ctx context.Context, o ForOptions, s cmdutil.IOStreams) error {
 	cond, err := parseWaitFor(o.For)
 	if err != nil {
 		return err
@@ -73,7 +74,7 @@ func WaitFor(ctx context.Context, o WaitForOptions, s IOStreams) error {
 }
 
 // check refuses what kubectl refuses in the arguments.
-func (o WaitForOptions) check() error {
+func (o ForOptions) check() error {
 	switch {
 	case len(o.Names) == 0 && o.Selector == "" && !o.All:
 		return errors.New("resource(s) were provided, but no name was specified: give pod names, -l SELECTOR or --all")
@@ -82,7 +83,7 @@ func (o WaitForOptions) check() error {
 	case len(o.Names) > 0 && o.AllNamespaces:
 		return errors.New("a resource cannot be retrieved by name across all namespaces")
 	}
-	return validatePodNames(o.Namespace, o.Names)
+	return cmdutil.ValidatePodNames(o.Namespace, o.Names)
 }
 
 // waitCondition is one --for.
@@ -94,7 +95,7 @@ type waitCondition struct {
 // podWait follows the watch and tells when every pod met the condition.
 type podWait struct {
 	cond waitCondition
-	o    WaitForOptions
+	o    ForOptions
 	sel  labels.Selector
 	out  io.Writer
 	once bool // --timeout=0: decide on the pods as they are
@@ -126,7 +127,7 @@ func (w *podWait) run(ctx context.Context, c *api.Client) error {
 		switch {
 		case errors.Is(err, errWaitDone):
 			return nil
-		case err != nil && (errors.Is(err, errNoMatching) || errors.As(err, new(*NotFoundError)) || errors.As(err, new(*waitError))):
+		case err != nil && (errors.Is(err, errNoMatching) || errors.As(err, new(*cmdutil.NotFoundError)) || errors.As(err, new(*waitError))):
 			return err
 		case err != nil && ctx.Err() != nil:
 			// timed out or interrupted: said below

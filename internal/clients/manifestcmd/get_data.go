@@ -1,8 +1,10 @@
-package cli
+package manifestcmd
 
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
@@ -11,20 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/desired/source"
 )
-
-// DataResource returns "configmaps" or "secrets" for the names kubectl
-// users type for them, "" otherwise.
-func DataResource(r string) string {
-	switch strings.ToLower(r) {
-	case "configmaps", "configmap", "cm":
-		return "configmaps"
-	case "secrets", "secret":
-		return "secrets"
-	}
-	return ""
-}
 
 // GetDataOptions select ConfigMaps or Secrets for get.
 type GetDataOptions struct {
@@ -59,7 +51,7 @@ func (d dataObject) printable() any {
 // objects, or their last good version while a file is invalid). Secret
 // values are never printed: -o json/yaml show each key with a null value.
 // Missing names are NotFoundErrors, as in Get.
-func GetData(o GetDataOptions, s IOStreams) error {
+func GetData(o GetDataOptions, s cmdutil.IOStreams) error {
 	switch o.Output {
 	case "", "json", "yaml", "name":
 	default:
@@ -73,7 +65,7 @@ func GetData(o GetDataOptions, s IOStreams) error {
 		return missing[0]
 	}
 	if o.Output != "" && len(o.Names) == 1 && len(objs) > 1 {
-		return inNamespaces(o.Resource, o.Names[0], objs, func(d *dataObject) string { return d.meta.Namespace })
+		return cmdutil.InNamespaces(o.Resource, o.Names[0], objs, func(d *dataObject) string { return d.meta.Namespace })
 	}
 	return errors.Join(append([]error{o.print(objs, len(missing) > 0, s)}, missing...)...)
 }
@@ -98,18 +90,18 @@ func (o GetDataOptions) objects(snap source.Snapshot) []dataObject {
 // print writes objs in o's output format: one object for one name, else a
 // List, as kubectl; "No resources found" for none, unless names were
 // missing.
-func (o GetDataOptions) print(objs []dataObject, missing bool, s IOStreams) error {
+func (o GetDataOptions) print(objs []dataObject, missing bool, s cmdutil.IOStreams) error {
 	kind := strings.TrimSuffix(o.Resource, "s")
 	switch o.Output {
 	case "json", "yaml":
 		if len(o.Names) == 1 && len(objs) == 1 {
-			return printObject(s, objs[0].printable(), o.Output)
+			return printers.Object(s.Out, objs[0].printable(), o.Output)
 		}
 		items := make([]any, 0, len(objs))
 		for _, d := range objs {
 			items = append(items, d.printable())
 		}
-		return printObject(s, map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, o.Output)
+		return printers.Object(s.Out, map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, o.Output)
 	case "name":
 		for _, d := range objs {
 			fmt.Fprintf(s.Out, "%s/%s\n", kind, d.meta.Name)
@@ -151,15 +143,15 @@ func redacted(sec *corev1.Secret) *corev1.Secret {
 
 // named is o's objects of the manifest dir in the order named, and a
 // NotFoundError per name missing.
-func (o GetDataOptions) named(s IOStreams) ([]dataObject, []error, error) {
-	if err := validatePodNames(o.Namespace, o.Names); err != nil {
+func (o GetDataOptions) named(s cmdutil.IOStreams) ([]dataObject, []error, error) {
+	if err := cmdutil.ValidatePodNames(o.Namespace, o.Names); err != nil {
 		return nil, nil, err
 	}
 	snap, err := scanDir(o.ManifestDir, o.AllowInsecure, s.ErrOut)
 	if err != nil {
 		return nil, nil, err
 	}
-	objs, missing := byName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
+	objs, missing := cmdutil.ByName(o.objects(snap), o.Names, func(d *dataObject) string { return d.meta.Name }, o.Resource)
 	return objs, missing, nil
 }
 
@@ -167,7 +159,7 @@ func (o GetDataOptions) named(s IOStreams) ([]dataObject, []error, error) {
 // as kubectl describe does: metadata, then each key (a ConfigMap's values;
 // a Secret's sizes only — its values are never printed); in the order
 // named, two blank lines apart, missing ones as NotFoundErrors after them.
-func DescribeData(o GetDataOptions, s IOStreams) error {
+func DescribeData(o GetDataOptions, s cmdutil.IOStreams) error {
 	objs, missing, err := o.named(s)
 	if err != nil {
 		return err
@@ -182,7 +174,7 @@ func DescribeData(o GetDataOptions, s IOStreams) error {
 }
 
 // describeDataObject writes one ConfigMap's or Secret's description.
-func describeDataObject(s IOStreams, obj any) {
+func describeDataObject(s cmdutil.IOStreams, obj any) {
 	switch obj := obj.(type) {
 	case *corev1.ConfigMap:
 		describeMeta(s, obj.ObjectMeta)
@@ -203,7 +195,7 @@ func describeDataObject(s IOStreams, obj any) {
 	}
 }
 
-func describeMeta(s IOStreams, m metav1.ObjectMeta) {
+func describeMeta(s cmdutil.IOStreams, m metav1.ObjectMeta) {
 	fmt.Fprintf(s.Out, "Name:         %s\nNamespace:    %s\n", m.Name, m.Namespace)
 	fmt.Fprintf(s.Out, "Labels:       %s\nAnnotations:  %s\n", keyValues(m.Labels), keyValues(withoutLastApplied(m.Annotations)))
 }
@@ -225,4 +217,23 @@ func withoutLastApplied(m map[string]string) map[string]string {
 	out := maps.Clone(m)
 	delete(out, corev1.LastAppliedConfigAnnotation)
 	return out
+}
+
+// scanDir reads the manifest dir; a missing dir is an empty one. Problems in
+// single files are printed as warnings: they are not the command's errors.
+func scanDir(dir string, allowInsecure bool, errOut io.Writer) (source.Snapshot, error) {
+	snap, err := source.Scan(dir, allowInsecure)
+	if errors.Is(err, fs.ErrNotExist) {
+		return source.Snapshot{}, nil
+	}
+	if err != nil {
+		return snap, err
+	}
+	warn := cmdutil.WarnTo(errOut)
+	for _, fe := range snap.Errors {
+		for _, line := range strings.Split(fe.Error(), "\n") {
+			warn(line)
+		}
+	}
+	return snap, nil
 }

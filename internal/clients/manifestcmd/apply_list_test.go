@@ -1,4 +1,4 @@
-package cli
+package manifestcmd
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/desired/manifest"
 )
 
@@ -99,7 +100,7 @@ func TestApplyList(t *testing.T) {
 			e := newEnv(t, tt.manifests, map[string]string{"x.yaml": tt.input})
 			var out bytes.Buffer
 			opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, "x.yaml")}, ManifestDir: e.manifests}
-			_, err := Apply(context.Background(), opts, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}})
+			_, err := Apply(context.Background(), opts, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &bytes.Buffer{}})
 			checkErr(t, err, tt.wantErr)
 			if out.String() != tt.wantOut {
 				t.Errorf("out = %q, want %q", out.String(), tt.wantOut)

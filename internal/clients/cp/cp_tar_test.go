@@ -1,4 +1,4 @@
-package cli
+package cp
 
 import (
 	"archive/tar"

@@ -1,4 +1,4 @@
-package cli
+package printers
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/client-go/util/jsonpath"
 )
 
-// podSorter orders pods as kubectl get's --sort-by (kubectl/pkg/cmd/get,
+// PodSorter orders pods as kubectl get's --sort-by (kubectl/pkg/cmd/get,
 // sorter.go) orders the unstructured objects it lists: by the first value
 // the JSONPath finds in each pod's JSON form. Numbers compare by value;
 // strings as quantities when both parse as ones ("100Mi" < "1Gi"), else in
@@ -17,18 +17,18 @@ import (
 // without the field, or with null there, comes first. Other values
 // (booleans, objects, arrays) and mixed types cannot be sorted: an error,
 // as with kubectl.
-type podSorter struct {
+type PodSorter struct {
 	field string // the expression as parsed, braced: {.status.startTime}
 	path  *jsonpath.JSONPath
 }
 
-// newPodSorter parses a --sort-by expression, which kubectl accepts with or
+// NewPodSorter parses a --sort-by expression, which kubectl accepts with or
 // without braces and leading dot; nil for "" (no sorting).
-func newPodSorter(expr string) (*podSorter, error) {
+func NewPodSorter(expr string) (*PodSorter, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	field, err := relaxedJSONPath(expr)
+	field, err := RelaxedJSONPath(expr)
 	if err != nil {
 		return nil, fmt.Errorf("--sort-by %q: %w", expr, err)
 	}
@@ -36,7 +36,7 @@ func newPodSorter(expr string) (*podSorter, error) {
 	if err := jp.Parse(field); err != nil {
 		return nil, fmt.Errorf("--sort-by %q: error parsing jsonpath %s: %w", expr, field, err)
 	}
-	return &podSorter{field: field, path: jp}, nil
+	return &PodSorter{field: field, path: jp}, nil
 }
 
 // sortKey is what a pod sorts by: the first value found, as JSON decodes it.
@@ -45,10 +45,10 @@ type sortKey struct {
 	found bool
 }
 
-// sort orders pods in place; pods that compare equal keep their order. As
+// Sort orders pods in place; pods that compare equal keep their order. As
 // kubectl, it fails when no pod has the field (a likely typo), unless there
 // are no pods.
-func (s *podSorter) sort(pods []corev1.Pod) error {
+func (s *PodSorter) Sort(pods []corev1.Pod) error {
 	if s == nil || len(pods) == 0 {
 		return nil
 	}
@@ -92,8 +92,8 @@ func (s *podSorter) sort(pods []corev1.Pod) error {
 }
 
 // key finds p's value at the sorter's path.
-func (s *podSorter) key(p *corev1.Pod) (sortKey, error) {
-	obj, err := toGeneric(p)
+func (s *PodSorter) key(p *corev1.Pod) (sortKey, error) {
+	obj, err := ToGeneric(p)
 	if err != nil {
 		return sortKey{}, err
 	}

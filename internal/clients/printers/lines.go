@@ -1,4 +1,4 @@
-package cli
+package printers
 
 import (
 	"fmt"
@@ -6,16 +6,19 @@ import (
 	"strings"
 )
 
-// lineWriter prints table rows one at a time (watches), each column padded
+// LineWriter prints table rows one at a time (watches), each column padded
 // to the widest cell seen so far plus kubectl's 3 spaces, so rows printed
 // later line up with the table printed first as long as they fit.
-type lineWriter struct {
+type LineWriter struct {
 	w      io.Writer
 	widths []int
 }
 
-// fit widens the columns for rows without printing them.
-func (l *lineWriter) fit(rows ...[]string) {
+// NewLineWriter prints to w.
+func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
+
+// Fit widens the columns for rows without printing them.
+func (l *LineWriter) Fit(rows ...[]string) {
 	for _, r := range rows {
 		for i, c := range r {
 			if i >= len(l.widths) {
@@ -26,8 +29,9 @@ func (l *lineWriter) fit(rows ...[]string) {
 	}
 }
 
-func (l *lineWriter) print(row []string) {
-	l.fit(row)
+// Print prints row.
+func (l *LineWriter) Print(row []string) {
+	l.Fit(row)
 	var b strings.Builder
 	for i, c := range row {
 		if i == len(row)-1 {

@@ -1,4 +1,4 @@
-package cli
+package wait
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/clients/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -17,8 +18,8 @@ import (
 // waitPoll is how often `apply --wait` asks the daemon.
 const waitPoll = 100 * time.Millisecond
 
-// WaitOptions select pods to wait for.
-type WaitOptions struct {
+// ReadyOptions select pods to wait for.
+type ReadyOptions struct {
 	Socket  string
 	Timeout time.Duration
 	// UIDs are the pods (by UID) to wait for: a changed manifest gives a new
@@ -26,11 +27,11 @@ type WaitOptions struct {
 	UIDs map[types.UID]string // uid → name, for messages
 }
 
-// WaitReady waits until every pod runs with all containers ready, or has
+// Ready waits until every pod runs with all containers ready, or has
 // Succeeded (a finished batch pod). A Failed pod, or one stuck in an error
 // state such as ErrImagePull or CrashLoopBackOff when the time is up, is
 // reported with its status.
-func WaitReady(ctx context.Context, o WaitOptions, s IOStreams) error {
+func Ready(ctx context.Context, o ReadyOptions, s cmdutil.IOStreams) error {
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
 	c := api.NewClient(o.Socket)

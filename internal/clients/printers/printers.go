@@ -1,4 +1,8 @@
-package cli
+// Package printers prints API objects as kubectl's printers do: tables
+// (tabwriter, and line by line for watches), json and yaml, jsonpath and
+// custom-columns templates (client-go's jsonpath), label columns, and
+// --sort-by's order. It knows nothing of the daemon or of flags.
+package printers
 
 import (
 	"encoding/json"
@@ -14,14 +18,14 @@ import (
 // Output formats that take a template: -o jsonpath=… and
 // -o custom-columns=…, printed with client-go's jsonpath (kubectl's).
 const (
-	formatJSONPath      = "jsonpath"
-	formatCustomColumns = "custom-columns"
+	FormatJSONPath      = "jsonpath"
+	FormatCustomColumns = "custom-columns"
 )
 
-// templateFormat splits "jsonpath={.x}" into ("jsonpath", "{.x}"); other
+// TemplateFormat splits "jsonpath={.x}" into ("jsonpath", "{.x}"); other
 // formats return ("", "").
-func templateFormat(output string) (string, string) {
-	for _, f := range []string{formatJSONPath, formatCustomColumns} {
+func TemplateFormat(output string) (string, string) {
+	for _, f := range []string{FormatJSONPath, FormatCustomColumns} {
 		if t, ok := strings.CutPrefix(output, f+"="); ok {
 			return f, t
 		}
@@ -29,9 +33,9 @@ func templateFormat(output string) (string, string) {
 	return "", ""
 }
 
-// toGeneric turns an API object into the map/slice form jsonpath walks (as
+// ToGeneric turns an API object into the map/slice form jsonpath walks (as
 // kubectl prints unstructured objects: JSON field names, not Go ones).
-func toGeneric(v any) (any, error) {
+func ToGeneric(v any) (any, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -40,13 +44,13 @@ func toGeneric(v any) (any, error) {
 	return out, json.Unmarshal(b, &out)
 }
 
-// printJSONPath executes the template on v (a Pod, or a List of them).
-func printJSONPath(w io.Writer, tmpl string, v any) error {
+// JSONPath executes the template on v (an object, or a List of them).
+func JSONPath(w io.Writer, tmpl string, v any) error {
 	jp := jsonpath.New("out").AllowMissingKeys(true)
 	if err := jp.Parse(tmpl); err != nil {
 		return fmt.Errorf("error parsing jsonpath %s, %w", tmpl, err)
 	}
-	obj, err := toGeneric(v)
+	obj, err := ToGeneric(v)
 	if err != nil {
 		return err
 	}
@@ -72,7 +76,7 @@ func parseColumns(spec string) ([]column, error) {
 		if !ok || header == "" {
 			return nil, fmt.Errorf("unexpected custom-columns spec: %s, expected <header>:<json-path-expr>", part)
 		}
-		rel, err := relaxedJSONPath(expr)
+		rel, err := RelaxedJSONPath(expr)
 		if err != nil {
 			return nil, err
 		}
@@ -87,8 +91,8 @@ func parseColumns(spec string) ([]column, error) {
 
 var jsonRegexp = regexp.MustCompile(`^\{\.?([^{}]+)\}$|^\.?([^{}]+)$`)
 
-// relaxedJSONPath accepts ".a.b", "a.b" and "{.a.b}" as kubectl does.
-func relaxedJSONPath(expr string) (string, error) {
+// RelaxedJSONPath accepts ".a.b", "a.b" and "{.a.b}" as kubectl does.
+func RelaxedJSONPath(expr string) (string, error) {
 	m := jsonRegexp.FindStringSubmatch(expr)
 	if m == nil {
 		return "", fmt.Errorf("unexpected path string, expected a 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'")
@@ -100,10 +104,10 @@ func relaxedJSONPath(expr string) (string, error) {
 	return "{." + field + "}", nil
 }
 
-// printColumns prints one row per object under the columns' headers (none
+// Columns prints one row per object under the columns' headers (none
 // with noHeaders); absent values print as <none>, several values joined by
 // ",".
-func printColumns(w io.Writer, spec string, objs []any, noHeaders bool) error {
+func Columns(w io.Writer, spec string, objs []any, noHeaders bool) error {
 	cols, err := parseColumns(spec)
 	if err != nil {
 		return err
@@ -117,7 +121,7 @@ func printColumns(w io.Writer, spec string, objs []any, noHeaders bool) error {
 		fmt.Fprintln(tw, strings.Join(headers, "\t"))
 	}
 	for _, o := range objs {
-		obj, err := toGeneric(o)
+		obj, err := ToGeneric(o)
 		if err != nil {
 			return err
 		}

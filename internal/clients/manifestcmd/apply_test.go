@@ -1,4 +1,4 @@
-package cli
+package manifestcmd
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 )
 
 func podYAML(name, image string) string {
@@ -212,7 +214,7 @@ func TestApply(t *testing.T) {
 			}
 			var out, errOut bytes.Buffer
 			opts := ApplyOptions{Files: files, ManifestDir: e.manifests, DryRun: tt.dryRun}
-			_, err := Apply(context.Background(), opts, IOStreams{In: strings.NewReader(tt.stdin), Out: &out, ErrOut: &errOut})
+			_, err := Apply(context.Background(), opts, cmdutil.IOStreams{In: strings.NewReader(tt.stdin), Out: &out, ErrOut: &errOut})
 			checkErr(t, err, tt.wantErr)
 			if out.String() != tt.wantOut {
 				t.Errorf("out = %q, want %q", out.String(), tt.wantOut)
@@ -259,7 +261,7 @@ func TestApplyFileModeAndSymlink(t *testing.T) {
 	}
 	var out bytes.Buffer
 	opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, "x.yaml")}, ManifestDir: e.manifests}
-	if _, err := Apply(context.Background(), opts, IOStreams{Out: &out, ErrOut: &out}); err != nil {
+	if _, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &out}); err != nil {
 		t.Fatal(err)
 	}
 	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
@@ -282,12 +284,12 @@ func TestApplyRefusesInsecureManifestDir(t *testing.T) {
 	}
 	opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, "x.yaml")}, ManifestDir: e.manifests}
 	var out bytes.Buffer
-	_, err := Apply(context.Background(), opts, IOStreams{Out: &out, ErrOut: &out})
+	_, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 	if err == nil || !strings.Contains(err.Error(), "insecure permissions") {
 		t.Fatalf("err = %v", err)
 	}
 	opts.AllowInsecure = true
-	if _, err := Apply(context.Background(), opts, IOStreams{Out: &out, ErrOut: &out}); err != nil {
+	if _, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &out}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -309,7 +311,7 @@ func TestApplyConcurrentSameFile(t *testing.T) {
 		go func() {
 			var out bytes.Buffer
 			opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, fmt.Sprintf("p%d.yaml", i))}, ManifestDir: e.manifests}
-			_, err := Apply(context.Background(), opts, IOStreams{Out: &out, ErrOut: &out})
+			_, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 			errs <- err
 		}()
 	}

@@ -1,12 +1,17 @@
-package cli
+package manifestcmd
 
 import (
 	"bytes"
 	"context"
+	"io"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/desired/manifestdir"
 )
 
 func TestDelete(t *testing.T) {
@@ -89,7 +94,7 @@ func TestDelete(t *testing.T) {
 				opts.Files[i] = filepath.Join(e.inputs, f)
 			}
 			var out, errOut bytes.Buffer
-			err := Delete(context.Background(), opts, IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+			err := Delete(context.Background(), opts, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
 			checkErr(t, err, tt.wantErr)
 			if out.String() != tt.wantOut {
 				t.Errorf("out = %q, want %q", out.String(), tt.wantOut)
@@ -98,5 +103,34 @@ func TestDelete(t *testing.T) {
 				t.Errorf("manifest dir =\n%q\nwant\n%q", got, tt.want)
 			}
 		})
+	}
+}
+
+// delete's wait ends at once when no daemon answers.
+func TestWaitGoneDaemonDown(t *testing.T) {
+	opts := DeleteOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Minute}
+	start := time.Now()
+	if err := waitGone(t.Context(), opts, []target{{Kind: manifestdir.Pod, Namespace: "default", Name: "web"}}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("waited %v for a daemon that is down", d)
+	}
+}
+
+// A namespace or name the decoder would refuse is one line, before the
+// manifest dir is read (cli's get/describe/logs/exec are checked alike).
+func TestDeleteInvalidNames(t *testing.T) {
+	s := cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	for _, tt := range []struct{ ns, name, want string }{
+		{"..", "web", `invalid namespace "..": a lowercase RFC 1123 label must consist of`},
+		{"default", "..", `invalid pod name "..": a lowercase RFC 1123 subdomain must consist of`},
+		{"a/b", "web", `invalid namespace "a/b"`},
+		{"default", "Web", `invalid pod name "Web"`},
+	} {
+		err := Delete(t.Context(), DeleteOptions{ManifestDir: t.TempDir(), Namespace: tt.ns, Names: []string{tt.name}}, s)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("delete -n %s %s: %v, want one line %q…", tt.ns, tt.name, err, tt.want)
+		}
 	}
 }

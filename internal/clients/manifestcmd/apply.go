@@ -1,4 +1,4 @@
-package cli
+package manifestcmd
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/manifestdir"
 )
@@ -55,13 +56,13 @@ type ApplyResult struct {
 // file that already declares the pod, replacing just its document. It prints
 // "pod/NAME created|configured|unchanged" per pod. The manifest dir is
 // flocked from the scan to the last write, so concurrent runs serialize.
-func Apply(ctx context.Context, opts ApplyOptions, s IOStreams) ([]ApplyResult, error) {
+func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]ApplyResult, error) {
 	items, err := decodeInputs(opts.Files, s.In)
 	if err != nil {
 		return nil, err
 	}
 	rs, err := manifestdir.Apply(ctx, opts.ManifestDir, items, manifestdir.Options{
-		AllowInsecure: opts.AllowInsecure, DryRun: opts.DryRun, Warn: warnTo(s.ErrOut)})
+		AllowInsecure: opts.AllowInsecure, DryRun: opts.DryRun, Warn: cmdutil.WarnTo(s.ErrOut)})
 	suffix := ""
 	if opts.DryRun {
 		suffix = " (dry run)"

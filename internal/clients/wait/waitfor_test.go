@@ -1,4 +1,4 @@
-package cli
+package wait
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/desired/manifestdir"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -47,57 +47,57 @@ func TestPodWait(t *testing.T) {
 	webNew := waitPod("default", "web", "u4", corev1.PodPending, corev1.ConditionFalse, nil)
 	for _, tc := range []struct {
 		name   string
-		o      WaitForOptions
+		o      ForOptions
 		events []api.WatchEvent
 		out    string
 		end    string // "done", "" (waiting) or the error's text
 	}{
-		{"ready later", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
+		{"ready later", ForOptions{Names: []string{"web"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, bookmark, typed(api.WatchModified, webReady)}, "pod/web condition met\n", "done"},
-		{"not yet", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
+		{"not yet", ForOptions{Names: []string{"web"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, otherNS, bookmark}, "", ""},
-		{"ready=false, case-insensitive", WaitForOptions{Names: []string{"web"}, For: "condition=ready=FALSE"},
+		{"ready=false, case-insensitive", ForOptions{Names: []string{"web"}, For: "condition=ready=FALSE"},
 			[]api.WatchEvent{webPending, bookmark}, "pod/web condition met\n", "done"},
-		{"in the order named", WaitForOptions{Names: []string{"web", "db"}, For: "condition=Ready"},
+		{"in the order named", ForOptions{Names: []string{"web", "db"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, dbReady, bookmark}, "", ""},
-		{"in the order named, both", WaitForOptions{Names: []string{"web", "db"}, For: "condition=Ready"},
+		{"in the order named, both", ForOptions{Names: []string{"web", "db"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, dbReady, bookmark, typed(api.WatchModified, webReady)}, "pod/web condition met\npod/db condition met\n", "done"},
-		{"missing name", WaitForOptions{Names: []string{"web", "nope"}, For: "condition=Ready"},
+		{"missing name", ForOptions{Names: []string{"web", "nope"}, For: "condition=Ready"},
 			[]api.WatchEvent{webReady, bookmark}, "", `pods "nope" not found`},
-		{"pod in another namespace only", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
+		{"pod in another namespace only", ForOptions{Names: []string{"web"}, For: "condition=Ready"},
 			[]api.WatchEvent{otherNS, bookmark}, "", `pods "web" not found`},
-		{"selector", WaitForOptions{Selector: "app=web", AllNamespaces: true, For: "condition=Ready"},
+		{"selector", ForOptions{Selector: "app=web", AllNamespaces: true, For: "condition=Ready"},
 			[]api.WatchEvent{webReady, dbReady, otherNS, bookmark}, "pod/web condition met\npod/web condition met\n", "done"},
-		{"selector matches nothing", WaitForOptions{Selector: "app=nope", For: "condition=Ready"},
+		{"selector matches nothing", ForOptions{Selector: "app=nope", For: "condition=Ready"},
 			[]api.WatchEvent{webReady, bookmark}, "", "no matching resources found"},
-		{"all of the namespace", WaitForOptions{All: true, For: "jsonpath={.status.phase}=Running"},
+		{"all of the namespace", ForOptions{All: true, For: "jsonpath={.status.phase}=Running"},
 			[]api.WatchEvent{webReady, dbReady, otherNS, bookmark}, "pod/db condition met\npod/web condition met\n", "done"},
-		{"delete", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{webReady, bookmark, typed(api.WatchDeleted, webReady)}, "pod/web condition met\n", "done"},
-		{"delete: replaced by a new pod of the name", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete: replaced by a new pod of the name", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{webReady, bookmark, webNew}, "pod/web condition met\n", "done"},
-		{"delete of a missing pod", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete of a missing pod", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{dbReady, bookmark}, "", "done"},
-		{"delete: still stopping", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete: still stopping", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{webReady, bookmark, typed(api.WatchModified, deletingPod(webReady))}, "", ""},
-		{"delete: applied again with the same UID", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete: applied again with the same UID", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{webReady, bookmark, typed(api.WatchModified, deletingPod(webReady)), typed(api.WatchModified, webReady)}, "pod/web condition met\n", "done"},
-		{"delete: an older pod of the name still stopping", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete: an older pod of the name still stopping", ForOptions{Names: []string{"web"}, For: "delete"},
 			// One diff: the pods now (ADDED) before the gone (DELETED).
 			[]api.WatchEvent{webNew, bookmark, deletingPod(webReady), typed(api.WatchDeleted, webNew)}, "", ""},
-		{"delete: timeout 0", WaitForOptions{Names: []string{"web"}, For: "delete"},
+		{"delete: timeout 0", ForOptions{Names: []string{"web"}, For: "delete"},
 			[]api.WatchEvent{webReady, bookmark}, "", "timed out waiting for the condition on pods/web"},
-		{"create", WaitForOptions{Names: []string{"web"}, For: "create"},
+		{"create", ForOptions{Names: []string{"web"}, For: "create"},
 			[]api.WatchEvent{dbReady, bookmark, webPending}, "pod/web condition met\n", "done"},
-		{"condition: gone and back", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
+		{"condition: gone and back", ForOptions{Names: []string{"web"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, bookmark, typed(api.WatchDeleted, webPending), typed(api.WatchAdded, webReady)}, "pod/web condition met\n", "done"},
-		{"timeout 0: not met", WaitForOptions{Names: []string{"web"}, For: "condition=Ready"},
+		{"timeout 0: not met", ForOptions{Names: []string{"web"}, For: "condition=Ready"},
 			[]api.WatchEvent{webPending, bookmark}, "", "condition not met for pods/web"},
-		{"jsonpath filter", WaitForOptions{Names: []string{"web"}, For: `jsonpath={.status.conditions[?(@.type=="Ready")].status}=True`},
+		{"jsonpath filter", ForOptions{Names: []string{"web"}, For: `jsonpath={.status.conditions[?(@.type=="Ready")].status}=True`},
 			[]api.WatchEvent{webReady, bookmark}, "pod/web condition met\n", "done"},
-		{"jsonpath exists", WaitForOptions{Names: []string{"web"}, For: "jsonpath=.status.phase"},
+		{"jsonpath exists", ForOptions{Names: []string{"web"}, For: "jsonpath=.status.phase"},
 			[]api.WatchEvent{webPending, bookmark}, "pod/web condition met\n", "done"},
-		{"jsonpath on a list", WaitForOptions{Names: []string{"web"}, For: "jsonpath={.status.conditions}=x"},
+		{"jsonpath on a list", ForOptions{Names: []string{"web"}, For: "jsonpath={.status.conditions}=x"},
 			[]api.WatchEvent{webPending, bookmark}, "", "jsonpath leads to a nested object or list which is not supported"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -158,16 +158,16 @@ func TestParseWaitForErrors(t *testing.T) {
 
 func TestWaitForArgs(t *testing.T) {
 	for _, tc := range []struct {
-		o    WaitForOptions
+		o    ForOptions
 		want string
 	}{
-		{WaitForOptions{For: "delete"}, "no name was specified"},
-		{WaitForOptions{Names: []string{"web"}, Selector: "app=web", For: "delete"}, "name cannot be provided when a selector is specified"},
-		{WaitForOptions{Names: []string{"web"}, AllNamespaces: true, For: "delete"}, "across all namespaces"},
-		{WaitForOptions{Names: []string{"Web"}, For: "delete"}, "Web"},
-		{WaitForOptions{Names: []string{"web"}, Selector: "a in (", For: "delete"}, "unable to parse the label selector"},
+		{ForOptions{For: "delete"}, "no name was specified"},
+		{ForOptions{Names: []string{"web"}, Selector: "app=web", For: "delete"}, "name cannot be provided when a selector is specified"},
+		{ForOptions{Names: []string{"web"}, AllNamespaces: true, For: "delete"}, "across all namespaces"},
+		{ForOptions{Names: []string{"Web"}, For: "delete"}, "Web"},
+		{ForOptions{Names: []string{"web"}, Selector: "a in (", For: "delete"}, "unable to parse the label selector"},
 	} {
-		err := WaitFor(t.Context(), tc.o, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		err := For(t.Context(), tc.o, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
 		}
@@ -194,21 +194,9 @@ func TestWaitForOldDaemon(t *testing.T) {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	var out bytes.Buffer
-	err = WaitFor(t.Context(), WaitForOptions{Socket: sock, Namespace: "default", Names: []string{"web"}, For: "condition=Ready", Timeout: 10 * time.Second},
-		IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+	err = For(t.Context(), ForOptions{Socket: sock, Namespace: "default", Names: []string{"web"}, For: "condition=Ready", Timeout: 10 * time.Second},
+		cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 	if err != nil || out.String() != "pod/web condition met\n" {
 		t.Fatalf("wait: %v, printed %q", err, out.String())
-	}
-}
-
-// delete's wait ends at once when no daemon answers.
-func TestWaitGoneDaemonDown(t *testing.T) {
-	opts := DeleteOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Minute}
-	start := time.Now()
-	if err := waitGone(t.Context(), opts, []target{{Kind: manifestdir.Pod, Namespace: "default", Name: "web"}}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Fatalf("waited %v for a daemon that is down", d)
 	}
 }

@@ -1,4 +1,4 @@
-package cli
+package cp
 
 import (
 	"archive/tar"
@@ -16,6 +16,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -33,7 +35,7 @@ func TestCpArgs(t *testing.T) {
 		{src: ":/x", dest: "f", err: errFileSpec.Error()},
 		{src: "a/b/web:/x", dest: "f", err: errFileSpec.Error()},
 	} {
-		err := CpOptions{Src: tc.src, Dest: tc.dest}.CheckArgs()
+		err := Options{Src: tc.src, Dest: tc.dest}.CheckArgs()
 		if (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
 			t.Errorf("cp %q %q: %v, want %q", tc.src, tc.dest, err, tc.err)
 		}
@@ -72,7 +74,7 @@ func TestStripPathShortcuts(t *testing.T) {
 // dirs, `tar cf - P` with archives[P] (else tar's error), and `tar -x`
 // by listing what it receives.
 type cpDaemon struct {
-	fakeDaemon
+	clienttest.FakeDaemon
 	dirs     map[string]bool
 	archives map[string][]byte
 
@@ -136,12 +138,12 @@ func (d *cpDaemon) take() ([]api.ExecRequest, []string) {
 func TestCp(t *testing.T) {
 	local := t.TempDir()
 	writeTree(t, local, "f: F", "d/a: A", "d/sub/b: B", "big: "+strings.Repeat("x", 4<<20))
-	b := &cpDaemon{fakeDaemon: fakeDaemon{pods: []*corev1.Pod{webPod()}, runtime: api.RuntimeStatus{Healthy: true}}, dirs: map[string]bool{"/tmp": true},
+	b := &cpDaemon{FakeDaemon: clienttest.FakeDaemon{PodList: []*corev1.Pod{clienttest.WebPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, dirs: map[string]bool{"/tmp": true},
 		archives: map[string][]byte{
 			"/etc/hosts": buildTar(t, []tarEntry{{name: "etc/hosts", typ: tar.TypeReg, body: "H"}}),
 			"/bad":       buildTar(t, []tarEntry{{name: "other/x", typ: tar.TypeReg, body: strings.Repeat("x", 4<<20)}}),
 		}}
-	sock := serve(t, b)
+	sock := clienttest.Serve(t, b)
 	in := func(p string) string { return filepath.Join(local, p) }
 	tarX := func(dir string) []string { return []string{"tar", "-xmf", "-", "-C", dir} }
 	for _, tc := range []struct {
@@ -172,8 +174,8 @@ func TestCp(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			o := CpOptions{Socket: sock, Namespace: "default", Src: tc.src, Dest: tc.dest, NoPreserve: tc.noPreserve}
-			code, err := Cp(context.Background(), o, IOStreams{Out: &out, ErrOut: &errOut})
+			o := Options{Socket: sock, Namespace: "default", Src: tc.src, Dest: tc.dest, NoPreserve: tc.noPreserve}
+			code, err := Copy(context.Background(), o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
 			if (err == nil) != (tc.err == "") || err != nil && err.Error() != tc.err {
 				t.Fatalf("error %v, want %q", err, tc.err)
 			}
@@ -198,10 +200,10 @@ func TestCp(t *testing.T) {
 	if got, err := os.ReadFile(in("h")); err != nil || string(got) != "H" {
 		t.Errorf("copied out of the pod: %q, %v; want \"H\"", got, err)
 	}
-	var nf *NotFoundError
-	o := CpOptions{Socket: sock, Namespace: "default", Src: "nope:/x", Dest: in("y")}
-	if _, err := Cp(context.Background(), o, IOStreams{Out: io.Discard, ErrOut: io.Discard}); !errors.As(err, &nf) {
-		t.Errorf("cp from a missing pod: %v, want a NotFoundError", err)
+	var nf *cmdutil.NotFoundError
+	o := Options{Socket: sock, Namespace: "default", Src: "nope:/x", Dest: in("y")}
+	if _, err := Copy(context.Background(), o, cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard}); !errors.As(err, &nf) {
+		t.Errorf("cp from a missing pod: %v, want a cmdutil.NotFoundError", err)
 	}
 	if _, err := os.Lstat(in("n")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a failed copy out left %s: %v", in("n"), err)

@@ -1,30 +1,16 @@
-// Package cli implements podhost's commands: cmd/podhost parses flags
-// into the option structs here and calls one function per command. apply
-// and delete write the manifest dir through internal/desired/manifestdir
-// (also with the daemon down; the daemon's source picks the change up);
-// get configmaps|secrets and images prune read it; check probes the host;
-// the other commands are clients of the daemon's API (internal/services/api).
-package cli
+package manifestcmd
 
 import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/source"
 )
-
-// IOStreams are the command's standard streams.
-type IOStreams struct {
-	In     io.Reader
-	Out    io.Writer
-	ErrOut io.Writer
-}
 
 // input is one manifest given with -f.
 type input struct {
@@ -72,7 +58,7 @@ func appendInput(out []input, errs []error, in input, err error) ([]input, []err
 func readPath(path string) ([]input, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+		return nil, fmt.Errorf("%s: %w", path, cmdutil.UnwrapPathError(err))
 	}
 	if !fi.IsDir() {
 		data, err := readFile(path)
@@ -83,7 +69,7 @@ func readPath(path string) ([]input, error) {
 	}
 	entries, err := os.ReadDir(path)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, unwrapPathError(err))
+		return nil, fmt.Errorf("%s: %w", path, cmdutil.UnwrapPathError(err))
 	}
 	var out []input
 	var errs []error
@@ -101,20 +87,12 @@ func readPath(path string) ([]input, error) {
 	return out, errors.Join(errs...)
 }
 
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
 func readFile(path string) ([]byte, error) {
 	data, _, err := manifest.ReadBytes(path)
 	if err != nil {
 		var el manifest.ErrorList
 		if !errors.As(err, &el) {
-			return nil, fmt.Errorf("%s: %w", path, unwrapPathError(errors.Unwrap(err)))
+			return nil, fmt.Errorf("%s: %w", path, cmdutil.UnwrapPathError(errors.Unwrap(err)))
 		}
 	}
 	return data, err
@@ -123,30 +101,6 @@ func readFile(path string) ([]byte, error) {
 // fileErr formats a one-line error about a whole input file.
 func fileErr(name, format string, args ...any) error {
 	return manifest.ErrorList{{File: manifest.DisplayName(name), Detail: fmt.Sprintf(format, args...)}}
-}
-
-// warnTo prints a line as kubectl prints warnings: "Warning: <line>".
-func warnTo(w io.Writer) func(string) {
-	return func(line string) { fmt.Fprintf(w, "Warning: %s\n", line) }
-}
-
-// scanDir reads the manifest dir; a missing dir is an empty one. Problems in
-// single files are printed as warnings: they are not the command's errors.
-func scanDir(dir string, allowInsecure bool, errOut io.Writer) (source.Snapshot, error) {
-	snap, err := source.Scan(dir, allowInsecure)
-	if errors.Is(err, fs.ErrNotExist) {
-		return source.Snapshot{}, nil
-	}
-	if err != nil {
-		return snap, err
-	}
-	warn := warnTo(errOut)
-	for _, fe := range snap.Errors {
-		for _, line := range strings.Split(fe.Error(), "\n") {
-			warn(line)
-		}
-	}
-	return snap, nil
 }
 
 // PodNames returns the names of the pods in namespace declared in the

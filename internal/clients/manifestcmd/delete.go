@@ -1,4 +1,4 @@
-package cli
+package manifestcmd
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/wait"
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/manifestdir"
 	"github.com/podhost/podhost/internal/services/api"
@@ -40,12 +42,12 @@ type target = manifestdir.Ref
 // per pod, in the order given; each missing one is a NotFoundError (`pods
 // "NAME" not found`) unless IgnoreNotFound. Found pods are deleted even when
 // others are missing, as with kubectl.
-func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
+func Delete(ctx context.Context, opts DeleteOptions, s cmdutil.IOStreams) error {
 	targets, err := deleteTargets(opts, s)
 	if err != nil {
 		return err
 	}
-	removals, err := manifestdir.Delete(ctx, opts.ManifestDir, targets, manifestdir.Options{AllowInsecure: opts.AllowInsecure, Warn: warnTo(s.ErrOut)})
+	removals, err := manifestdir.Delete(ctx, opts.ManifestDir, targets, manifestdir.Options{AllowInsecure: opts.AllowInsecure, Warn: cmdutil.WarnTo(s.ErrOut)})
 	if removals == nil && err != nil {
 		return err
 	}
@@ -54,7 +56,7 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 	for _, r := range removals {
 		switch {
 		case r.File == "" && !opts.IgnoreNotFound:
-			errs = append(errs, &NotFoundError{Resource: string(r.Ref.Kind) + "s", Name: r.Ref.Name})
+			errs = append(errs, &cmdutil.NotFoundError{Resource: string(r.Ref.Kind) + "s", Name: r.Ref.Name})
 		case r.Removed:
 			fmt.Fprintf(s.Out, "%s %q deleted\n", r.Ref.Kind, r.Ref.Name)
 			if r.Ref.Kind == manifestdir.Pod {
@@ -81,7 +83,7 @@ func Delete(ctx context.Context, opts DeleteOptions, s IOStreams) error {
 // containers stopped and its sandbox, cgroup and volumes are gone.
 // A daemon that is down, or goes down, is not waited for: it ends the
 // terminations when it starts.
-func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStreams) error {
+func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s cmdutil.IOStreams) error {
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout) // for all the namespaces
@@ -92,8 +94,8 @@ func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStream
 		byNS[t.Namespace] = append(byNS[t.Namespace], t.Name)
 	}
 	for _, ns := range sortedKeys(byNS) {
-		o := WaitForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: -1, StopIfDown: true}
-		err := WaitFor(ctx, o, IOStreams{Out: io.Discard, ErrOut: s.ErrOut})
+		o := wait.ForOptions{Socket: opts.Socket, Namespace: ns, Names: byNS[ns], For: "delete", Timeout: -1, StopIfDown: true}
+		err := wait.For(ctx, o, cmdutil.IOStreams{Out: io.Discard, ErrOut: s.ErrOut})
 		switch {
 		case errors.Is(err, api.ErrDaemonDown):
 			return nil
@@ -106,7 +108,7 @@ func waitGone(ctx context.Context, opts DeleteOptions, pods []target, s IOStream
 
 // deleteTargets resolves names or files into pods to delete (deduplicated,
 // in order).
-func deleteTargets(opts DeleteOptions, s IOStreams) ([]target, error) {
+func deleteTargets(opts DeleteOptions, s cmdutil.IOStreams) ([]target, error) {
 	switch {
 	case len(opts.Names) > 0 && len(opts.Files) > 0:
 		return nil, errors.New("specify pod names or -f, not both")
@@ -163,7 +165,7 @@ func kindOf(word string) (manifestdir.Kind, bool) {
 	case "pod", "pods", "po":
 		return manifestdir.Pod, true
 	}
-	switch DataResource(word) {
+	switch cmdutil.DataResource(word) {
 	case "configmaps":
 		return manifestdir.ConfigMap, true
 	case "secrets":

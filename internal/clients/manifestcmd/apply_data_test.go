@@ -1,4 +1,4 @@
-package cli
+package manifestcmd
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 )
 
 func cmYAML(value string, immutable bool) string {
@@ -29,7 +31,7 @@ func TestApplyConfigData(t *testing.T) {
 	apply := func(file string) (string, error) {
 		var out bytes.Buffer
 		opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, file)}, ManifestDir: e.manifests}
-		_, err := Apply(context.Background(), opts, IOStreams{Out: &out, ErrOut: &out})
+		_, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 		return out.String(), err
 	}
 	out, err := apply("all.yaml")
@@ -74,7 +76,7 @@ func TestApplyConfigDataBad(t *testing.T) {
 			before := dirState(t, e.manifests)
 			var out bytes.Buffer
 			_, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "bad.yaml")}, ManifestDir: e.manifests},
-				IOStreams{Out: &out, ErrOut: &out})
+				cmdutil.IOStreams{Out: &out, ErrOut: &out})
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("got  %v\nwant %s", err, tc.want)
 			}
@@ -88,55 +90,17 @@ func TestApplyConfigDataBad(t *testing.T) {
 	}
 }
 
-// get configmaps|secrets reads the manifest dir; Secret values are never
-// printed, in any output format.
-func TestGetConfigData(t *testing.T) {
-	all := cmYAML("one", false) + "---\n" + secretYAML
-	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
-	var out bytes.Buffer
-	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests},
-		IOStreams{Out: &out, ErrOut: &out}); err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct{ resource, name, output, want string }{
-		{"configmaps", "", "", "NAMESPACE   NAME   DATA\ndefault     app    1\n"},
-		{"secrets", "", "", "NAMESPACE   NAME    TYPE     DATA\ndefault     creds   Opaque   1\n"},
-		{"secrets", "creds", "name", "secret/creds\n"},
-		{"secrets", "creds", "yaml", "pw: null"},
-		{"secrets", "", "json", `"pw": null`},
-		{"configmaps", "app", "yaml", "k: one"},
-	} {
-		var o bytes.Buffer
-		err := GetData(GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Names: strings.Fields(tc.name), Output: tc.output}, IOStreams{Out: &o, ErrOut: &o})
-		if err != nil || !strings.Contains(o.String(), tc.want) {
-			t.Errorf("get %s %s -o %s = %q, %v; want %q", tc.resource, tc.name, tc.output, o.String(), err, tc.want)
-		}
-		if strings.Contains(o.String(), "s3cr3t") || strings.Contains(o.String(), "czNjcjN0") {
-			t.Errorf("get %s -o %s printed the Secret value", tc.resource, tc.output)
-		}
-	}
-	var noHeaders bytes.Buffer
-	if err := GetData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, NoHeaders: true}, IOStreams{Out: &noHeaders, ErrOut: &noHeaders}); err != nil ||
-		noHeaders.String() != "default   app   1\n" {
-		t.Errorf("get configmaps --no-headers = %q, %v", noHeaders.String(), err)
-	}
-	if err := GetData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Names: []string{"nope"}}, IOStreams{Out: &out, ErrOut: &out}); err == nil ||
-		err.Error() != `secrets "nope" not found` {
-		t.Errorf("missing: %v", err)
-	}
-}
-
 // delete -f removes ConfigMaps and Secrets too.
 func TestDeleteConfigDataByFile(t *testing.T) {
 	all := cmYAML("one", false) + "---\n" + secretYAML + "---\n" + podYAML("web", "img:1")
 	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all, "cm.yaml": cmYAML("one", false)})
 	var out bytes.Buffer
 	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests},
-		IOStreams{Out: &out, ErrOut: &out}); err != nil {
+		cmdutil.IOStreams{Out: &out, ErrOut: &out}); err != nil {
 		t.Fatal(err)
 	}
 	out.Reset()
-	err := Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "cm.yaml")}, ManifestDir: e.manifests}, IOStreams{Out: &out, ErrOut: &out})
+	err := Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "cm.yaml")}, ManifestDir: e.manifests}, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 	if err != nil || out.String() != "configmap \"app\" deleted\n" {
 		t.Fatalf("delete -f = %q, %v", out.String(), err)
 	}
@@ -144,7 +108,7 @@ func TestDeleteConfigDataByFile(t *testing.T) {
 		t.Error("the ConfigMap's file is still there")
 	}
 	out.Reset()
-	err = Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, IOStreams{Out: &out, ErrOut: &out})
+	err = Delete(context.Background(), DeleteOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 	if err == nil || err.Error() != `configmaps "app" not found` || out.String() != "secret \"creds\" deleted\npod \"web\" deleted\n" {
 		t.Errorf("delete -f all = %q, %v", out.String(), err)
 	}
@@ -155,7 +119,7 @@ func TestDeleteConfigDataByName(t *testing.T) {
 	all := cmYAML("one", false) + "---\n" + secretYAML + "---\n" + podYAML("web", "img:1")
 	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
 	var out bytes.Buffer
-	streams := IOStreams{Out: &out, ErrOut: &out}
+	streams := cmdutil.IOStreams{Out: &out, ErrOut: &out}
 	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, streams); err != nil {
 		t.Fatal(err)
 	}
@@ -174,32 +138,5 @@ func TestDeleteConfigDataByName(t *testing.T) {
 	}
 	if left := dirState(t, e.manifests); len(left) != 0 {
 		t.Errorf("manifest dir after deleting everything: %v", left)
-	}
-}
-
-// describe configmap shows its values; describe secret only sizes.
-func TestDescribeData(t *testing.T) {
-	all := cmYAML("one", false) + "---\n" + secretYAML
-	e := newEnv(t, map[string]string{}, map[string]string{"all.yaml": all})
-	var out bytes.Buffer
-	streams := IOStreams{Out: &out, ErrOut: &out}
-	if _, err := Apply(context.Background(), ApplyOptions{Files: []string{filepath.Join(e.inputs, "all.yaml")}, ManifestDir: e.manifests}, streams); err != nil {
-		t.Fatal(err)
-	}
-	out.Reset()
-	if err := DescribeData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: "default", Names: []string{"app"}}, streams); err != nil ||
-		!strings.Contains(out.String(), "Name:         app") || !strings.Contains(out.String(), "k:\n----\none") {
-		t.Fatalf("describe configmap = %q, %v", out.String(), err)
-	}
-	out.Reset()
-	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Names: []string{"creds"}}, streams); err != nil ||
-		!strings.Contains(out.String(), "Type:  Opaque") || !strings.Contains(out.String(), "pw:  6 bytes") {
-		t.Fatalf("describe secret = %q, %v", out.String(), err)
-	}
-	if strings.Contains(out.String(), "s3cr3t") || strings.Contains(out.String(), "czNjcjN0") {
-		t.Fatal("describe secret printed the value")
-	}
-	if err := DescribeData(GetDataOptions{Resource: "secrets", ManifestDir: e.manifests, Namespace: "default", Names: []string{"nope"}}, streams); err == nil {
-		t.Fatal("describe of a missing secret succeeded")
 	}
 }

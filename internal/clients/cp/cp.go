@@ -1,4 +1,8 @@
-package cli
+// Package cp is `podhost cp`: files and directories copied to and from a
+// container as kubectl cp copies them, through an exec of the container's
+// tar over the daemon's API, with a tar stream on the exec's stdin or
+// stdout (cp_tar.go writes and safely extracts it).
+package cp
 
 import (
 	"context"
@@ -10,11 +14,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
-// CpOptions are the two ends of `podhost cp` and the container to use.
-type CpOptions struct {
+// Options are the two ends of `podhost cp` and the container to use.
+type Options struct {
 	Socket, Namespace, Container string
 	Src, Dest                    string // [NAMESPACE/]POD:PATH or a local path, one each
 	NoPreserve                   bool   // local→pod: the container's tar keeps neither owner nor permissions
@@ -49,12 +54,12 @@ func parseFileSpec(arg string) (fileSpec, error) {
 
 // CheckArgs returns the usage error of Src and Dest, as kubectl words it:
 // one of them must name a pod's path and the other a local one.
-func (o CpOptions) CheckArgs() error {
+func (o Options) CheckArgs() error {
 	_, _, err := o.specs()
 	return err
 }
 
-func (o CpOptions) specs() (src, dest fileSpec, err error) {
+func (o Options) specs() (src, dest fileSpec, err error) {
 	if src, err = parseFileSpec(o.Src); err != nil {
 		return src, dest, err
 	}
@@ -72,12 +77,12 @@ func (o CpOptions) specs() (src, dest fileSpec, err error) {
 	return src, dest, err
 }
 
-// Cp copies a local file or directory into a container, or one out of it,
+// Copy copies a local file or directory into a container, or one out of it,
 // as `kubectl cp` does: through exec of the container's tar (which the image
 // must have), with a tar stream on the exec's stdin or stdout. It returns the
 // exit code of the container's tar (its stderr is passed through); a missing
 // pod is a NotFoundError.
-func Cp(ctx context.Context, o CpOptions, s IOStreams) (int, error) {
+func Copy(ctx context.Context, o Options, s cmdutil.IOStreams) (int, error) {
 	src, dest, err := o.specs()
 	if err != nil {
 		return -1, err
@@ -92,13 +97,13 @@ func Cp(ctx context.Context, o CpOptions, s IOStreams) (int, error) {
 	if remote.namespace == "" {
 		remote.namespace = o.Namespace
 	}
-	if err := validateNames(remote.namespace, remote.pod); err != nil {
+	if err := cmdutil.ValidateNames(remote.namespace, remote.pod); err != nil {
 		return -1, err
 	}
 	c := api.NewClient(o.Socket)
 	t := podTarget{c: c, req: api.ExecRequest{Namespace: remote.namespace, Name: remote.pod, Container: o.Container}}
 	if t.req.Container == "" {
-		t.req.Container = defaultContainer(ctx, c, remote.namespace, remote.pod, s)
+		t.req.Container = cmdutil.DefaultContainer(ctx, c, remote.namespace, remote.pod, s)
 	}
 	var code int
 	if dest.pod != "" {
@@ -106,7 +111,7 @@ func Cp(ctx context.Context, o CpOptions, s IOStreams) (int, error) {
 	} else {
 		code, err = t.copyFromPod(ctx, src.path, dest.path, s)
 	}
-	return code, podNotFound(err, remote.pod)
+	return code, cmdutil.PodNotFound(err, remote.pod)
 }
 
 // podTarget is the container a copy execs its commands in.
@@ -135,7 +140,7 @@ var errExecEnded = errors.New("the container's tar ended")
 // copyToPod sends src as a tar stream to `tar -xmf - -C DIR` in the
 // container. As kubectl: into dest if dest is a directory there (under
 // src's base name), else as dest itself.
-func (t podTarget) copyToPod(ctx context.Context, src, dest string, noPreserve bool, s IOStreams) (int, error) {
+func (t podTarget) copyToPod(ctx context.Context, src, dest string, noPreserve bool, s cmdutil.IOStreams) (int, error) {
 	dest = remotePath(dest)
 	if t.isDir(ctx, dest) {
 		dest = path.Join(dest, filepath.Base(filepath.Clean(src)))
@@ -167,7 +172,7 @@ func (t podTarget) copyToPod(ctx context.Context, src, dest string, noPreserve b
 
 // copyFromPod extracts the tar stream of `tar cf - SRC` in the container
 // into dest (see untar).
-func (t podTarget) copyFromPod(ctx context.Context, src, dest string, s IOStreams) (int, error) {
+func (t podTarget) copyFromPod(ctx context.Context, src, dest string, s cmdutil.IOStreams) (int, error) {
 	src = remotePath(src)
 	// As kubectl: tar names the entries without the leading "/", and "../"
 	// that would climb above "/" is dropped.
