@@ -3,8 +3,9 @@
 //
 // This package is thin: each command is a newXxxCmd(*globalOptions) in its
 // own file that parses flags into an options struct and calls one function
-// (internal/clients/cli, or the daemon). Commands are registered in the commands
-// list below.
+// (of a package in internal/clients, or the daemon). Commands are registered
+// in the commands list below. docs/cli/podhost*.md is generated from them
+// (make docs; docs_test.go checks it).
 package main
 
 import (
