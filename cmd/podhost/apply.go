@@ -1,14 +1,14 @@
 package main
 
 import (
+	"github.com/podhost/podhost/internal/clients/manifestcmd"
+	"github.com/podhost/podhost/internal/clients/wait"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
-
-	"github.com/podhost/podhost/internal/clients/cli"
 )
 
 func newApplyCmd(g *globalOptions) *cobra.Command {
-	var opts cli.ApplyOptions
+	var opts manifestcmd.ApplyOptions
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Validate manifests and write them into the manifest directory",
@@ -25,11 +25,11 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			}
 			opts.ManifestDir = cfg.ManifestDir
 			opts.AllowInsecure = cfg.AllowInsecureManifests
-			results, err := cli.Apply(cmd.Context(), opts, g.streams)
+			results, err := manifestcmd.Apply(cmd.Context(), opts, g.streams)
 			if err != nil || opts.WaitTimeout <= 0 || opts.DryRun {
 				return err
 			}
-			w := cli.WaitOptions{Socket: cfg.Socket, Timeout: opts.WaitTimeout, UIDs: map[types.UID]string{}}
+			w := wait.ReadyOptions{Socket: cfg.Socket, Timeout: opts.WaitTimeout, UIDs: map[types.UID]string{}}
 			for _, r := range results {
 				if r.Pod != nil { // nil for a ConfigMap or Secret: nothing to wait for
 					w.UIDs[r.Pod.UID] = r.Pod.Name
@@ -38,14 +38,14 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			if len(w.UIDs) == 0 {
 				return nil
 			}
-			return cli.WaitReady(cmd.Context(), w, g.streams)
+			return wait.Ready(cmd.Context(), w, g.streams)
 		},
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&opts.Files, "filename", "f", nil, "manifest file, directory (its *.yaml, *.yml, *.json) or - for stdin (repeatable)")
 	fs.BoolVar(&opts.DryRun, "dry-run", false, "print what would be done, write nothing")
-	fs.DurationVar(&opts.WaitTimeout, "wait", 0, "wait until the pods are running and ready (--wait alone: "+cli.DefaultWaitTimeout.String()+")")
-	fs.Lookup("wait").NoOptDefVal = cli.DefaultWaitTimeout.String()
+	fs.DurationVar(&opts.WaitTimeout, "wait", 0, "wait until the pods are running and ready (--wait alone: "+manifestcmd.DefaultWaitTimeout.String()+")")
+	fs.Lookup("wait").NoOptDefVal = manifestcmd.DefaultWaitTimeout.String()
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }

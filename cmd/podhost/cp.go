@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/cp"
 )
 
 func newCpCmd(g *globalOptions) *cobra.Command {
-	var opts cli.CpOptions
+	var opts cp.Options
 	cmd := &cobra.Command{
 		Use:   "cp [NAMESPACE/]POD:PATH LOCAL | LOCAL [NAMESPACE/]POD:PATH",
 		Short: "Copy files and directories to and from containers",
@@ -33,7 +33,7 @@ func newCpCmd(g *globalOptions) *cobra.Command {
 			if err := opts.CheckArgs(); err != nil {
 				return &usageError{err: err, command: cmd.CommandPath()}
 			}
-			return commandResult(cli.Cp(cmd.Context(), opts, g.streams))
+			return commandResult(cp.Copy(cmd.Context(), opts, g.streams))
 		},
 	}
 	f := cmd.Flags()

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"github.com/podhost/podhost/internal/clients/manifestcmd"
 	"github.com/spf13/cobra"
-
-	"github.com/podhost/podhost/internal/clients/cli"
 )
 
 func newDeleteCmd(g *globalOptions) *cobra.Command {
-	var opts cli.DeleteOptions
+	var opts manifestcmd.DeleteOptions
 	cmd := &cobra.Command{
 		Use:   "delete NAME... | -f FILE|DIR|-",
 		Short: "Remove pods from the manifest directory",
@@ -21,7 +20,7 @@ func newDeleteCmd(g *globalOptions) *cobra.Command {
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return cli.PodNames(cfg.ManifestDir, cfg.AllowInsecureManifests, opts.Namespace), cobra.ShellCompDirectiveNoFileComp
+			return manifestcmd.PodNames(cfg.ManifestDir, cfg.AllowInsecureManifests, opts.Namespace), cobra.ShellCompDirectiveNoFileComp
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
@@ -32,7 +31,7 @@ func newDeleteCmd(g *globalOptions) *cobra.Command {
 			opts.ManifestDir = cfg.ManifestDir
 			opts.AllowInsecure = cfg.AllowInsecureManifests
 			opts.Socket = cfg.Socket
-			return cli.Delete(cmd.Context(), opts, g.streams)
+			return manifestcmd.Delete(cmd.Context(), opts, g.streams)
 		},
 	}
 	fs := cmd.Flags()

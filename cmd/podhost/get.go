@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/manifestcmd"
 )
 
 func newGetCmd(g *globalOptions) *cobra.Command {
@@ -45,7 +46,7 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				if err := podsOnlyFlags(cmd, resource); err != nil {
 					return err
 				}
-				return cli.GetData(cli.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
+				return manifestcmd.GetData(manifestcmd.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir, AllowInsecure: cfg.AllowInsecureManifests,
 					Namespace: opts.Namespace, Names: names, Output: opts.Output, NoHeaders: opts.NoHeaders}, g.streams)
 			}
 			return cli.Get(cmd.Context(), opts, g.streams)
@@ -99,7 +100,7 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 				return fmt.Errorf("describe %s needs a NAME: podhost describes named objects only ('podhost get %s' lists them)", args[0], resource)
 			}
 			if resource != "pods" {
-				return cli.DescribeData(cli.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir,
+				return manifestcmd.DescribeData(manifestcmd.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir,
 					AllowInsecure: cfg.AllowInsecureManifests, Namespace: opts.Namespace, Names: names}, g.streams)
 			}
 			opts.Socket, opts.Names = cfg.Socket, names

@@ -16,7 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -201,7 +201,7 @@ func TestPodArgUsage(t *testing.T) {
 // Each error errors.Join joined prints on its own, a NotFoundError in
 // kubectl's words; other errors line by line after "Error: ".
 func TestErrorLines(t *testing.T) {
-	nf := func(name string) error { return &cli.NotFoundError{Resource: "pods", Name: name} }
+	nf := func(name string) error { return &cmdutil.NotFoundError{Resource: "pods", Name: name} }
 	a, b := errors.New("a"), errors.New("b")
 	for _, tc := range []struct {
 		err  error

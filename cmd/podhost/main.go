@@ -3,8 +3,9 @@
 //
 // This package is thin: each command is a newXxxCmd(*globalOptions) in its
 // own file that parses flags into an options struct and calls one function
-// (internal/clients/cli, or the daemon). Commands are registered in the commands
-// list below.
+// (of a package in internal/clients, or the daemon). Commands are registered
+// in the commands list below. docs/cli/podhost*.md is generated from them
+// (make docs; docs_test.go checks it).
 package main
 
 import (
@@ -19,7 +20,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/logs"
 )
@@ -46,7 +47,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 
 // globalOptions carries the global flags and the streams to every command.
 type globalOptions struct {
-	streams    cli.IOStreams
+	streams    cmdutil.IOStreams
 	configPath string         // --config; "" = the default path, may be missing
 	flags      *config.Config // values of config-backed flags (global and daemon)
 }
@@ -82,7 +83,7 @@ func newRootCmd(g *globalOptions) *cobra.Command {
 }
 
 // run executes podhost with args and returns the exit code.
-func run(ctx context.Context, args []string, streams cli.IOStreams) int {
+func run(ctx context.Context, args []string, streams cmdutil.IOStreams) int {
 	g := &globalOptions{streams: streams, flags: config.Default()}
 	root := newRootCmd(g)
 	root.SetArgs(args)
@@ -124,7 +125,7 @@ func printError(w io.Writer, err error) {
 // errorLines is err as printed: each error errors.Join joined in turn (a
 // NotFoundError in kubectl's words), the others line by line after "Error: ".
 func errorLines(err error) []string {
-	if nf, ok := err.(*cli.NotFoundError); ok {
+	if nf, ok := err.(*cmdutil.NotFoundError); ok {
 		return []string{"Error from server (NotFound): " + nf.Error()}
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok && joinedText(joined.Unwrap()) == err.Error() {
@@ -159,7 +160,7 @@ func main() {
 		logs.RunDriver() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], cli.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
+	code := run(ctx, os.Args[1:], cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})
 	stop()
 	os.Exit(code)
 }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 )
 
@@ -61,7 +61,7 @@ func (e testEnv) podhost(t *testing.T, stdin string, args ...string) (code int, 
 	t.Helper()
 	var out, errOut bytes.Buffer
 	all := append([]string{"--config", e.config, "--manifest-dir", e.manifests}, args...)
-	code = run(context.Background(), all, cli.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
+	code = run(context.Background(), all, cmdutil.IOStreams{In: strings.NewReader(stdin), Out: &out, ErrOut: &errOut})
 	return code, out.String(), errOut.String()
 }
 

@@ -7,10 +7,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/podhost/podhost/internal/clients/cli"
+	"github.com/podhost/podhost/internal/clients/wait"
 )
 
 func newWaitCmd(g *globalOptions) *cobra.Command {
-	opts := cli.WaitForOptions{Timeout: 30 * time.Second}
+	opts := wait.ForOptions{Timeout: 30 * time.Second}
 	cmd := &cobra.Command{
 		Use:   "wait (pod/NAME... | pods NAME... | pods -l SELECTOR | pods --all) --for=delete|create|condition=NAME[=VALUE]|jsonpath='{EXPR}'[=VALUE]",
 		Short: "Wait for a condition on pods (kubectl wait)",
@@ -38,7 +39,7 @@ func newWaitCmd(g *globalOptions) *cobra.Command {
 				return fmt.Errorf("podhost waits for pods, not %s", resource)
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
-			return cli.WaitFor(cmd.Context(), opts, g.streams)
+			return wait.For(cmd.Context(), opts, g.streams)
 		},
 	}
 	f := cmd.Flags()

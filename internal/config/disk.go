@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Disk defaults (see README, "Operating an appliance").
+// Disk defaults (see docs/appliance.md, "Disk").
 const (
 	DefaultImageFSPath                 = "/var/lib/containerd"
 	DefaultImageGCHighThresholdPercent = 85

@@ -32,8 +32,9 @@ var served = []resource{
 	// core/v1 pods: the manifest dir's pods. delete answers the pod (it
 	// terminates), as kube-apiserver's pod storage (ReturnDeletedObject).
 	{gv: core, name: "pods", kind: "Pod", list: "PodList", namespaced: true, verbs: all, deleteReturnsObject: true},
-	// status: kubectl get/patch --subresource=status.
-	{gv: core, name: "pods/status", kind: "Pod", namespaced: true, verbs: verbs("get", "update", "patch")},
+	// status: kubectl get --subresource=status. The status is the node's:
+	// clients read it, never write it.
+	{gv: core, name: "pods/status", kind: "Pod", namespaced: true, verbs: verbs("get")},
 	{gv: core, name: "pods/log", kind: "Pod", namespaced: true, verbs: verbs("get"), shape: options, options: "PodLogOptions"},
 	{gv: core, name: "pods/exec", kind: "PodExecOptions", namespaced: true, verbs: verbs("get", "create"), shape: connect},
 	{gv: core, name: "pods/attach", kind: "PodAttachOptions", namespaced: true, verbs: verbs("get", "create"), shape: connect},
@@ -45,9 +46,10 @@ var served = []resource{
 
 	{gv: core, name: "configmaps", kind: "ConfigMap", list: "ConfigMapList", namespaced: true, verbs: all},
 	{gv: core, name: "secrets", kind: "Secret", list: "SecretList", namespaced: true, verbs: all},
-	// events in both groups (kubectl describe and kubectl events read core/v1).
-	{gv: core, name: "events", kind: "Event", list: "EventList", namespaced: true, verbs: allButCollection},
-	{gv: events, name: "events", kind: "Event", list: "EventList", namespaced: true, verbs: allButCollection},
+	// events in both groups (kubectl describe and kubectl events read
+	// core/v1): the pods' events as the node recorded them, read-only.
+	{gv: core, name: "events", kind: "Event", list: "EventList", namespaced: true, verbs: read},
+	{gv: events, name: "events", kind: "Event", list: "EventList", namespaced: true, verbs: read},
 
 	// cluster-scoped views of the machine.
 	{gv: core, name: "namespaces", kind: "Namespace", list: "NamespaceList", verbs: read},
@@ -70,9 +72,8 @@ var (
 	metrics       = schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"}
 	policyV1      = schema.GroupVersion{Group: "policy", Version: "v1"}
 
-	read             = verbs("get", "list", "watch")
-	allButCollection = verbs("get", "list", "watch", "create", "update", "patch", "delete")
-	all              = verbs("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
+	read = verbs("get", "list", "watch")
+	all  = verbs("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")
 )
 
 // resource is one served resource or subresource.

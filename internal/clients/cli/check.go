@@ -17,6 +17,7 @@ import (
 	containerd "github.com/containerd/containerd/v2/client"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/state"
@@ -89,7 +90,7 @@ func containerdVersion(ctx context.Context, address string) (string, error) {
 	// containerd's dialer waits for a missing socket to appear; fail fast.
 	if filepath.IsAbs(address) {
 		if _, err := os.Stat(address); err != nil {
-			return "", fmt.Errorf("socket missing (is containerd running?): %w", unwrapPathError(err))
+			return "", fmt.Errorf("socket missing (is containerd running?): %w", cmdutil.UnwrapPathError(err))
 		}
 	}
 	c, err := containerd.New(address)
@@ -106,7 +107,7 @@ func containerdVersion(ctx context.Context, address string) (string, error) {
 
 // Check runs the host preflight checks and prints one line per check. It
 // returns an error when any check failed.
-func Check(ctx context.Context, opts CheckOptions, s IOStreams) error {
+func Check(ctx context.Context, opts CheckOptions, s cmdutil.IOStreams) error {
 	results := runChecks(ctx, opts, hostProbes())
 	failed := 0
 	for _, r := range results {

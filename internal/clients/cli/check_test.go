@@ -17,6 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/host/state"
 	"github.com/podhost/podhost/internal/kubelet/admission"
@@ -149,7 +150,7 @@ func TestCheckPrintsAndFails(t *testing.T) {
 	cfg := checkHost(t)
 	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
 	var out bytes.Buffer
-	err := Check(context.Background(), CheckOptions{Config: cfg}, IOStreams{Out: &out, ErrOut: &out})
+	err := Check(context.Background(), CheckOptions{Config: cfg}, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 	if err == nil || !strings.Contains(err.Error(), "checks failed") {
 		t.Fatalf("err = %v", err)
 	}
@@ -163,18 +164,18 @@ func TestCheckPrintsAndFails(t *testing.T) {
 
 func TestVersion(t *testing.T) {
 	var out bytes.Buffer
-	if err := Version(VersionOptions{}, IOStreams{Out: &out}); err != nil || !strings.HasPrefix(out.String(), "podhost dev (commit ") {
+	if err := Version(VersionOptions{}, cmdutil.IOStreams{Out: &out}); err != nil || !strings.HasPrefix(out.String(), "podhost dev (commit ") {
 		t.Errorf("text = %q, %v", out.String(), err)
 	}
 	out.Reset()
-	if err := Version(VersionOptions{Output: "json"}, IOStreams{Out: &out}); err != nil {
+	if err := Version(VersionOptions{Output: "json"}, cmdutil.IOStreams{Out: &out}); err != nil {
 		t.Fatal(err)
 	}
 	var v map[string]string
 	if err := json.Unmarshal(out.Bytes(), &v); err != nil || v["version"] != "dev" || !strings.HasPrefix(v["goVersion"], "go") {
 		t.Errorf("json = %q, %v", out.String(), err)
 	}
-	if err := Version(VersionOptions{Output: "yaml"}, IOStreams{Out: &out}); err == nil {
+	if err := Version(VersionOptions{Output: "yaml"}, cmdutil.IOStreams{Out: &out}); err == nil {
 		t.Error("yaml output: want error")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -18,14 +19,14 @@ import (
 // order named, two blank lines apart; a missing pod is a NotFoundError,
 // returned after the others are printed. As kubectl's, each pod's events
 // are shown, unless HideEvents (--show-events=false).
-func Describe(ctx context.Context, o GetOptions, s IOStreams) error {
+func Describe(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 	if len(o.Names) == 0 {
 		return errors.New("describe needs a pod NAME (podhost get pods lists them)")
 	}
-	if err := validatePodNames(o.Namespace, o.Names); err != nil {
+	if err := cmdutil.ValidatePodNames(o.Namespace, o.Names); err != nil {
 		return err
 	}
-	c := newClient(o.Socket, s)
+	c := cmdutil.NewClient(o.Socket, s)
 	pods, missing, err := getPods(ctx, c, o.Namespace, o.Names)
 	if err != nil || len(pods) == 0 {
 		return errors.Join(append([]error{err}, missing...)...)
@@ -65,7 +66,7 @@ func getPods(ctx context.Context, c *api.Client, namespace string, names []strin
 		p, err := c.GetPod(ctx, namespace, name)
 		switch {
 		case errors.Is(err, api.ErrNotFound):
-			missing = append(missing, &NotFoundError{Resource: "pods", Name: name})
+			missing = append(missing, &cmdutil.NotFoundError{Resource: "pods", Name: name})
 		case err != nil:
 			return nil, missing, err
 		default:

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/model/qos"
 )
@@ -25,16 +26,16 @@ import (
 // them. Its pods are the daemon's pods not in phase Succeeded or Failed.
 // Events: <none> (podhost records pod events only), left out with
 // HideEvents. Nodes are cluster-scoped: o.Namespace is not looked at.
-func DescribeNode(ctx context.Context, o GetOptions, s IOStreams) error {
+func DescribeNode(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 	if slices.Contains(o.Names, "") {
-		return errEmptyName
+		return cmdutil.ErrEmptyName
 	}
-	c := newClient(o.Socket, s)
+	c := cmdutil.NewClient(o.Socket, s)
 	node, err := c.Node(ctx)
 	if err != nil {
 		return err
 	}
-	found, missing := byName([]corev1.Node{*node}, o.Names, func(n *corev1.Node) string { return n.Name }, "nodes")
+	found, missing := cmdutil.ByName([]corev1.Node{*node}, o.Names, func(n *corev1.Node) string { return n.Name }, "nodes")
 	if len(found) == 0 {
 		return errors.Join(missing...)
 	}

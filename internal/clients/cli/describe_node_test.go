@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -124,7 +126,7 @@ func TestShareWithoutAllocatable(t *testing.T) {
 // its own, NotFound for the others; --show-events=false drops Events.
 func TestDescribeNode(t *testing.T) {
 	now := time.Now()
-	d := &fakeDaemon{node: testNode(now), pods: nodePods(now), runtime: api.RuntimeStatus{Healthy: true}}
+	d := &clienttest.FakeDaemon{NodeObject: testNode(now), PodList: nodePods(now), RuntimeStatus: api.RuntimeStatus{Healthy: true}}
 	sock := serve(t, d)
 	for _, tc := range []struct {
 		o       GetOptions
@@ -137,11 +139,11 @@ func TestDescribeNode(t *testing.T) {
 		{o: GetOptions{Names: []string{"host1"}, HideEvents: true}, count: 1},
 		{o: GetOptions{Names: []string{"nope", "host1", "gone"}}, count: 1, events: true, missing: []string{"nope", "gone"}},
 		{o: GetOptions{Names: []string{"nope"}}, missing: []string{"nope"}},
-		{o: GetOptions{Names: []string{""}}, err: errEmptyName.Error()},
+		{o: GetOptions{Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
 	} {
 		var out bytes.Buffer
 		tc.o.Socket = sock
-		err := DescribeNode(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &out})
+		err := DescribeNode(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &out})
 		got := out.String()
 		if c := strings.Count(got, "Name:               host1\n"); c != tc.count || strings.Contains(got, "Events:") != tc.events ||
 			tc.count > 0 && !strings.Contains(got, "Non-terminated Pods:          (2 in total)\n") {
@@ -149,7 +151,7 @@ func TestDescribeNode(t *testing.T) {
 		}
 		var want []string
 		for _, name := range tc.missing {
-			want = append(want, (&NotFoundError{Resource: "nodes", Name: name}).Error())
+			want = append(want, (&cmdutil.NotFoundError{Resource: "nodes", Name: name}).Error())
 		}
 		if tc.err != "" {
 			want = []string{tc.err}
@@ -157,9 +159,9 @@ func TestDescribeNode(t *testing.T) {
 		if msg := strings.Join(want, "\n"); (err == nil) != (msg == "") || err != nil && err.Error() != msg {
 			t.Errorf("%+v: error %v, want %q", tc.o, err, msg)
 		}
-		var nf *NotFoundError
+		var nf *cmdutil.NotFoundError
 		if len(tc.missing) > 0 && !errors.As(err, &nf) {
-			t.Errorf("%+v: %v holds no NotFoundError", tc.o, err)
+			t.Errorf("%+v: %v holds no cmdutil.NotFoundError", tc.o, err)
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -22,7 +24,7 @@ type EventsOptions struct {
 
 // Events prints LAST SEEN TYPE REASON OBJECT MESSAGE (NAMESPACE first with
 // -A), oldest first; with Watch it then prints each new event.
-func Events(ctx context.Context, o EventsOptions, s IOStreams) error {
+func Events(ctx context.Context, o EventsOptions, s cmdutil.IOStreams) error {
 	pod, err := parseFor(o.For)
 	if err != nil {
 		return err
@@ -31,15 +33,15 @@ func Events(ctx context.Context, o EventsOptions, s IOStreams) error {
 	if o.AllNamespaces {
 		ns = ""
 	}
-	if err := validateNames(ns, pod); err != nil {
+	if err := cmdutil.ValidateNames(ns, pod); err != nil {
 		return err
 	}
-	c := newClient(o.Socket, s)
+	c := cmdutil.NewClient(o.Socket, s)
 	evs, err := c.AllEvents(ctx, ns, pod)
 	if err != nil {
 		return err
 	}
-	t := eventTable{lw: &lineWriter{w: s.Out}, allNS: o.AllNamespaces, now: time.Now()}
+	t := eventTable{lw: printers.NewLineWriter(s.Out), allNS: o.AllNamespaces, now: time.Now()}
 	if len(evs) == 0 && !o.Watch {
 		fmt.Fprintf(s.ErrOut, "No events found in %s namespace.\n", ns)
 		return nil
@@ -55,7 +57,7 @@ func Events(ctx context.Context, o EventsOptions, s IOStreams) error {
 			return nil
 		}
 		t.now = time.Now()
-		t.lw.print(t.row(e))
+		t.lw.Print(t.row(e))
 		return nil
 	})
 }
@@ -76,7 +78,7 @@ func parseFor(f string) (string, error) {
 }
 
 type eventTable struct {
-	lw    *lineWriter
+	lw    *printers.LineWriter
 	allNS bool
 	now   time.Time
 }
@@ -102,8 +104,8 @@ func (t eventTable) print(evs []api.ObjectEvent) {
 	for _, e := range evs {
 		rows = append(rows, t.row(e))
 	}
-	t.lw.fit(rows...)
+	t.lw.Fit(rows...)
 	for _, r := range rows {
-		t.lw.print(r)
+		t.lw.Print(r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -25,28 +26,28 @@ type ExecOptions struct {
 // and a terminal on stdin, the terminal is in raw mode while the command
 // runs (keys, ^C included, go to the command). The pod may be named
 // pod/NAME, as with kubectl; a missing one is a NotFoundError.
-func Exec(ctx context.Context, o ExecOptions, s IOStreams) (int, error) {
+func Exec(ctx context.Context, o ExecOptions, s cmdutil.IOStreams) (int, error) {
 	name, err := podArg(o.Name)
 	if err != nil {
 		return -1, err
 	}
 	o.Name = name
 	code, err := o.exec(ctx, s)
-	return code, podNotFound(err, o.Name)
+	return code, cmdutil.PodNotFound(err, o.Name)
 }
 
-func (o ExecOptions) exec(ctx context.Context, s IOStreams) (int, error) {
+func (o ExecOptions) exec(ctx context.Context, s cmdutil.IOStreams) (int, error) {
 	if len(o.Command) == 0 {
 		return -1, errors.New("you must specify at least one command for the container")
 	}
-	if err := validateNames(o.Namespace, o.Name); err != nil {
+	if err := cmdutil.ValidateNames(o.Namespace, o.Name); err != nil {
 		return -1, err
 	}
 	c := api.NewClient(o.Socket)
 	req := api.ExecRequest{Namespace: o.Namespace, Name: o.Name, Container: o.Container,
 		Command: o.Command, Stdin: o.Stdin, TTY: o.TTY}
 	if req.Container == "" {
-		req.Container = defaultContainer(ctx, c, o.Namespace, o.Name, s)
+		req.Container = cmdutil.DefaultContainer(ctx, c, o.Namespace, o.Name, s)
 	}
 	var stdin io.Reader
 	if o.Stdin {

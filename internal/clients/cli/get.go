@@ -2,22 +2,19 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"sigs.k8s.io/yaml"
 
-	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/podview"
-	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/clients/printers"
 )
 
 // GetOptions select pods for get and describe.
@@ -65,7 +62,7 @@ func CheckResource(r string) error {
 // after the others are printed (none are with -w, or when it was the only
 // name); -w watches one name at most (several: the table, then kubectl's
 // error).
-func Get(ctx context.Context, o GetOptions, s IOStreams) error {
+func Get(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -73,24 +70,24 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err != nil {
 		return err
 	}
-	sorter, err := newPodSorter(o.SortBy)
+	sorter, err := printers.NewPodSorter(o.SortBy)
 	if err != nil {
 		return err
 	}
-	c := newClient(o.Socket, s)
+	c := cmdutil.NewClient(o.Socket, s)
 	list, err := c.ListPods(ctx)
 	if err != nil {
 		return err
 	}
-	pods, missing := byName(filterPods(list.Items, match), o.Names, func(p *corev1.Pod) string { return p.Name }, "pods")
+	pods, missing := cmdutil.ByName(filterPods(list.Items, match), o.Names, func(p *corev1.Pod) string { return p.Name }, "pods")
 	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
 		return errors.Join(missing...)
 	}
 	if o.objectOutput() && len(o.Names) == 1 && len(pods) > 1 {
-		return inNamespaces("pods", o.Names[0], pods, func(p *corev1.Pod) string { return p.Namespace })
+		return cmdutil.InNamespaces("pods", o.Names[0], pods, func(p *corev1.Pod) string { return p.Namespace })
 	}
 	if o.sorts(pods) {
-		if err := sorter.sort(pods); err != nil {
+		if err := sorter.Sort(pods); err != nil {
 			return errors.Join(append([]error{err}, missing...)...)
 		}
 	}
@@ -99,7 +96,7 @@ func Get(ctx context.Context, o GetOptions, s IOStreams) error {
 			fmt.Fprintln(s.ErrOut, "warning: --watch or --watch-only requested, --sort-by will be ignored")
 		}
 		if len(o.Names) > 1 { // as kubectl get -w: the table, then its refusal to watch several objects
-			newPodWatcher(&lineWriter{w: s.Out}, o, match, time.Now).initial(pods)
+			newPodWatcher(printers.NewLineWriter(s.Out), o, match, time.Now).initial(pods)
 			return errWatchNames
 		}
 		return watchPods(ctx, c, o, match, pods, s)
@@ -123,13 +120,13 @@ func (o GetOptions) validate() error {
 	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
 		return errNameAndSelector
 	}
-	return validatePodNames(o.Namespace, o.Names)
+	return cmdutil.ValidatePodNames(o.Namespace, o.Names)
 }
 
 // validateOutput checks the output format and --show-labels, which only
 // the table takes (pods and nodes).
 func (o GetOptions) validateOutput() error {
-	tmplFormat, _ := templateFormat(o.Output)
+	tmplFormat, _ := printers.TemplateFormat(o.Output)
 	switch o.Output {
 	case "", "wide", "json", "yaml", "name":
 	default:
@@ -145,7 +142,7 @@ func (o GetOptions) validateOutput() error {
 
 // print writes pods in o's output format; "No resources found" when there
 // are none, unless names were missing (their errors say it).
-func (o GetOptions) print(pods []corev1.Pod, missing bool, s IOStreams) error {
+func (o GetOptions) print(pods []corev1.Pod, missing bool, s cmdutil.IOStreams) error {
 	if done, err := printStructured(o, s, pods, o.listOrPod(pods)); done {
 		return err
 	}
@@ -186,19 +183,19 @@ func (o GetOptions) sorts(pods []corev1.Pod) bool {
 // printStructured prints items in o's jsonpath, custom-columns, json or
 // yaml output (obj, the item or a List, for all but custom-columns, which
 // has a row per item); done is false for the other outputs.
-func printStructured[T any](o GetOptions, s IOStreams, items []T, obj any) (done bool, err error) {
-	switch tmplFormat, tmpl := templateFormat(o.Output); tmplFormat {
-	case formatJSONPath:
-		return true, printJSONPath(s.Out, tmpl, obj)
-	case formatCustomColumns:
+func printStructured[T any](o GetOptions, s cmdutil.IOStreams, items []T, obj any) (done bool, err error) {
+	switch tmplFormat, tmpl := printers.TemplateFormat(o.Output); tmplFormat {
+	case printers.FormatJSONPath:
+		return true, printers.JSONPath(s.Out, tmpl, obj)
+	case printers.FormatCustomColumns:
 		objs := make([]any, len(items))
 		for i := range items {
 			objs[i] = &items[i]
 		}
-		return true, printColumns(s.Out, tmpl, objs, o.NoHeaders)
+		return true, printers.Columns(s.Out, tmpl, objs, o.NoHeaders)
 	}
 	if o.Output == "json" || o.Output == "yaml" {
-		return true, printObject(s, obj, o.Output)
+		return true, printers.Object(s.Out, obj, o.Output)
 	}
 	return false, nil
 }
@@ -206,8 +203,8 @@ func printStructured[T any](o GetOptions, s IOStreams, items []T, obj any) (done
 // objectOutput reports whether o prints objects (json, yaml, jsonpath) or
 // their names, not rows: outputs for which one name stands for one object.
 func (o GetOptions) objectOutput() bool {
-	tmplFormat, _ := templateFormat(o.Output)
-	return o.Output == "json" || o.Output == "yaml" || o.Output == "name" || tmplFormat == formatJSONPath
+	tmplFormat, _ := printers.TemplateFormat(o.Output)
+	return o.Output == "json" || o.Output == "yaml" || o.Output == "name" || tmplFormat == printers.FormatJSONPath
 }
 
 // oneObject reports whether -o json/yaml/jsonpath print pods as one object,
@@ -235,68 +232,4 @@ func filterPods(in []corev1.Pod, match func(*corev1.Pod) bool) []corev1.Pod {
 		}
 	}
 	return out
-}
-
-func printObject(s IOStreams, v any, format string) error {
-	if format == "yaml" {
-		b, err := yaml.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = s.Out.Write(b)
-		return err
-	}
-	enc := json.NewEncoder(s.Out)
-	enc.SetIndent("", "    ")
-	return enc.Encode(v)
-}
-
-// newClient returns an API client that prints the daemon's warnings (refused
-// manifest files, a containerd outage) on stderr as kubectl does: each text
-// once, however many requests it answers.
-func newClient(socket string, s IOStreams) *api.Client {
-	c := api.NewClient(socket)
-	var mu sync.Mutex
-	printed := map[string]bool{}
-	c.Warn = func(text string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if !printed[text] {
-			printed[text] = true
-			fmt.Fprintf(s.ErrOut, "Warning: %s\n", text)
-		}
-	}
-	return c
-}
-
-// validateNames checks a namespace and pod name given on the command line
-// as the manifest decoder checks them ("" = not given).
-func validateNames(namespace, name string) error {
-	if name == "" {
-		return validatePodNames(namespace, nil)
-	}
-	return validatePodNames(namespace, []string{name})
-}
-
-// errEmptyName is kubectl's error for an empty name argument (get pods "").
-var errEmptyName = errors.New("resource name may not be empty")
-
-// validatePodNames is validateNames for several pod names (ConfigMaps and
-// Secrets: the same DNS-1123 subdomain rule); each is given, so an empty
-// one is kubectl's error.
-func validatePodNames(namespace string, names []string) error {
-	if namespace != "" {
-		if err := manifest.ValidateNamespace(namespace); err != nil {
-			return err
-		}
-	}
-	for _, name := range names {
-		if name == "" {
-			return errEmptyName
-		}
-		if err := manifest.ValidatePodName(name); err != nil {
-			return err
-		}
-	}
-	return nil
 }

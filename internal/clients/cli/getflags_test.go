@@ -8,6 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -24,7 +27,7 @@ func labelledPod(name string, labels map[string]string) *corev1.Pod {
 // and --no-headers meaningless for json/yaml/name, --no-headers honoured by
 // custom-columns.
 func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
-	sock := serve(t, &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}, pods: []*corev1.Pod{
+	sock := serve(t, &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}, PodList: []*corev1.Pod{
 		labelledPod("web", map[string]string{"tier": "front", "app.kubernetes.io/name": "shop", "app": "web"}),
 		labelledPod("db", nil),
 	}})
@@ -57,7 +60,7 @@ func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Socket = sock
 			var out, errOut bytes.Buffer
-			if err := Get(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+			if err := Get(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 				t.Fatal(err)
 			}
 			if out.String() != tc.want {
@@ -69,9 +72,9 @@ func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
 
 // kubectl refuses --show-labels with an output that is not the table.
 func TestGetShowLabelsNeedsTheTable(t *testing.T) {
-	sock := serve(t, &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}, pods: []*corev1.Pod{webPod()}})
+	sock := serve(t, &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}, PodList: []*corev1.Pod{webPod()}})
 	for _, output := range []string{"json", "yaml", "name", "jsonpath={.items}", "custom-columns=NAME:.metadata.name"} {
-		err := Get(context.Background(), GetOptions{Socket: sock, Output: output, ShowLabels: true}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Socket: sock, Output: output, ShowLabels: true}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 		want := "--show-labels option cannot be used with " + output + " printer"
 		if err == nil || err.Error() != want {
 			t.Errorf("-o %s --show-labels: %v, want %q", output, err, want)
@@ -103,7 +106,7 @@ func TestPodWatcherLabelColumns(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			w := newPodWatcher(&lineWriter{w: &out}, tc.o, func(*corev1.Pod) bool { return true }, func() time.Time { return start.Add(10 * time.Second) })
+			w := newPodWatcher(printers.NewLineWriter(&out), tc.o, func(*corev1.Pod) bool { return true }, func() time.Time { return start.Add(10 * time.Second) })
 			w.initial([]corev1.Pod{web})
 			relabelled := *web.DeepCopy()
 			relabelled.Labels["example.com/app"] = "shop"
@@ -112,13 +115,5 @@ func TestPodWatcherLabelColumns(t *testing.T) {
 				t.Errorf("watch output:\n%s\nwant\n%s", out.String(), tc.want)
 			}
 		})
-	}
-}
-
-func TestLabelHeader(t *testing.T) {
-	for key, want := range map[string]string{"app": "APP", "Tier": "TIER", "app.kubernetes.io/name": "NAME", "example.com/a/b": "B"} {
-		if got := labelHeader(key); got != want {
-			t.Errorf("labelHeader(%q) = %q, want %q", key, got, want)
-		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/docker/go-units"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/host/runtime"
 )
 
@@ -23,7 +24,7 @@ type ImagesOptions struct {
 }
 
 // ImagesImport imports an OCI layout or docker save archive and unpacks it.
-func ImagesImport(ctx context.Context, o ImagesOptions, s IOStreams) error {
+func ImagesImport(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) error {
 	r := s.In
 	if o.File != "-" {
 		f, err := os.Open(o.File)
@@ -49,7 +50,7 @@ func ImagesImport(ctx context.Context, o ImagesOptions, s IOStreams) error {
 }
 
 // ImagesList prints REF DIGEST SIZE.
-func ImagesList(ctx context.Context, o ImagesOptions, s IOStreams) error {
+func ImagesList(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) error {
 	rt, err := connect(ctx, o)
 	if err != nil {
 		return err

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/kubelet/imagegc"
 )
 
 // ImagesRemove removes the images named by refs.
-func ImagesRemove(ctx context.Context, o ImagesOptions, refs []string, s IOStreams) error {
+func ImagesRemove(ctx context.Context, o ImagesOptions, refs []string, s cmdutil.IOStreams) error {
 	rt, err := connect(ctx, o)
 	if err != nil {
 		return err
@@ -32,7 +33,7 @@ func ImagesRemove(ctx context.Context, o ImagesOptions, refs []string, s IOStrea
 // directory references and no container was created from. It refuses
 // while a manifest file has errors: its pods (kept from the last good
 // version by the daemon) would not be counted.
-func ImagesPrune(ctx context.Context, o ImagesOptions, s IOStreams) error {
+func ImagesPrune(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) error {
 	refs, err := manifestImages(o)
 	if err != nil {
 		return err

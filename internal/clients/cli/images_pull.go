@@ -10,13 +10,14 @@ import (
 	"github.com/docker/go-units"
 	"golang.org/x/term"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/host/runtime"
 )
 
 // ImagesPull pulls ref and unpacks it. On a terminal, every blob's bytes
 // are shown and redrawn as they arrive (as ctr pull does); otherwise one
 // line per blob when it completes.
-func ImagesPull(ctx context.Context, o ImagesOptions, ref string, s IOStreams) error {
+func ImagesPull(ctx context.Context, o ImagesOptions, ref string, s cmdutil.IOStreams) error {
 	rt, err := connect(ctx, o)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"net"
 	"path/filepath"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/kubeapi"
 	"github.com/podhost/podhost/internal/services/kubeapi/pki"
 )
@@ -18,7 +19,7 @@ type KubeconfigOptions struct {
 }
 
 // Kubeconfig prints an admin kubeconfig for the node's kube API.
-func Kubeconfig(o KubeconfigOptions, s IOStreams) error {
+func Kubeconfig(o KubeconfigOptions, s cmdutil.IOStreams) error {
 	server := o.Server
 	if server == "" {
 		if o.Address == "" {

@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -47,16 +48,16 @@ type logStream struct{ pod, container string }
 // Logs prints container logs through the daemon: without -f one after
 // another, with -f all followed at once. The pod may be named pod/NAME, as
 // with kubectl; a missing one is a NotFoundError.
-func Logs(ctx context.Context, o LogsOptions, s IOStreams) error {
+func Logs(ctx context.Context, o LogsOptions, s cmdutil.IOStreams) error {
 	name, err := podArg(o.Name)
 	if err != nil {
 		return err
 	}
 	o.Name = name
-	return podNotFound(o.logs(ctx, s), o.Name)
+	return cmdutil.PodNotFound(o.logs(ctx, s), o.Name)
 }
 
-func (o LogsOptions) logs(ctx context.Context, s IOStreams) error {
+func (o LogsOptions) logs(ctx context.Context, s cmdutil.IOStreams) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
@@ -100,7 +101,7 @@ func (o LogsOptions) validate() error {
 	case o.MaxLogRequests < 0:
 		return errors.New("--max-log-requests must be greater than 0")
 	}
-	return validateNames(o.Namespace, o.Name)
+	return cmdutil.ValidateNames(o.Namespace, o.Name)
 }
 
 func (o LogsOptions) maxLogRequests() int {
@@ -119,11 +120,11 @@ func (o LogsOptions) tail() int {
 }
 
 // streams lists the containers whose logs o selects, in kubectl's order.
-func (o LogsOptions) streams(ctx context.Context, c *api.Client, s IOStreams) ([]logStream, error) {
+func (o LogsOptions) streams(ctx context.Context, c *api.Client, s cmdutil.IOStreams) ([]logStream, error) {
 	if o.Selector == "" && !o.AllContainers {
 		container := o.Container
 		if container == "" {
-			container = defaultContainer(ctx, c, o.Namespace, o.Name, s)
+			container = cmdutil.DefaultContainer(ctx, c, o.Namespace, o.Name, s)
 		}
 		return []logStream{{o.Name, container}}, nil
 	}
@@ -190,7 +191,7 @@ func hasContainer(p *corev1.Pod, name string) error {
 
 // containers is the pod's containers o selects: all of them (init ones
 // first, as kubectl), -c, or the default one.
-func (o LogsOptions) containers(p *corev1.Pod, s IOStreams) []string {
+func (o LogsOptions) containers(p *corev1.Pod, s cmdutil.IOStreams) []string {
 	switch {
 	case o.AllContainers:
 		return podview.ContainerNames(p)
@@ -220,7 +221,7 @@ func (o LogsOptions) copyLog(ctx context.Context, c *api.Client, req api.LogRequ
 }
 
 // followAll follows every stream at once; the first error stops them all.
-func (o LogsOptions) followAll(ctx context.Context, c *api.Client, req api.LogRequest, streams []logStream, s IOStreams) error {
+func (o LogsOptions) followAll(ctx context.Context, c *api.Client, req api.LogRequest, streams []logStream, s cmdutil.IOStreams) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := &lineOut{w: s.Out}
@@ -289,21 +290,6 @@ func (w *lineWriterTo) flush() error {
 
 func (w *lineWriterTo) emit(line []byte) error {
 	return w.out.write(append([]byte(w.prefix), line...))
-}
-
-// defaultContainer is the container kubectl would pick in the pod, after
-// printing its "Defaulted container" note on stderr; "" when the pod cannot
-// be read (the daemon then answers the request with the reason).
-func defaultContainer(ctx context.Context, c *api.Client, namespace, name string, s IOStreams) string {
-	p, err := c.GetPod(ctx, namespace, name)
-	if err != nil {
-		return ""
-	}
-	container, note := podview.DefaultContainer(p)
-	if note != "" {
-		fmt.Fprintln(s.ErrOut, note)
-	}
-	return container
 }
 
 // logsSince resolves --since / --since-time to a moment (zero: none).

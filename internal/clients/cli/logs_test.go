@@ -13,13 +13,15 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
 // logsDaemon serves fixed pods and answers each log request with write's
 // output, recording the requests.
 type logsDaemon struct {
-	*fakeDaemon
+	*clienttest.FakeDaemon
 	write func(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error
 
 	mu   sync.Mutex
@@ -59,13 +61,13 @@ func multiPod(name string, labels map[string]string) *corev1.Pod {
 
 func runLogs(t *testing.T, d *logsDaemon, o LogsOptions) (string, string, error) {
 	t.Helper()
-	d.runtime = api.RuntimeStatus{Healthy: true}
+	d.RuntimeStatus = api.RuntimeStatus{Healthy: true}
 	o.Socket = serve(t, d)
 	if o.Namespace == "" {
 		o.Namespace = "default"
 	}
 	var out, errOut bytes.Buffer
-	err := Logs(context.Background(), o, IOStreams{Out: &out, ErrOut: &errOut})
+	err := Logs(context.Background(), o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
 	return out.String(), errOut.String(), err
 }
 
@@ -81,7 +83,7 @@ func TestLogsAllContainers(t *testing.T) {
 			"[pod/web/setup] setup says hi\n[pod/web/app] app says hi\n[pod/web/side] side says hi\n"},
 		{LogsOptions{Name: "web", Container: "side", Prefix: true}, "[pod/web/side] side says hi\n"},
 	} {
-		d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}}
+		d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}}
 		out, _, err := runLogs(t, d, tc.o)
 		if err != nil || out != tc.want {
 			t.Errorf("%+v: %q, %v; want %q", tc.o, out, err, tc.want)
@@ -106,7 +108,7 @@ func TestLogsRefused(t *testing.T) {
 		{LogsOptions{Selector: "app=web", AllContainers: true, Follow: true},
 			"you are attempting to follow 6 log streams, but maximum allowed concurrency is 5, use --max-log-requests to increase the limit"},
 	} {
-		d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: pods}}
+		d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: pods}}
 		_, _, err := runLogs(t, d, tc.o)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
@@ -142,7 +144,7 @@ func TestLogsSelector(t *testing.T) {
 			"setup says hi\napp says hi\nside says hi\n", ""},
 		{LogsOptions{Selector: "app=nothing"}, nil, 0, "", "No resources found in default namespace.\n"},
 	} {
-		d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: pods}}
+		d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: pods}}
 		out, errOut, err := runLogs(t, d, tc.o)
 		if err != nil || out != tc.out || errOut != tc.err {
 			t.Errorf("%+v: %q, %q, %v; want %q, %q", tc.o, out, errOut, err, tc.out, tc.err)
@@ -176,7 +178,7 @@ func TestLogsFollowKeepsLinesWhole(t *testing.T) {
 		return nil
 	}
 	for _, prefix := range []bool{false, true} {
-		d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}, write: write}
+		d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}, write: write}
 		out, _, err := runLogs(t, d, LogsOptions{Name: "web", AllContainers: true, Follow: true, Prefix: prefix})
 		if err != nil {
 			t.Fatal(err)
@@ -217,7 +219,7 @@ func TestLogsFollowStopsAtFirstError(t *testing.T) {
 		<-ctx.Done() // following until the client goes
 		return nil
 	}
-	d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}, write: write}
+	d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}, write: write}
 	_, _, err := runLogs(t, d, LogsOptions{Name: "web", AllContainers: true, Follow: true})
 	if err == nil || !strings.Contains(err.Error(), `container "side" in pod "web" is waiting to start`) {
 		t.Errorf("got %v, want side's error", err)
@@ -230,10 +232,10 @@ func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("stdout c
 
 // A write that fails (stdout gone) ends the command with that error.
 func TestLogsStopsWhenOutputFails(t *testing.T) {
-	d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}}
-	d.runtime = api.RuntimeStatus{Healthy: true}
+	d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}}
+	d.RuntimeStatus = api.RuntimeStatus{Healthy: true}
 	o := LogsOptions{Socket: serve(t, d), Namespace: "default", Name: "web", AllContainers: true, Prefix: true}
-	err := Logs(context.Background(), o, IOStreams{Out: failingWriter{}, ErrOut: &bytes.Buffer{}})
+	err := Logs(context.Background(), o, cmdutil.IOStreams{Out: failingWriter{}, ErrOut: &bytes.Buffer{}})
 	if err == nil || !strings.Contains(err.Error(), "stdout closed") {
 		t.Fatalf("Logs = %v, want the write error", err)
 	}

@@ -3,23 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
-	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 )
-
-// NotFoundError is kubectl's NotFound for a named object: `pods "web" not
-// found`, `nodes "x" not found`. podhost prints it as kubectl does, one line each:
-// `Error from server (NotFound): pods "web" not found`.
-type NotFoundError struct {
-	Resource string // "pods", "nodes", "configmaps", "secrets"
-	Name     string
-}
-
-func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("%s %q not found", e.Resource, e.Name)
-}
 
 // ResourceArgs parses the arguments of get and describe (cmd is the
 // command's name, for the error) as kubectl's resource builder does: TYPE
@@ -105,7 +92,7 @@ func splitTypeName(arg string) (string, string, error) {
 // resourceType maps the words kubectl users type for the types get and
 // describe serve to "pods", "nodes", "configmaps" or "secrets".
 func resourceType(word string) (string, error) {
-	if r := DataResource(word); r != "" {
+	if r := cmdutil.DataResource(word); r != "" {
 		return r, nil
 	}
 	if CheckResource(strings.ToLower(word)) == nil {
@@ -129,60 +116,11 @@ func podArg(arg string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if DataResource(typ) != "" {
+	if cmdutil.DataResource(typ) != "" {
 		return "", fmt.Errorf("%s is not a pod: podhost takes NAME or pod/NAME here", arg)
 	}
 	if err := CheckResource(strings.ToLower(typ)); err != nil {
 		return "", err
 	}
 	return name, nil
-}
-
-// podNotFound turns the daemon's 404 for a missing pod into a NotFoundError
-// (the daemon words it as kubectl, `pods "web" not found`; a 404 for a
-// missing container is left as it is).
-func podNotFound(err error, name string) error {
-	nf := &NotFoundError{Resource: "pods", Name: name}
-	if errors.Is(err, api.ErrNotFound) && err.Error() == nf.Error() {
-		return nf
-	}
-	return err
-}
-
-// byName returns the items of each name in turn (every item without
-// names; a name given twice lists its items twice, as kubectl's) and a
-// NotFoundError per name no item has.
-func byName[T any](items []T, names []string, name func(*T) string, resource string) ([]T, []error) {
-	if len(names) == 0 {
-		return items, nil
-	}
-	out := make([]T, 0, len(items))
-	var missing []error
-	for _, n := range names {
-		found := false
-		for i := range items {
-			if name(&items[i]) == n {
-				out, found = append(out, items[i]), true
-			}
-		}
-		if !found {
-			missing = append(missing, &NotFoundError{Resource: resource, Name: n})
-		}
-	}
-	return out, missing
-}
-
-// inNamespaces is the error for one name that items of several namespaces
-// have, when the output is one object (json, yaml, jsonpath) or a name:
-// podhost looks for names in every namespace without -n, kubectl in one, so
-// which object is meant must be said (get pod web -o jsonpath=… printed
-// nothing from a List of two pods).
-func inNamespaces[T any](resource, name string, items []T, namespace func(*T) string) error {
-	var namespaces []string
-	for i := range items {
-		namespaces = append(namespaces, namespace(&items[i]))
-	}
-	slices.Sort(namespaces)
-	return fmt.Errorf("%s %q is in several namespaces (%s): choose one with -n NAMESPACE",
-		resource, name, strings.Join(slices.Compact(namespaces), ", "))
 }

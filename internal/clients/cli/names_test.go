@@ -19,6 +19,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -96,7 +98,7 @@ func TestCheckNameArgs(t *testing.T) {
 	}
 	// Get itself refuses names with a selector, before asking the daemon.
 	err := Get(context.Background(), GetOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Names: []string{"p01"}, Selector: "app=nomatch"},
-		IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	if err == nil || err.Error() != nameSel {
 		t.Errorf("get pods p01 -l app=nomatch: %v, want %q", err, nameSel)
 	}
@@ -122,7 +124,7 @@ func TestPodArg(t *testing.T) {
 		}
 	}
 	// logs, exec and rollout all parse with it.
-	s := IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	s := cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
 	noDaemon := filepath.Join(t.TempDir(), "none.sock")
 	const want = "arguments in resource/name form must have a single resource and name"
 	if err := Logs(context.Background(), LogsOptions{Socket: noDaemon, Namespace: "default", Name: "pod/"}, s); err == nil || err.Error() != want {
@@ -140,7 +142,7 @@ func TestPodArg(t *testing.T) {
 // before the daemon or the manifest dir is asked (get pods "" printed a
 // NotFound for it).
 func TestEmptyName(t *testing.T) {
-	s := IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
+	s := cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
 	noDaemon := filepath.Join(t.TempDir(), "none.sock")
 	for _, tc := range []struct {
 		name string
@@ -153,10 +155,6 @@ func TestEmptyName(t *testing.T) {
 		{"describe", func(n []string) error {
 			return Describe(context.Background(), GetOptions{Socket: noDaemon, Namespace: "default", Names: n}, s)
 		}},
-		{"get configmaps", func(n []string) error { return GetData(GetDataOptions{Resource: "configmaps", Names: n}, s) }},
-		{"describe secrets", func(n []string) error {
-			return DescribeData(GetDataOptions{Resource: "secrets", Namespace: "default", Names: n}, s)
-		}},
 	} {
 		for _, names := range [][]string{{""}, {"web", ""}} {
 			if err := tc.run(names); err == nil || err.Error() != "resource name may not be empty" {
@@ -166,37 +164,16 @@ func TestEmptyName(t *testing.T) {
 	}
 }
 
-// notFound is the names of err's NotFoundErrors (errors.Join's parts),
-// "" for an error of another kind.
-func notFound(err error) []string {
-	var errs []error
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		errs = j.Unwrap()
-	} else if err != nil {
-		errs = []error{err}
-	}
-	var names []string
-	for _, e := range errs {
-		nf, ok := e.(*NotFoundError)
-		if !ok {
-			names = append(names, "")
-			continue
-		}
-		names = append(names, nf.Resource+"/"+nf.Name)
-	}
-	return names
-}
-
 // objectOrList prints a pod's name before "|", a List's items' after it.
 const objectOrList = "jsonpath={.metadata.name}|{range .items[*]}{.metadata.name} {end}"
 
 // get pods with names: the found ones in the order named, in one table or
-// List, a NotFoundError per missing one, returned after; one name gives
+// List, a cmdutil.NotFoundError per missing one, returned after; one name gives
 // one object, and prints nothing when it is missing, as kubectl get.
 func TestGetNames(t *testing.T) {
 	infra := ipPod("web", "10.0.0.9")
 	infra.Namespace = "infra"
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2"), infra}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2"), infra}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	const header = "NAME   READY   STATUS    RESTARTS   AGE\n"
 	for _, tc := range []struct {
 		name, ns, output string
@@ -221,8 +198,8 @@ func TestGetNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output, Watch: tc.watch},
-				IOStreams{Out: &out, ErrOut: &errOut})
-			if got := notFound(err); !slices.Equal(got, tc.missing) {
+				cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
+			if got := clienttest.NotFoundNames(err); !slices.Equal(got, tc.missing) {
 				t.Errorf("err %v: not found %q, want %q", err, got, tc.missing)
 			}
 			if out.String() != tc.out || errOut.String() != tc.errOut {
@@ -239,7 +216,7 @@ func TestGetNames(t *testing.T) {
 func TestGetNameInNamespaces(t *testing.T) {
 	infra := ipPod("web", "10.0.0.9")
 	infra.Namespace = "infra"
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), infra, ipPod("db", "10.0.0.2")}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("web", "10.0.0.1"), infra, ipPod("db", "10.0.0.2")}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	const several = `pods "web" is in several namespaces (default, infra): choose one with -n NAMESPACE`
 	for _, tc := range []struct {
 		ns, output string
@@ -257,7 +234,7 @@ func TestGetNameInNamespaces(t *testing.T) {
 		{output: "name", names: []string{"web", "db"}, out: "pod/web\npod/web\npod/db\n"}, // several names: a List, as kubectl
 	} {
 		var out bytes.Buffer
-		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		if out.String() != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 			t.Errorf("get pods %q -n %q -o %s: %q, %v; want %q, %q", tc.names, tc.ns, tc.output, out.String(), err, tc.out, tc.err)
 		}
@@ -268,7 +245,7 @@ func TestGetNameInNamespaces(t *testing.T) {
 // error (nothing is watched); a missing one is its NotFound, nothing
 // printed.
 func TestGetWatchNames(t *testing.T) {
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2")}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("web", "10.0.0.1"), ipPod("db", "10.0.0.2")}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	const watchErr = "you may only watch a single resource or type of resource at a time"
 	for _, tc := range []struct {
 		names    []string
@@ -279,7 +256,7 @@ func TestGetWatchNames(t *testing.T) {
 		{names: []string{"web", "nope"}, err: `pods "nope" not found`},
 	} {
 		var out bytes.Buffer
-		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, Watch: true}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, Watch: true}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		if out.String() != tc.out || err == nil || err.Error() != tc.err {
 			t.Errorf("get pods %q -w: %q, %v; want %q, %q", tc.names, out.String(), err, tc.out, tc.err)
 		}
@@ -289,7 +266,7 @@ func TestGetWatchNames(t *testing.T) {
 // -o json with several names is a List even when all are missing (kubectl
 // prints the empty List, then the errors); one missing name prints nothing.
 func TestGetNamesJSON(t *testing.T) {
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{webPod()}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{webPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	for _, tc := range []struct {
 		names []string
 		want  string // kind and item count; "" = no output
@@ -300,7 +277,7 @@ func TestGetNamesJSON(t *testing.T) {
 		{[]string{"nope"}, ""},
 	} {
 		var out bytes.Buffer
-		err := Get(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		got := ""
 		if out.Len() > 0 {
 			var v struct {
@@ -324,7 +301,7 @@ func TestGetNamesJSON(t *testing.T) {
 // describe with several names: each pod in the order named, two blank
 // lines apart, each with its events unless --show-events=false, as kubectl.
 func TestDescribeNames(t *testing.T) {
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{webPod(), ipPod("db", "")}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{webPod(), ipPod("db", "")}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	for _, tc := range []struct {
 		names      []string
 		hideEvents bool
@@ -341,14 +318,14 @@ func TestDescribeNames(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: tc.names, HideEvents: tc.hideEvents},
-			IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+			cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		var described []string
 		for _, l := range strings.Split(out.String(), "\n") {
 			if name, ok := strings.CutPrefix(l, "Name:"); ok {
 				described = append(described, strings.TrimSpace(name))
 			}
 		}
-		if got := notFound(err); !slices.Equal(got, tc.missing) || !slices.Equal(described, tc.described) ||
+		if got := clienttest.NotFoundNames(err); !slices.Equal(got, tc.missing) || !slices.Equal(described, tc.described) ||
 			strings.Count(out.String(), "\nEvents:") != tc.events {
 			t.Errorf("describe %q: described %q, not found %q (%v); want %q, %q, %d Events:\n%s",
 				tc.names, described, got, err, tc.described, tc.missing, tc.events, out.String())
@@ -359,86 +336,10 @@ func TestDescribeNames(t *testing.T) {
 	}
 }
 
-// get and describe of ConfigMaps and Secrets take several names as pods do.
-func TestDataNames(t *testing.T) {
-	other := strings.Replace(cmYAML("two", false), "name: app", "name: other", 1)
-	e := newEnv(t, map[string]string{"app.yaml": cmYAML("one", false), "other.yaml": other, "creds.yaml": secretYAML}, map[string]string{})
-	if err := os.Chmod(filepath.Join(e.manifests, "creds.yaml"), 0o600); err != nil { // a Secret's file may not be world-readable
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		describe  bool
-		resource  string
-		names     []string
-		output    string
-		want      []string // lines the output holds
-		notWanted string
-		missing   []string
-	}{
-		{resource: "configmaps", names: []string{"other", "app"}, output: "name", want: []string{"configmap/other\nconfigmap/app\n"}},
-		{resource: "configmaps", names: []string{"nope", "app"}, want: []string{"NAMESPACE   NAME   DATA\ndefault     app    1\n"}, missing: []string{"configmaps/nope"}},
-		{resource: "configmaps", names: []string{"app"}, output: "yaml", want: []string{"kind: ConfigMap"}, notWanted: "kind: List"},
-		{resource: "secrets", names: []string{"creds", "nope"}, output: "yaml", want: []string{"kind: List", "pw: null"}, notWanted: "s3cr3t", missing: []string{"secrets/nope"}},
-		{resource: "secrets", names: []string{"nope"}, missing: []string{"secrets/nope"}},
-		{describe: true, resource: "configmaps", names: []string{"other", "nope", "app"}, want: []string{"Name:         other", "k:\n----\ntwo",
-			"\n\n\nName:         app"}, missing: []string{"configmaps/nope"}},
-		{describe: true, resource: "secrets", names: []string{"creds"}, want: []string{"pw:  6 bytes"}, notWanted: "s3cr3t"},
-	} {
-		var out bytes.Buffer
-		s := IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}
-		o := GetDataOptions{Resource: tc.resource, ManifestDir: e.manifests, Names: tc.names, Output: tc.output}
-		err := GetData(o, s)
-		if tc.describe {
-			o.Namespace = "default"
-			out.Reset()
-			err = DescribeData(o, s)
-		}
-		if got := notFound(err); !slices.Equal(got, tc.missing) {
-			t.Errorf("%s %q: not found %q (%v), want %q", tc.resource, tc.names, got, err, tc.missing)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(out.String(), w) {
-				t.Errorf("%s %q -o %s lacks %q:\n%s", tc.resource, tc.names, tc.output, w, out.String())
-			}
-		}
-		if tc.notWanted != "" && strings.Contains(out.String(), tc.notWanted) {
-			t.Errorf("%s %q -o %s holds %q:\n%s", tc.resource, tc.names, tc.output, tc.notWanted, out.String())
-		}
-		if len(tc.missing) == len(tc.names) && out.Len() > 0 {
-			t.Errorf("%s %q: output for missing names only:\n%s", tc.resource, tc.names, out.String())
-		}
-	}
-}
-
-// A ConfigMap name in two namespaces: both rows in the table, an error
-// naming the namespaces for -o yaml|json|name, as for pods.
-func TestDataNameInNamespaces(t *testing.T) {
-	infra := strings.Replace(cmYAML("two", false), "name: app", "name: app\n  namespace: infra", 1)
-	e := newEnv(t, map[string]string{"app.yaml": cmYAML("one", false), "infra.yaml": infra}, map[string]string{})
-	const several = `configmaps "app" is in several namespaces (default, infra): choose one with -n NAMESPACE`
-	for _, tc := range []struct {
-		ns, output string
-		out, err   string
-	}{
-		{out: "NAMESPACE   NAME   DATA\ndefault     app    1\ninfra       app    1\n"},
-		{output: "yaml", err: several},
-		{output: "json", err: several},
-		{output: "name", err: several},
-		{ns: "infra", output: "name", out: "configmap/app\n"},
-	} {
-		var out bytes.Buffer
-		err := GetData(GetDataOptions{Resource: "configmaps", ManifestDir: e.manifests, Namespace: tc.ns, Names: []string{"app"}, Output: tc.output},
-			IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
-		if out.String() != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
-			t.Errorf("get configmaps app -n %q -o %s: %q, %v; want %q, %q", tc.ns, tc.output, out.String(), err, tc.out, tc.err)
-		}
-	}
-}
-
-// logs and exec take pod/NAME as kubectl; a missing pod is a NotFoundError
+// logs and exec take pod/NAME as kubectl; a missing pod is a cmdutil.NotFoundError
 // (the daemon's 404 for a missing container is not).
 func TestLogsExecPodArg(t *testing.T) {
-	d := &logsDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{multiPod("web", nil)}}}
+	d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}}
 	d.write = func(_ context.Context, req api.LogRequest, w http.ResponseWriter) error {
 		if req.Name != "web" {
 			return api.NotFoundf("pods %q not found", req.Name)
@@ -462,15 +363,15 @@ func TestLogsExecPodArg(t *testing.T) {
 		{o: LogsOptions{Name: "deployment/web"}, err: `the server doesn't have a resource type "deployment" (podhost serves pods)`},
 	} {
 		out, _, err := runLogs(t, d, tc.o)
-		var nf *NotFoundError
+		var nf *cmdutil.NotFoundError
 		if out != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) || errors.As(err, &nf) != tc.missing {
-			t.Errorf("logs %s -c %q: %q, %v; want %q, %q (NotFoundError: %v)", tc.o.Name, tc.o.Container, out, err, tc.out, tc.err, tc.missing)
+			t.Errorf("logs %s -c %q: %q, %v; want %q, %q (cmdutil.NotFoundError: %v)", tc.o.Name, tc.o.Container, out, err, tc.out, tc.err, tc.missing)
 		}
 	}
-	_, err := Exec(context.Background(), ExecOptions{Socket: serve(t, noPodsExec{&fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}}), Name: "pod/nope", Namespace: "default", Command: []string{"true"}},
-		IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
-	if nf := (*NotFoundError)(nil); !errors.As(err, &nf) || nf.Name != "nope" {
-		t.Errorf("exec pod/nope: %v, want a NotFoundError", err)
+	_, err := Exec(context.Background(), ExecOptions{Socket: serve(t, noPodsExec{&clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}}), Name: "pod/nope", Namespace: "default", Command: []string{"true"}},
+		cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	if nf := (*cmdutil.NotFoundError)(nil); !errors.As(err, &nf) || nf.Name != "nope" {
+		t.Errorf("exec pod/nope: %v, want a cmdutil.NotFoundError", err)
 	}
 }
 
@@ -478,7 +379,7 @@ func TestLogsExecPodArg(t *testing.T) {
 // --sort-by with a bad field, describe when the runtime status or a pod's
 // events cannot be read (the other pods are still described, as kubectl's).
 func TestNamesKeepNotFound(t *testing.T) {
-	d := &eventsErrDaemon{fakeDaemon: &fakeDaemon{pods: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, runtime: api.RuntimeStatus{Healthy: true}}, failFor: "db"}
+	d := &eventsErrDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, failFor: "db"}
 	sock := serve(t, d)
 	noRuntime := proxyFailing(t, sock, "/v1/runtime")
 	const (
@@ -488,23 +389,23 @@ func TestNamesKeepNotFound(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name      string
-		run       func(IOStreams) error
+		run       func(cmdutil.IOStreams) error
 		errs      []string // err's parts, in order
 		described []string
 	}{
-		{name: "get --sort-by", run: func(s IOStreams) error {
+		{name: "get --sort-by", run: func(s cmdutil.IOStreams) error {
 			return Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"a", "nope", "web"}, SortBy: ".bad"}, s)
 		}, errs: []string{sortErr, `pods "nope" not found`}},
-		{name: "describe, events unreadable", run: func(s IOStreams) error {
+		{name: "describe, events unreadable", run: func(s cmdutil.IOStreams) error {
 			return Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"db", "nope", "web"}}, s)
 		}, errs: []string{eventsErr, `pods "nope" not found`}, described: []string{"web"}},
-		{name: "describe, runtime unreadable", run: func(s IOStreams) error {
+		{name: "describe, runtime unreadable", run: func(s cmdutil.IOStreams) error {
 			return Describe(context.Background(), GetOptions{Socket: noRuntime, Namespace: "default", Names: []string{"web", "nope"}}, s)
 		}, errs: []string{rtErr, `pods "nope" not found`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := tc.run(IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+			err := tc.run(cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 			var parts []string
 			if j, ok := err.(interface{ Unwrap() []error }); ok {
 				for _, e := range j.Unwrap() {
@@ -531,7 +432,7 @@ func TestNamesKeepNotFound(t *testing.T) {
 
 // eventsErrDaemon cannot read the events of one pod.
 type eventsErrDaemon struct {
-	*fakeDaemon
+	*clienttest.FakeDaemon
 	failFor string
 }
 
@@ -574,7 +475,7 @@ func proxyFailing(t *testing.T, sock, path string) string {
 }
 
 // noPodsExec answers every exec as the daemon does for a missing pod.
-type noPodsExec struct{ *fakeDaemon }
+type noPodsExec struct{ *clienttest.FakeDaemon }
 
 func (noPodsExec) Exec(_ context.Context, req api.ExecRequest, _ io.Reader, _, _ io.Writer) (int, error) {
 	return -1, api.NotFoundf("pods %q not found", req.Name)

@@ -13,7 +13,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/podview"
+	"github.com/podhost/podhost/internal/clients/printers"
 )
 
 // Node role labels, kubectl's (findNodeRoles).
@@ -28,7 +30,7 @@ const (
 // a v1 List), name, jsonpath and custom-columns. Nodes are cluster-scoped:
 // o.Namespace is not looked at. -l selects by the node's labels; a name
 // that is not the node's is a NotFoundError, as in Get.
-func GetNodes(ctx context.Context, o GetOptions, s IOStreams) error {
+func GetNodes(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 	if err := o.validateNodes(); err != nil {
 		return err
 	}
@@ -36,7 +38,7 @@ func GetNodes(ctx context.Context, o GetOptions, s IOStreams) error {
 	if err != nil {
 		return fmt.Errorf("unable to parse the label selector %q: %w", o.Selector, err)
 	}
-	node, err := newClient(o.Socket, s).Node(ctx)
+	node, err := cmdutil.NewClient(o.Socket, s).Node(ctx)
 	if err != nil {
 		return err
 	}
@@ -44,7 +46,7 @@ func GetNodes(ctx context.Context, o GetOptions, s IOStreams) error {
 	if sel.Matches(labels.Set(node.Labels)) {
 		nodes = append(nodes, *node)
 	}
-	nodes, missing := byName(nodes, o.Names, func(n *corev1.Node) string { return n.Name }, "nodes")
+	nodes, missing := cmdutil.ByName(nodes, o.Names, func(n *corev1.Node) string { return n.Name }, "nodes")
 	if len(missing) > 0 && len(o.Names) == 1 {
 		return missing[0]
 	}
@@ -62,14 +64,14 @@ func (o GetOptions) validateNodes() error {
 	case strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0:
 		return errNameAndSelector
 	case slices.Contains(o.Names, ""):
-		return errEmptyName
+		return cmdutil.ErrEmptyName
 	}
 	return o.validateOutput()
 }
 
 // printNodes writes nodes in o's output format; "No resources found" when
 // there are none, unless names were missing (their errors say it).
-func (o GetOptions) printNodes(nodes []corev1.Node, missing bool, s IOStreams) error {
+func (o GetOptions) printNodes(nodes []corev1.Node, missing bool, s cmdutil.IOStreams) error {
 	if done, err := printStructured(o, s, nodes, o.listOrNode(nodes)); done {
 		return err
 	}
@@ -116,9 +118,9 @@ func writeNodeTable(w io.Writer, o GetOptions, nodes []corev1.Node, now time.Tim
 			r = append(r, nodeAddress(n, corev1.NodeInternalIP), nodeAddress(n, corev1.NodeExternalIP),
 				orUnknown(info.OSImage), orUnknown(info.KernelVersion), orUnknown(info.ContainerRuntimeVersion))
 		}
-		rows[i] = append(r, labelCells(n.Labels, o.LabelColumns, o.ShowLabels)...)
+		rows[i] = append(r, printers.LabelCells(n.Labels, o.LabelColumns, o.ShowLabels)...)
 	}
-	return writeTable(w, append(header, labelHeaders(o.LabelColumns, o.ShowLabels)...), rows, o.NoHeaders)
+	return printers.Table(w, append(header, printers.LabelHeaders(o.LabelColumns, o.ShowLabels)...), rows, o.NoHeaders)
 }
 
 // nodeStatus is kubectl's STATUS of a node: Ready, NotReady or Unknown

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -84,7 +86,7 @@ func TestNodeStatusAndRoles(t *testing.T) {
 }
 
 func TestGetNodes(t *testing.T) {
-	d := &fakeDaemon{node: testNode(time.Now()), runtime: api.RuntimeStatus{Healthy: true}}
+	d := &clienttest.FakeDaemon{NodeObject: testNode(time.Now()), RuntimeStatus: api.RuntimeStatus{Healthy: true}}
 	sock := serve(t, d)
 	for _, tc := range []struct {
 		o              GetOptions
@@ -106,17 +108,17 @@ func TestGetNodes(t *testing.T) {
 		{o: GetOptions{Output: "yaml", ShowLabels: true}, err: "--show-labels option cannot be used with yaml printer"},
 		{o: GetOptions{Output: "table"}, err: `unable to match a printer suitable for the output format "table"`},
 		{o: GetOptions{Names: []string{"host1"}, Selector: "tier=edge"}, err: errNameAndSelector.Error()},
-		{o: GetOptions{Names: []string{""}}, err: errEmptyName.Error()},
+		{o: GetOptions{Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
 	} {
 		var out, errOut bytes.Buffer
 		tc.o.Socket = sock
-		err := GetNodes(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &errOut})
+		err := GetNodes(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
 		if (tc.err == "") != (err == nil) || err != nil && !strings.HasPrefix(err.Error(), tc.err) || out.String() != tc.stdout || errOut.String() != tc.stderr {
 			t.Errorf("%+v: %v, stdout %q, stderr %q; want %q, %q, %q", tc.o, err, out.String(), errOut.String(), tc.err, tc.stdout, tc.stderr)
 		}
-		var nf *NotFoundError
+		var nf *cmdutil.NotFoundError
 		if strings.HasSuffix(tc.err, "not found") && (!errors.As(err, &nf) || nf.Resource != "nodes") {
-			t.Errorf("%+v: %v is not a NotFoundError for nodes", tc.o, err)
+			t.Errorf("%+v: %v is not a cmdutil.NotFoundError for nodes", tc.o, err)
 		}
 	}
 	// json: a List without a name, the Node with one (as pods).
@@ -125,7 +127,7 @@ func TestGetNodes(t *testing.T) {
 		kind  string
 	}{{nil, "List"}, {[]string{"host1"}, "Node"}} {
 		var out bytes.Buffer
-		if err := GetNodes(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, IOStreams{Out: &out}); err != nil {
+		if err := GetNodes(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out}); err != nil {
 			t.Fatal(err)
 		}
 		var obj struct {

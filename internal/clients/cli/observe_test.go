@@ -3,10 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -18,12 +15,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
 // observeDaemon adds the observability endpoints to fakeDaemon.
 type observeDaemon struct {
-	*fakeDaemon
+	*clienttest.FakeDaemon
 	events []api.ObjectEvent
 	top    []api.PodMetrics
 	more   *eventFeed // events added while watching
@@ -63,32 +63,7 @@ func (o observeDaemon) Top(context.Context, string, time.Duration) ([]api.PodMet
 }
 
 func serveObserve(t *testing.T, o observeDaemon) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ph-cli-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := filepath.Join(dir, "api.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	srv := api.NewServer(o, slog.New(slog.DiscardHandler))
-	srv.EnableObserve(o)
-	go func() { done <- srv.Listen(ctx, sock) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("api server: %v", err)
-		}
-		_ = os.RemoveAll(dir)
-	})
-	deadline := time.Now().Add(5 * time.Second)
-	for api.NewClient(sock).Ready(ctx) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("API server did not come up")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return sock
+	return clienttest.Serve(t, o, func(s *api.Server) { s.EnableObserve(o) })
 }
 
 func ipPod(name, ip string) *corev1.Pod {
@@ -98,7 +73,7 @@ func ipPod(name, ip string) *corev1.Pod {
 }
 
 func TestGetTemplates(t *testing.T) {
-	sock := serve(t, &fakeDaemon{pods: []*corev1.Pod{ipPod("web", "10.88.0.5"), ipPod("db", "")}, runtime: api.RuntimeStatus{Healthy: true}})
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("web", "10.88.0.5"), ipPod("db", "")}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 	for _, tc := range []struct {
 		name, pod, output, want, wantErr string
 	}{
@@ -113,7 +88,7 @@ func TestGetTemplates(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := Get(context.Background(), GetOptions{Socket: sock, Names: strings.Fields(tc.pod), Output: tc.output}, IOStreams{Out: &out, ErrOut: &errOut})
+			err := Get(context.Background(), GetOptions{Socket: sock, Names: strings.Fields(tc.pod), Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -149,7 +124,7 @@ func TestPodWatcherPrintsRowChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newPodWatcher(&lineWriter{w: &out}, o, match, func() time.Time { return now })
+	w := newPodWatcher(printers.NewLineWriter(&out), o, match, func() time.Time { return now })
 	w.initial([]corev1.Pod{phasePod("u1", "job", corev1.PodPending, start)})
 	w.event(api.WatchEvent{Type: api.WatchAdded, Object: phasePod("u1", "job", corev1.PodPending, start)})
 	now = now.Add(time.Minute)
@@ -200,7 +175,7 @@ func TestGetLabelSelector(t *testing.T) {
 	o := GetOptions{Selector: "app=web"}
 	match, _ := o.matcher()
 	var out bytes.Buffer
-	w := newPodWatcher(&lineWriter{w: &out}, o, match, func() time.Time { return start.Add(10 * time.Second) })
+	w := newPodWatcher(printers.NewLineWriter(&out), o, match, func() time.Time { return start.Add(10 * time.Second) })
 	w.initial(filterPods([]corev1.Pod{web, db}, match))
 	w.event(api.WatchEvent{Type: api.WatchModified, Object: db})
 	relabelled := *web.DeepCopy()
@@ -216,7 +191,7 @@ func TestGetLabelSelector(t *testing.T) {
 func TestPodWatcherWideHeader(t *testing.T) {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var out bytes.Buffer
-	w := newPodWatcher(&lineWriter{w: &out}, GetOptions{Namespace: "default", Output: "wide"}, func(*corev1.Pod) bool { return true }, func() time.Time { return start })
+	w := newPodWatcher(printers.NewLineWriter(&out), GetOptions{Namespace: "default", Output: "wide"}, func(*corev1.Pod) bool { return true }, func() time.Time { return start })
 	w.initial([]corev1.Pod{phasePod("u1", "job", corev1.PodPending, start)})
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2 || len(strings.Fields(lines[0])) != len(strings.Fields(lines[1])) || !strings.HasSuffix(lines[0], "SOURCE") {
@@ -226,7 +201,7 @@ func TestPodWatcherWideHeader(t *testing.T) {
 
 func TestEventsTable(t *testing.T) {
 	now := time.Now()
-	d := observeDaemon{fakeDaemon: &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}, events: []api.ObjectEvent{
+	d := observeDaemon{FakeDaemon: &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}, events: []api.ObjectEvent{
 		{Namespace: "default", Pod: "web", Event: api.Event{Time: now.Add(-3 * time.Minute), Type: "Normal", Reason: "Pulled", Message: `Container image "busybox" already present on machine`}},
 		{Namespace: "default", Pod: "db", Event: api.Event{Time: now.Add(-2 * time.Minute), Type: "Warning", Reason: "BackOff", Message: "Back-off restarting failed container c"}},
 		{Namespace: "other", Pod: "x", Event: api.Event{Time: now.Add(-time.Minute), Type: "Normal", Reason: "Started", Message: "Started container c"}},
@@ -251,7 +226,7 @@ func TestEventsTable(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Socket = sock
 			var out, errOut bytes.Buffer
-			if err := Events(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+			if err := Events(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 				t.Fatal(err)
 			}
 			if out.String() != tc.want {
@@ -259,13 +234,13 @@ func TestEventsTable(t *testing.T) {
 			}
 		})
 	}
-	if err := Events(context.Background(), EventsOptions{Socket: sock, For: "deployment/x"}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err == nil {
+	if err := Events(context.Background(), EventsOptions{Socket: sock, For: "deployment/x"}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err == nil {
 		t.Error("--for deployment/x accepted")
 	}
 }
 
 func TestTopTable(t *testing.T) {
-	d := observeDaemon{fakeDaemon: &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}, top: []api.PodMetrics{
+	d := observeDaemon{FakeDaemon: &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}, top: []api.PodMetrics{
 		{Namespace: "default", Name: "web", CPUMillis: 12, MemoryBytes: 30 << 20, Containers: []api.ContainerMetrics{
 			{Name: "app", CPUMillis: 10, MemoryBytes: 20 << 20}, {Name: "side", CPUMillis: 2, MemoryBytes: 10 << 20}}},
 	}}
@@ -280,14 +255,14 @@ func TestTopTable(t *testing.T) {
 	} {
 		tc.o.Socket = sock
 		var out bytes.Buffer
-		if err := Top(context.Background(), tc.o, IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}); err != nil {
+		if err := Top(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != tc.want {
 			t.Errorf("top %+v:\n%s\nwant\n%s", tc.o, out.String(), tc.want)
 		}
 	}
-	if err := Top(context.Background(), TopOptions{Socket: sock, Namespace: "default", Name: "gone"}, IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err == nil {
+	if err := Top(context.Background(), TopOptions{Socket: sock, Namespace: "default", Name: "gone"}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err == nil {
 		t.Error("top of a missing pod succeeded")
 	}
 }
@@ -337,7 +312,7 @@ func (b *syncBuffer) String() string { b.mu.Lock(); defer b.mu.Unlock(); return 
 func TestEventsWatch(t *testing.T) {
 	now := time.Now()
 	feed := &eventFeed{}
-	d := observeDaemon{fakeDaemon: &fakeDaemon{runtime: api.RuntimeStatus{Healthy: true}}, more: feed, events: []api.ObjectEvent{
+	d := observeDaemon{FakeDaemon: &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}, more: feed, events: []api.ObjectEvent{
 		{Namespace: "default", Pod: "web", Event: api.Event{Time: now.Add(-time.Minute), Type: "Normal", Reason: "Started", Message: "Started container c"}},
 	}}
 	sock := serveObserve(t, d)
@@ -346,7 +321,7 @@ func TestEventsWatch(t *testing.T) {
 	out := &syncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- Events(ctx, EventsOptions{Socket: sock, Namespace: "default", Watch: true}, IOStreams{Out: out, ErrOut: &bytes.Buffer{}})
+		done <- Events(ctx, EventsOptions{Socket: sock, Namespace: "default", Watch: true}, cmdutil.IOStreams{Out: out, ErrOut: &bytes.Buffer{}})
 	}()
 	feed.add(api.ObjectEvent{Namespace: "default", Pod: "web", Event: api.Event{Time: now, Type: "Warning", Reason: "Unhealthy", Message: "Liveness probe failed"}})
 	deadline := time.Now().Add(10 * time.Second)

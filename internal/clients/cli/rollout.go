@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -28,18 +29,18 @@ func (o RolloutOptions) target() (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
-	return ns, name, validateNames(ns, name)
+	return ns, name, cmdutil.ValidateNames(ns, name)
 }
 
 // RolloutHistory prints REVISION HASH AGE OUTCOME SOURCE (and the reason of a
 // rolled-back revision) of a pod, oldest first, as kubectl rollout history;
 // the running revision is marked with "*".
-func RolloutHistory(ctx context.Context, o RolloutOptions, s IOStreams) error {
+func RolloutHistory(ctx context.Context, o RolloutOptions, s cmdutil.IOStreams) error {
 	ns, name, err := o.target()
 	if err != nil {
 		return err
 	}
-	h, err := newClient(o.Socket, s).RolloutHistory(ctx, ns, name)
+	h, err := cmdutil.NewClient(o.Socket, s).RolloutHistory(ctx, ns, name)
 	if err != nil {
 		return err
 	}
@@ -48,7 +49,7 @@ func RolloutHistory(ctx context.Context, o RolloutOptions, s IOStreams) error {
 	return nil
 }
 
-func printHistory(s IOStreams, h []api.RolloutRevision, now time.Time) {
+func printHistory(s cmdutil.IOStreams, h []api.RolloutRevision, now time.Time) {
 	tw := tabwriter.NewWriter(s.Out, 0, 8, 3, ' ', 0)
 	fmt.Fprintln(tw, "REVISION\tHASH\tAGE\tOUTCOME\tSOURCE\tREASON")
 	for _, r := range h {
@@ -66,12 +67,12 @@ func printHistory(s IOStreams, h []api.RolloutRevision, now time.Time) {
 }
 
 // RolloutUndo brings back the revision before the running one.
-func RolloutUndo(ctx context.Context, o RolloutOptions, s IOStreams) error {
+func RolloutUndo(ctx context.Context, o RolloutOptions, s cmdutil.IOStreams) error {
 	ns, name, err := o.target()
 	if err != nil {
 		return err
 	}
-	n, err := newClient(o.Socket, s).RolloutUndo(ctx, ns, name)
+	n, err := cmdutil.NewClient(o.Socket, s).RolloutUndo(ctx, ns, name)
 	if err != nil {
 		return err
 	}

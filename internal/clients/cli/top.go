@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -25,15 +26,15 @@ type TopOptions struct {
 // container with Containers; NAMESPACE first with -A): CPU is the rate over
 // the sampling window in millicores, memory the working set, as
 // metrics-server reports them.
-func Top(ctx context.Context, o TopOptions, s IOStreams) error {
+func Top(ctx context.Context, o TopOptions, s cmdutil.IOStreams) error {
 	ns := o.Namespace
 	if o.AllNamespaces {
 		ns = ""
 	}
-	if err := validateNames(ns, o.Name); err != nil {
+	if err := cmdutil.ValidateNames(ns, o.Name); err != nil {
 		return err
 	}
-	pms, err := newClient(o.Socket, s).Top(ctx, ns, o.Window)
+	pms, err := cmdutil.NewClient(o.Socket, s).Top(ctx, ns, o.Window)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/version"
 )
 
@@ -13,7 +14,7 @@ type VersionOptions struct {
 }
 
 // Version prints the build version, commit, Go version and platform.
-func Version(opts VersionOptions, s IOStreams) error {
+func Version(opts VersionOptions, s cmdutil.IOStreams) error {
 	info := version.Get()
 	switch opts.Output {
 	case "":

@@ -8,13 +8,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
 // podWatcher prints the `get pods -w` lines: the table first, then one
 // line each time a pod's row changes (AGE aside, which changes by itself).
 type podWatcher struct {
-	out       *lineWriter
+	out       *printers.LineWriter
 	cols      podColumns
 	noHeaders bool
 	match     func(*corev1.Pod) bool
@@ -22,7 +24,7 @@ type podWatcher struct {
 	shown     map[types.UID]string // the row last printed, without AGE
 }
 
-func newPodWatcher(lw *lineWriter, o GetOptions, match func(*corev1.Pod) bool, now func() time.Time) *podWatcher {
+func newPodWatcher(lw *printers.LineWriter, o GetOptions, match func(*corev1.Pod) bool, now func() time.Time) *podWatcher {
 	return &podWatcher{out: lw, cols: o.columns(), noHeaders: o.NoHeaders, match: match, now: now, shown: map[types.UID]string{}}
 }
 
@@ -38,9 +40,9 @@ func (w *podWatcher) initial(pods []corev1.Pod) {
 		w.shown[pods[i].UID] = rowKey(r)
 		rows = append(rows, r)
 	}
-	w.out.fit(rows...)
+	w.out.Fit(rows...)
 	for _, r := range rows {
-		w.out.print(r)
+		w.out.Print(r)
 	}
 }
 
@@ -53,7 +55,7 @@ func (w *podWatcher) event(e api.WatchEvent) {
 			// No longer selected (a label changed): its last row once more,
 			// as a deleted one, then nothing.
 			delete(w.shown, p.UID)
-			w.out.print(w.cols.row(p, w.now()))
+			w.out.Print(w.cols.row(p, w.now()))
 		}
 		return
 	}
@@ -61,14 +63,14 @@ func (w *podWatcher) event(e api.WatchEvent) {
 	key := rowKey(row)
 	if e.Type == api.WatchDeleted {
 		delete(w.shown, p.UID)
-		w.out.print(row)
+		w.out.Print(row)
 		return
 	}
 	if w.shown[p.UID] == key {
 		return
 	}
 	w.shown[p.UID] = key
-	w.out.print(row)
+	w.out.Print(row)
 }
 
 // rowKey is the row without its AGE cell.
@@ -78,8 +80,8 @@ func rowKey(row []string) string {
 }
 
 // watchPods prints the table, then the changes until ctx is done.
-func watchPods(ctx context.Context, c *api.Client, o GetOptions, match func(*corev1.Pod) bool, pods []corev1.Pod, s IOStreams) error {
-	w := newPodWatcher(&lineWriter{w: s.Out}, o, match, time.Now)
+func watchPods(ctx context.Context, c *api.Client, o GetOptions, match func(*corev1.Pod) bool, pods []corev1.Pod, s cmdutil.IOStreams) error {
+	w := newPodWatcher(printers.NewLineWriter(s.Out), o, match, time.Now)
 	w.initial(pods)
 	return c.WatchPods(ctx, func(e api.WatchEvent) error {
 		w.event(e)

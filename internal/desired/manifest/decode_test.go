@@ -319,8 +319,8 @@ func TestFieldErrorFormat(t *testing.T) {
 	if got := list.Error(); got != cases[0].want+"\n"+cases[1].want {
 		t.Errorf("ErrorList = %q", got)
 	}
-	if got := displayName(""); got != "<input>" {
-		t.Errorf("displayName(\"\") = %q", got)
+	if got := DisplayName(""); got != "<input>" {
+		t.Errorf("DisplayName(\"\") = %q", got)
 	}
 }
 

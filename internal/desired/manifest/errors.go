@@ -64,8 +64,9 @@ func (l ErrorList) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// displayName is the file name used in error messages.
-func displayName(file string) string {
+// DisplayName is the name errors give a file: its base name, "<stdin>" for
+// "-", "<input>" for "".
+func DisplayName(file string) string {
 	if file == "" {
 		return "<input>"
 	}
@@ -122,7 +123,7 @@ func finish(file string, all []*FieldError) error {
 	if len(all) == 0 {
 		return nil
 	}
-	name := displayName(file)
+	name := DisplayName(file)
 	out := make(ErrorList, 0, min(len(all), maxErrors+1))
 	for i, fe := range all {
 		if i == maxErrors {
@@ -138,5 +139,5 @@ func finish(file string, all []*FieldError) error {
 
 // fileError is an ErrorList holding one error about the whole file.
 func fileError(file, format string, args ...any) error {
-	return ErrorList{{File: displayName(file), Detail: fmt.Sprintf(format, args...)}}
+	return ErrorList{{File: DisplayName(file), Detail: fmt.Sprintf(format, args...)}}
 }

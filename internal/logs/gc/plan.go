@@ -1,5 +1,5 @@
-// Package gc keeps podhost's log directory bounded (see README,
-// "Operating an appliance"). The log driver already rotates each
+// Package gc keeps podhost's log directory bounded (see docs/appliance.md,
+// "Disk"). The log driver already rotates each
 // instance's file within logMaxSize×logMaxFiles; logs/gc removes what the
 // driver never will:
 //

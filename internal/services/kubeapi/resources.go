@@ -47,6 +47,7 @@ var resources = []resource{
 	{gv: coreGV, name: "pods", singular: "pod", kind: "Pod", namespaced: true, verbs: writeVerbs,
 		shortNames: []string{"po"}, categories: []string{"all"}, subresources: []subresource{
 			{"attach", "PodAttachOptions", []string{"create", "get"}},
+			{"ephemeralcontainers", "Pod", []string{"get"}},
 			{"eviction", "Eviction", []string{"create"}},
 			{"exec", "PodExecOptions", []string{"create", "get"}},
 			{"log", "Pod", []string{"get"}},

@@ -25,7 +25,7 @@ func (s *Server) subresourceHandler(ri *requestInfo) handlerFunc {
 		return s.review
 	case ri.subresource == "":
 		return nil
-	case ri.subresource == "status":
+	case ri.subresource == "status", ri.subresource == "ephemeralcontainers":
 		return s.get
 	case ri.subresource == "log":
 		return s.podLog

@@ -1,0 +1,136 @@
+package manifestcmd
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/desired/manifestdir"
+)
+
+func TestDelete(t *testing.T) {
+	web, api, db := podYAML("web", "img:1"), podYAML("api", "img:1"), podYAML("db", "img:1")
+	dns := podNSYAML("infra", "web", "img:1")
+	tests := []struct {
+		name      string
+		manifests map[string]string
+		inputs    map[string]string
+		opts      DeleteOptions // Files relative to the input dir
+		wantOut   string
+		wantErr   []string
+		want      map[string]string
+	}{
+		{
+			name: "by name, whatever the file name", manifests: map[string]string{"mine.yaml": web, "api.yaml": api},
+			opts: DeleteOptions{Names: []string{"web"}}, wantOut: "pod \"web\" deleted\n", want: map[string]string{"api.yaml": api},
+		},
+		{
+			name: "by name in a namespace", manifests: map[string]string{"web.yaml": web, "infra_web.yaml": dns},
+			opts: DeleteOptions{Names: []string{"web"}, Namespace: "infra"}, wantOut: "pod \"web\" deleted\n", want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "pod/NAME form", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"pod/web"}}, wantOut: "pod \"web\" deleted\n", want: map[string]string{},
+		},
+		{
+			name: "multi-doc: just that doc", manifests: map[string]string{"all.yaml": api + "---\n" + web + "---\n" + db},
+			opts: DeleteOptions{Names: []string{"web"}}, wantOut: "pod \"web\" deleted\n", want: map[string]string{"all.yaml": api + "---\n" + db},
+		},
+		{
+			name: "multi-doc: last docs remove the file", manifests: map[string]string{"all.yaml": api + "---\n" + web},
+			opts: DeleteOptions{Names: []string{"web", "api"}}, wantOut: "pod \"web\" deleted\npod \"api\" deleted\n", want: map[string]string{},
+		},
+		{
+			name: "printed in the order named, whatever the files", manifests: map[string]string{"web.yaml": web, "api.yaml": api, "db.yaml": db},
+			opts: DeleteOptions{Names: []string{"web", "nope", "api"}}, wantOut: "pod \"web\" deleted\npod \"api\" deleted\n",
+			wantErr: []string{`pods "nope" not found`}, want: map[string]string{"db.yaml": db},
+		},
+		{
+			name: "by file", manifests: map[string]string{"all.yaml": api + "---\n" + web + "---\n" + db},
+			inputs: map[string]string{"x.yaml": web + "---\n" + db}, opts: DeleteOptions{Files: []string{"x.yaml"}},
+			wantOut: "pod \"web\" deleted\npod \"db\" deleted\n", want: map[string]string{"all.yaml": api},
+		},
+		{
+			name: "not found", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"nope"}}, wantErr: []string{`pods "nope" not found`}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "not found in another namespace", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Namespace: "infra"}, wantErr: []string{`pods "web" not found`}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "ignore not found", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"nope"}, IgnoreNotFound: true}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "found ones are deleted, missing ones reported", manifests: map[string]string{"web.yaml": web, "api.yaml": api},
+			opts: DeleteOptions{Names: []string{"nope", "web"}}, wantOut: "pod \"web\" deleted\n", wantErr: []string{`pods "nope" not found`},
+			want: map[string]string{"api.yaml": api},
+		},
+		{
+			name: "missing manifest dir", opts: DeleteOptions{Names: []string{"web"}}, wantErr: []string{`pods "web" not found`},
+		},
+		{
+			name: "names and files", manifests: map[string]string{}, inputs: map[string]string{"x.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Files: []string{"x.yaml"}}, wantErr: []string{"not both"}, want: map[string]string{},
+		},
+		{
+			name: "invalid -f file", manifests: map[string]string{"web.yaml": web}, inputs: map[string]string{"x.yaml": "kind: Pod\n"},
+			opts: DeleteOptions{Files: []string{"x.yaml"}}, wantErr: []string{"x.yaml: apiVersion: Required value"}, want: map[string]string{"web.yaml": web},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, tt.manifests, tt.inputs)
+			opts := tt.opts
+			opts.ManifestDir = e.manifests
+			for i, f := range opts.Files {
+				opts.Files[i] = filepath.Join(e.inputs, f)
+			}
+			var out, errOut bytes.Buffer
+			err := Delete(context.Background(), opts, cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut})
+			checkErr(t, err, tt.wantErr)
+			if out.String() != tt.wantOut {
+				t.Errorf("out = %q, want %q", out.String(), tt.wantOut)
+			}
+			if got := dirState(t, e.manifests); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("manifest dir =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// delete's wait ends at once when no daemon answers.
+func TestWaitGoneDaemonDown(t *testing.T) {
+	opts := DeleteOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Timeout: time.Minute}
+	start := time.Now()
+	if err := waitGone(t.Context(), opts, []target{{Kind: manifestdir.Pod, Namespace: "default", Name: "web"}}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("waited %v for a daemon that is down", d)
+	}
+}
+
+// A namespace or name the decoder would refuse is one line, before the
+// manifest dir is read (cli's get/describe/logs/exec are checked alike).
+func TestDeleteInvalidNames(t *testing.T) {
+	s := cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	for _, tt := range []struct{ ns, name, want string }{
+		{"..", "web", `invalid namespace "..": a lowercase RFC 1123 label must consist of`},
+		{"default", "..", `invalid pod name "..": a lowercase RFC 1123 subdomain must consist of`},
+		{"a/b", "web", `invalid namespace "a/b"`},
+		{"default", "Web", `invalid pod name "Web"`},
+	} {
+		err := Delete(t.Context(), DeleteOptions{ManifestDir: t.TempDir(), Namespace: tt.ns, Names: []string{tt.name}}, s)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("delete -n %s %s: %v, want one line %q…", tt.ns, tt.name, err, tt.want)
+		}
+	}
+}
