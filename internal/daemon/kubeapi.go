@@ -208,7 +208,7 @@ func memoryInUse() (int64, error) {
 // the daemon, the socket and the pods go on without it.
 func (d *daemon) startKubeAPI(ctx context.Context, g *errgroup.Group, b *backend, srv *api.Server) {
 	kb := kubeBackend{observeBackend: observeBackend{backend: b, metrics: d.metrics, stats: d.cg}, data: d.data}
-	kube := kubeapi.New(kb, d.kubeStore(), nil, kubeapi.Options{Version: version.Version,
+	kube := kubeapi.New(kb, d.kubeStore(b), nil, kubeapi.Options{Version: version.Version,
 		Logger: d.log.With("component", "kube-api"), OpenAPI: openapi.Handler(), TypeConverter: openapi.TypeConverter})
 	g.Go(func() error { kube.Run(ctx); return nil })
 	srv.Mount(kube.Handler(), "/api", "/api/", "/apis", "/apis/", "GET /version", "/openapi/")

@@ -2,27 +2,133 @@ package daemon
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/yaml"
 
-	"github.com/podhost/podhost/internal/services/kubeapi"
+	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/desired/manifestdir"
 )
 
-// kubeStore writes the kube API's objects through the manifest dir.
-type kubeStore struct{ dir string }
+// kubeStore writes the kube API's pods, ConfigMaps and Secrets through the
+// manifest dir, as `podhost apply` and `podhost delete` do: the files stay
+// the source of truth, and what the API created is a file a human reads.
+type kubeStore struct {
+	dir   string
+	opts  manifestdir.Options
+	grace func(namespace, name string, seconds int64) // a delete's grace period, before the file goes
+}
 
-func (d *daemon) kubeStore() kubeapi.Store { return kubeStore{dir: d.cfg.ManifestDir} }
+func (d *daemon) kubeStore(b *backend) kubeStore {
+	return kubeStore{dir: d.cfg.ManifestDir, opts: manifestdir.Options{AllowInsecure: d.cfg.AllowInsecureManifests},
+		grace: func(namespace, name string, seconds int64) {
+			for _, p := range b.Pods() {
+				if p.Namespace == namespace && p.Name == name && p.DeletionTimestamp == nil {
+					d.mgr.SetDeletionGrace(p.UID, seconds)
+				}
+			}
+		}}
+}
 
+// apiFile names documents the API writes in errors (Invalid's messages).
+const apiFile = "request"
+
+func kindOf(gr schema.GroupResource) manifestdir.Kind {
+	switch gr.Resource {
+	case "pods":
+		return manifestdir.Pod
+	case "configmaps":
+		return manifestdir.ConfigMap
+	}
+	return manifestdir.Secret
+}
+
+// Stored is the object's document as a file holds it, as JSON.
 func (s kubeStore) Stored(gr schema.GroupResource, namespace, name string) ([]byte, error) {
-	return nil, apierrors.NewNotFound(gr, name)
+	obj, _, err := manifestdir.Lookup(s.dir, manifestdir.Ref{Kind: kindOf(gr), Namespace: namespace, Name: name}, s.opts)
+	if errors.Is(err, manifestdir.ErrNotFound) {
+		return nil, apierrors.NewNotFound(gr, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return yaml.YAMLToJSON(obj.Doc)
 }
 
+// Put decodes doc as the daemon's source will, then writes it as YAML
+// (a .json file keeps JSON) into the file that declares the object, or a
+// new one.
 func (s kubeStore) Put(ctx context.Context, gr schema.GroupResource, namespace, name string, doc []byte, create, dryRun bool) (runtime.Object, error) {
-	return nil, apierrors.NewMethodNotSupported(gr, "write")
+	y, err := yaml.JSONToYAML(doc)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	obj, err := manifestdir.Decode(apiFile, y)
+	if err != nil {
+		return nil, invalid(gr, name, err)
+	}
+	if obj.Kind != kindOf(gr) || obj.Namespace != namespace || obj.Name != name {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object is %s %s/%s, the request names %s %s/%s",
+			obj.Kind, obj.Namespace, obj.Name, kindOf(gr), namespace, name))
+	}
+	opts := s.opts
+	opts.DryRun, opts.Mode = dryRun, manifestdir.ReplaceOnly
+	if create {
+		opts.Mode = manifestdir.CreateOnly
+	}
+	switch _, err := manifestdir.Apply(ctx, s.dir, []manifestdir.Object{obj}, opts); {
+	case errors.Is(err, manifestdir.ErrExists):
+		return nil, apierrors.NewAlreadyExists(gr, name)
+	case errors.Is(err, manifestdir.ErrNotFound):
+		return nil, apierrors.NewNotFound(gr, name)
+	case err != nil:
+		return nil, invalid(gr, name, err)
+	}
+	switch {
+	case obj.Pod != nil:
+		return obj.Pod, nil
+	case obj.ConfigMap != nil:
+		return obj.ConfigMap, nil
+	}
+	return obj.Secret, nil
 }
 
-func (s kubeStore) Delete(ctx context.Context, gr schema.GroupResource, namespace, name string, grace *int64, dryRun bool) error {
-	return apierrors.NewMethodNotSupported(gr, "delete")
+// invalid is a decoder's or planner's error as the API server's Invalid:
+// one cause per field error.
+func invalid(gr schema.GroupResource, name string, err error) error {
+	var list manifest.ErrorList
+	if !errors.As(err, &list) {
+		return apierrors.NewBadRequest(strings.ReplaceAll(err.Error(), apiFile+": ", ""))
+	}
+	var errs field.ErrorList
+	for _, fe := range list {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeInvalid, Field: fe.Field, BadValue: field.OmitValueType{}, Detail: fe.Detail})
+	}
+	kind := map[string]string{"pods": "Pod", "configmaps": "ConfigMap", "secrets": "Secret"}[gr.Resource]
+	return apierrors.NewInvalid(schema.GroupKind{Kind: kind}, name, errs)
 }
+
+// Delete removes the document declaring the object; for a pod, the grace
+// period asked for first reaches the pod's termination.
+func (s kubeStore) Delete(ctx context.Context, gr schema.GroupResource, namespace, name string, grace *int64, dryRun bool) error {
+	if grace != nil && gr.Resource == "pods" && !dryRun {
+		s.grace(namespace, name, *grace)
+	}
+	opts := s.opts
+	opts.DryRun = dryRun
+	rs, err := manifestdir.Delete(ctx, s.dir, []manifestdir.Ref{{Kind: kindOf(gr), Namespace: namespace, Name: name}}, opts)
+	if err != nil {
+		return err
+	}
+	if len(rs) != 1 || rs[0].File == "" {
+		return apierrors.NewNotFound(gr, name)
+	}
+	return nil
+}
+

@@ -67,7 +67,6 @@ func decodeConfigMap(obj map[string]any) (*corev1.ConfigMap, errs) {
 		e.add("", "decode ConfigMap: %s", err)
 		return nil, e
 	}
-	cm.ManagedFields = nil
 	if cm.Namespace == "" {
 		cm.Namespace = defaultNamespace
 	}
@@ -104,7 +103,6 @@ func decodeSecret(obj map[string]any) (*corev1.Secret, errs) {
 		e.add("", "decode Secret: cannot decode the object")
 		return nil, e
 	}
-	sec.ManagedFields = nil
 	if sec.Namespace == "" {
 		sec.Namespace = defaultNamespace
 	}

@@ -36,7 +36,8 @@ import (
 //     matters before a pod is admitted, the rest are podhost's own.
 //     The per-container AppArmor annotation is not: identityOf keeps it
 //     (recreatingAnnotations).
-//   - metadata.managedFields, status: dropped at decode (cleanServerFields).
+//   - metadata.managedFields (server-side apply's, kept in the document by
+//     the kube API), status (dropped at decode: cleanServerFields).
 //   - containers' and initContainers' resources: in-place resize (issue 12,
 //     internal/kubelet/manager/resize.go, internal/kubelet/syncer/resize.go). A resources
 //     edit that would change the QoS class keeps the pod too, and the resize

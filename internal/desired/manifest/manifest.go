@@ -227,12 +227,12 @@ func checkKind(obj map[string]any) errs {
 }
 
 // cleanServerFields drops what a server sets and a desired pod must not
-// carry, so pasting `kubectl get pod -o yaml` output works: status and
-// managed fields. They still count in the spec hash (it covers the
-// document as written).
+// carry, so pasting `kubectl get pod -o yaml` output works: the status.
+// It still counts in the spec hash (it covers the document as written).
+// Managed fields stay: the kube API's server-side apply keeps them in the
+// document (a mutable path: an edit of them restarts nothing).
 func cleanServerFields(pod *corev1.Pod) {
 	pod.Status = corev1.PodStatus{}
-	pod.ManagedFields = nil
 }
 
 // ReadFile reads a manifest file (ReadBytes) and decodes it (see Decode).

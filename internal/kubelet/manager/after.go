@@ -145,7 +145,7 @@ func (m *Manager) removePods(updates []podset.Update) {
 	for _, u := range updates {
 		switch u.Op {
 		case podset.REMOVE:
-			removed = append(removed, u.Pod)
+			removed = append(removed, m.graces.apply(u.Pod))
 		case podset.ADD:
 			adding[manifest.FullName(u.Pod)] = true
 		}

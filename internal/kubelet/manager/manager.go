@@ -112,6 +112,7 @@ type Manager struct {
 	cfgMu sync.Mutex // guards cfg (applied by Run, read by the API)
 
 	changes changes // Changed
+	graces  graces  // SetDeletionGrace
 
 	mu       sync.RWMutex
 	desired  map[types.UID]*corev1.Pod // admitted and wanted

@@ -25,7 +25,10 @@ func deleting(pod *corev1.Pod, now time.Time) *corev1.Pod {
 	cp := pod.DeepCopy()
 	ts := metav1.NewTime(now)
 	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if pod.Spec.TerminationGracePeriodSeconds != nil {
+	switch {
+	case pod.DeletionGracePeriodSeconds != nil: // a delete's (graces)
+		grace = *pod.DeletionGracePeriodSeconds
+	case pod.Spec.TerminationGracePeriodSeconds != nil:
 		grace = *pod.Spec.TerminationGracePeriodSeconds
 	}
 	cp.DeletionTimestamp, cp.DeletionGracePeriodSeconds = &ts, &grace

@@ -26,7 +26,7 @@ func TestOperations(t *testing.T) {
 		"api/v1 pods/log":                   {"get"},
 		"api/v1 pods/eviction":              {"create"},
 		"api/v1 namespaces":                 {"get", "list", "watch"},
-		"apis/events.k8s.io/v1 events":      {"create", "delete", "get", "list", "patch", "update", "watch"},
+		"apis/events.k8s.io/v1 events":      {"get", "list", "watch"},
 		"apis/metrics.k8s.io/v1beta1 nodes": {"get", "list"},
 		"apis/authorization.k8s.io/v1 selfsubjectaccessreviews": {"create"},
 	} {
