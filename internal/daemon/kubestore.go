@@ -131,4 +131,3 @@ func (s kubeStore) Delete(ctx context.Context, gr schema.GroupResource, namespac
 	}
 	return nil
 }
-

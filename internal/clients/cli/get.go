@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/podhost/podhost/internal/clients/cmdutil"
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/clients/printers"
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // GetOptions select pods for get and describe.

@@ -6,8 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/clients/printers"
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // podColumns are the columns of the `get pods` table: podview's (NAME READY

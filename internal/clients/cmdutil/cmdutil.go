@@ -14,8 +14,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
