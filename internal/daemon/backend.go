@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/host/runtime"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
@@ -25,10 +26,12 @@ type backend struct {
 	st     *status.Manager
 	logDir string
 	rt     execer
-	views  *podViews
-	health *rthealth.Monitor
-	state  *stateHealth
-	node   *nodeSource
+	// sandboxes: the pods' sandbox records (port-forward's netns).
+	sandboxes podSandboxes
+	views     *podViews
+	health    *rthealth.Monitor
+	state     *stateHealth
+	node      *nodeSource
 }
 
 // Node is this machine as a core/v1 Node (GET /v1/node).
@@ -46,7 +49,7 @@ func (b *backend) Runtime() api.RuntimeStatus {
 
 // execer runs a command in a running container (*runtime.Runtime).
 type execer interface {
-	Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error)
+	ExecWith(ctx context.Context, id string, cmd []string, o runtime.ExecOptions) (int, error)
 }
 
 // SourcesReady: the first manifest snapshot was applied, so Pods lists
@@ -194,7 +197,7 @@ func (b *backend) Exec(ctx context.Context, req api.ExecRequest, stdin io.Reader
 	if err != nil {
 		return -1, err
 	}
-	return b.rt.Exec(ctx, id, req.Command, stdin, stdout, stderr, req.TTY)
+	return b.rt.ExecWith(ctx, id, req.Command, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: req.TTY})
 }
 
 // runningContainerID resolves the container (as pickContainer does) and

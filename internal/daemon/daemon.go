@@ -62,6 +62,7 @@ import (
 	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/ops/watchdog"
 	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 )
 
 // housekeepingPeriod is how often orphans and leaks are looked for (the
@@ -78,6 +79,7 @@ const workersShutdownTimeout = 10 * time.Second
 // Run runs the daemon until ctx is done, then shuts it down in order.
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	footprint.SetGCDefaults(os.Getenv)
+	stream.RouteKlog(log) // upstream's streaming code logs through klog
 	hb := watchdog.NewHeartbeat(nil)
 	defer startWatchdog(hb, log)()
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
@@ -272,7 +274,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
+	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
 		node: d.nodeSource(host, health)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)

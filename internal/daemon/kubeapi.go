@@ -24,6 +24,7 @@ import (
 	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/services/kubeapi"
 	"github.com/podhost/podhost/internal/services/kubeapi/openapi"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 	"github.com/podhost/podhost/internal/services/kubeapi/pki"
 	"github.com/podhost/podhost/internal/version"
 )
@@ -208,9 +209,10 @@ func memoryInUse() (int64, error) {
 // the daemon, the socket and the pods go on without it.
 func (d *daemon) startKubeAPI(ctx context.Context, g *errgroup.Group, b *backend, srv *api.Server) {
 	kb := kubeBackend{observeBackend: observeBackend{backend: b, metrics: d.metrics, stats: d.cg}, data: d.data}
-	kube := kubeapi.New(kb, d.kubeStore(b), nil, kubeapi.Options{Version: version.Version,
+	streams := stream.New(b.StreamRuntime(), d.log.With("component", "kube-api-streams"), stream.Options{})
+	kube := kubeapi.New(kb, d.kubeStore(b), streams, kubeapi.Options{Version: version.Version,
 		Logger: d.log.With("component", "kube-api"), OpenAPI: openapi.Handler(), TypeConverter: openapi.TypeConverter})
-	g.Go(func() error { kube.Run(ctx); return nil })
+	g.Go(func() error { kube.Run(ctx); return streams.Close() })
 	srv.Mount(kube.Handler(), "/api", "/api/", "/apis", "/apis/", "GET /version", "/openapi/")
 	if d.cfg.KubeAPIAddress == "" {
 		return

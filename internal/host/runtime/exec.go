@@ -13,7 +13,10 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/pkg/cio"
+	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+
+	"github.com/podhost/podhost/internal/model/runtimeapi"
 )
 
 // Exec runs cmd in the running container with the container's process
@@ -22,6 +25,25 @@ import (
 // the output comes on stdout only. If ctx is cancelled the process is
 // killed and ctx's error returned.
 func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Reader, stdout, stderr io.Writer, tty bool) (int, error) {
+	return r.ExecWith(ctx, id, cmd, ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: tty})
+}
+
+// ExecOptions are an exec's streams and terminal.
+type ExecOptions struct {
+	Stdin          io.Reader // nil: none
+	Stdout, Stderr io.Writer
+	// TTY runs the process on a terminal (output on Stdout only), with
+	// TERM=xterm in its environment, replacing the container's, as
+	// containerd's CRI exec does.
+	TTY bool
+	// Resize, with TTY, delivers the terminal's sizes: the process's
+	// console is resized to each (CRI's handleResizing: zero sizes are
+	// skipped). Read until closed or the exec ends.
+	Resize <-chan runtimeapi.TerminalSize
+}
+
+// ExecWith is Exec with a terminal that can be resized (kubectl exec -t).
+func (r *Runtime) ExecWith(ctx context.Context, id string, cmd []string, o ExecOptions) (int, error) {
 	ctx = r.nsctx(ctx)
 	if len(cmd) == 0 {
 		return -1, fmt.Errorf("exec in %s: empty command: %w", id, errdefs.ErrInvalidArgument)
@@ -38,11 +60,16 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Re
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: task: %w", id, err)
 	}
+	if o.TTY {
+		if err := oci.WithEnv([]string{"TERM=xterm"})(ctx, nil, nil, spec); err != nil {
+			return -1, fmt.Errorf("exec in %s: TERM: %w", id, err)
+		}
+	}
 	pspec := *spec.Process
-	pspec.Args, pspec.Terminal = cmd, tty
-	in := newStdinCloser(stdin)
-	opts := []cio.Opt{cio.WithStreams(in.reader(), stdout, stderr)}
-	if tty {
+	pspec.Args, pspec.Terminal = cmd, o.TTY
+	in := newStdinCloser(o.Stdin)
+	opts := []cio.Opt{cio.WithStreams(in.reader(), o.Stdout, o.Stderr)}
+	if o.TTY {
 		opts = append(opts, cio.WithTerminal)
 	}
 	proc, err := task.Exec(ctx, newExecID(), &pspec, cio.NewCreator(opts...))
@@ -57,16 +84,24 @@ func (r *Runtime) Exec(ctx context.Context, id string, cmd []string, stdin io.Re
 			r.log().Warn("delete exec process", "container", id, "err", err)
 		}
 	}()
-	return waitExec(ctx, proc)
+	if !o.TTY {
+		o.Resize = nil
+	}
+	return r.waitExec(ctx, id, proc, o.Resize)
 }
 
-func waitExec(ctx context.Context, proc client.Process) (int, error) {
+func (r *Runtime) waitExec(ctx context.Context, id string, proc client.Process, resize <-chan runtimeapi.TerminalSize) (int, error) {
 	statusC, err := proc.Wait(context.WithoutCancel(ctx))
 	if err != nil {
 		return -1, fmt.Errorf("exec: wait: %w", err)
 	}
 	if err := proc.Start(ctx); err != nil {
 		return -1, fmt.Errorf("exec: start: %w", err)
+	}
+	if resize != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go r.resizeExec(ctx, id, proc, resize, done)
 	}
 	select {
 	case st := <-statusC:
@@ -81,6 +116,27 @@ func waitExec(ctx context.Context, proc client.Process) (int, error) {
 		defer cancel()
 		_ = proc.Kill(kctx, syscall.SIGKILL)
 		return -1, ctx.Err()
+	}
+}
+
+// resizeExec applies the sizes from resize to the process's console until
+// resize is closed or done is.
+func (r *Runtime) resizeExec(ctx context.Context, id string, proc client.Process, resize <-chan runtimeapi.TerminalSize, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case sz, ok := <-resize:
+			if !ok {
+				return
+			}
+			if sz.Width == 0 || sz.Height == 0 {
+				continue
+			}
+			if err := proc.Resize(ctx, uint32(sz.Width), uint32(sz.Height)); err != nil {
+				r.log().Debug("resize exec console", "container", id, "err", err)
+			}
+		}
 	}
 }
 

@@ -78,3 +78,9 @@ type Event struct {
 	ExitCode    uint32 // EventExit only
 	Time        time.Time
 }
+
+// TerminalSize is the size of an exec's terminal, in characters: the
+// resizes a TTY exec's client sends (kubectl exec -t).
+type TerminalSize struct {
+	Width, Height uint16
+}

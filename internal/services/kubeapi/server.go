@@ -71,7 +71,7 @@ type Store interface {
 type Streams interface {
 	Exec(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, opts *corev1.PodExecOptions)
 	Attach(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, opts *corev1.PodAttachOptions)
-	PortForward(w http.ResponseWriter, r *http.Request, pod *corev1.Pod)
+	PortForward(w http.ResponseWriter, r *http.Request, pod *corev1.Pod, opts *corev1.PodPortForwardOptions)
 }
 
 // Options configure the server.

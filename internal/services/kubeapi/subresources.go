@@ -163,7 +163,12 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, ri *requestInfo)
 		}
 		s.streams.Attach(w, r, p, &o)
 	default:
-		s.streams.PortForward(w, r, p)
+		var o corev1.PodPortForwardOptions
+		if err := paramCodec.DecodeParameters(q, coreGV, &o); err != nil {
+			writeError(w, r, apierrors.NewBadRequest(err.Error()))
+			return
+		}
+		s.streams.PortForward(w, r, p, &o)
 	}
 }
 
