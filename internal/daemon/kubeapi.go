@@ -24,8 +24,8 @@ import (
 	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/services/kubeapi"
 	"github.com/podhost/podhost/internal/services/kubeapi/openapi"
-	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 	"github.com/podhost/podhost/internal/services/kubeapi/pki"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 	"github.com/podhost/podhost/internal/version"
 )
 

@@ -191,13 +191,6 @@ func (h *hub) since(kind string, rv uint64) (out []change, upto uint64, wake <-c
 	return out, h.rv, h.wake, false
 }
 
-// current resourceVersion.
-func (h *hub) version() uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.rv
-}
-
 // addWatcher and removeWatcher count a kind's watches: Run keeps the
 // watched kinds synced at every change.
 func (h *hub) addWatcher(kind string) {

@@ -131,7 +131,7 @@ func New(b Backend, store Store, streams Streams, opts Options) *Server {
 	return s
 }
 
-func ok(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok") }
+func ok(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }
 
 func objects[T runtime.Object](in []T) []runtime.Object {
 	out := make([]runtime.Object, len(in))

@@ -106,7 +106,7 @@ func (s *Server) newWatcher(w http.ResponseWriter, r *http.Request, a accept, k 
 	}
 	return &watcher{s: s, w: w, rc: rc, a: a, k: k, gv: gv, sel: sel,
 		include: to.IncludeObject,
-		enc: streaming.NewEncoder(info.StreamSerializer.Framer.NewFrameWriter(w),
+		enc: streaming.NewEncoder(info.StreamSerializer.NewFrameWriter(w),
 			laxCodecs.EncoderForVersion(info.StreamSerializer.Serializer, unversioned)),
 		objEnc: laxCodecs.EncoderForVersion(info.Serializer, objGV)}, nil
 }
@@ -223,7 +223,7 @@ func (ww *watcher) sendBookmark(rv uint64, initialEnd bool) error {
 	if initialEnd {
 		m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
 	}
-	var obj runtime.Object = o
+	obj := runtime.Object(o)
 	if ww.a.table || ww.a.partial {
 		obj = partial(o)
 	}
