@@ -46,7 +46,12 @@ rc=0
 # each; PODHOST_TEST_RUN_TMPFS= keeps them on the test dir's filesystem).
 BENCH_N=${BENCH_N:-1,30,100,250} BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
 	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkFootprint$' -benchtime 1x ./integration || rc=1
+# The kube API with 250 pods: kubectl get vs podhost get, 100 watches.
+rm -f "$out/footprint.kubeapi.json" "$out/footprint.kubeapi.txt"
+BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
+	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkKubeAPI$' -benchtime 1x ./integration || rc=1
 $GO run -tags integration ./internal/testenv/cmd/reap || rc=1
+[[ -f $out/footprint.kubeapi.txt ]] && cat "$out/footprint.kubeapi.txt"
 if [[ -f $out/footprint.txt ]]; then
 	cat "$out/footprint.txt"
 	echo "bench: wrote $out/footprint.json"
