@@ -55,7 +55,9 @@ func TestShimKillRestartsItsGroup(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range members {
-		p := d.waitPod(name, max(time.Until(start.Add(2*time.Second)), 10*time.Millisecond), "restarted after its shim was killed", func(p *corev1.Pod) bool {
+		// How fast is a figure (logged below), not an assertion: a loaded
+		// machine must not fail the test.
+		p := d.waitPod(name, 60*time.Second, "restarted after its shim was killed", func(p *corev1.Pod) bool {
 			return allRunning(p) && p.Status.ContainerStatuses[0].RestartCount == 1
 		})
 		if pid := containerPID(t, p, "main"); pid == oldPID[name] || running(oldPID[name]) {

@@ -40,7 +40,7 @@ func (b kubeBackend) Secrets() []*corev1.Secret       { return b.data.Secrets() 
 
 // Changed is closed at the next change of a pod (its status, events or
 // desired version), a ConfigMap or a Secret.
-func (b kubeBackend) Changed() <-chan struct{} {
+func (b kubeBackend) Changed(ctx context.Context) <-chan struct{} {
 	st, pods, data := b.st.Changed(), b.mgr.Changed(), b.data.Changed()
 	out := make(chan struct{})
 	go func() {
@@ -48,6 +48,7 @@ func (b kubeBackend) Changed() <-chan struct{} {
 		case <-st:
 		case <-pods:
 		case <-data:
+		case <-ctx.Done():
 		}
 		close(out)
 	}()

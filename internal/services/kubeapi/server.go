@@ -40,8 +40,9 @@ type Backend interface {
 	Events() []*corev1.Event
 	// Node: the machine as the kubelet's Node object would show it.
 	Node(ctx context.Context) (*corev1.Node, error)
-	// Changed is closed at the next change of any of the above.
-	Changed() <-chan struct{}
+	// Changed is closed at the next change of any of the above (or when
+	// ctx ends).
+	Changed(ctx context.Context) <-chan struct{}
 	// Logs writes a container's log (the kubelet's semantics of opts) to w,
 	// flushing as it goes; errors are the kubelet's words.
 	Logs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error
@@ -159,7 +160,7 @@ func (s *Server) Close() {
 // the backend signals is numbered at once, so a watch sees every version.
 func (s *Server) Run(ctx context.Context) {
 	for {
-		changed := s.b.Changed()
+		changed := s.b.Changed(ctx)
 		for _, k := range s.hub.watchedKinds() {
 			s.hub.sync(k)
 		}
