@@ -45,8 +45,10 @@ type Object struct {
 	Ref
 	// Doc is the document as given (YAML or JSON): what Apply writes.
 	Doc []byte
-	// From names where the document came from in errors: a file name (shown
-	// by its base name) or "-" (stdin).
+	// From names where the document came from, in errors (a file name,
+	// shown by its base name, or "-", stdin) and in the decoded object's
+	// podhost.io/config-source annotation; Result.File is where Apply
+	// writes it.
 	From string
 	// The decoded object (defaulted, validated; a pod with its UID and
 	// podhost's hash annotations): exactly one is set.

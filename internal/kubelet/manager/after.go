@@ -5,6 +5,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -25,7 +26,7 @@ const ReasonWaitingForDependencies = "WaitingForDependencies"
 const killPollPeriod = 100 * time.Millisecond
 
 // waitingPod is a pod whose podhost.io/after pods are not all Ready: it is
-// neither admitted nor started yet (loop goroutine writes, m.mu guards).
+// neither admitted nor started yet.
 type waitingPod struct {
 	pod      *corev1.Pod
 	since    time.Time
@@ -33,10 +34,152 @@ type waitingPod struct {
 }
 
 // pendingKill is a removed pod whose kill waits for the removed pods that
-// depend on it to finish terminating (loop goroutine only).
+// depend on it to finish terminating.
 type pendingKill struct {
 	pod     *corev1.Pod
 	waitFor []types.UID
+}
+
+// holds are the pods the podhost.io/after order holds back: new pods
+// waiting for their dependencies to be Ready, and removed pods whose kill
+// waits for their dependants. It owns its lock (taken after Manager.mu
+// when both are held) and calls out only to dueKills' terminated.
+type holds struct {
+	mu      sync.Mutex
+	waiting map[types.UID]*waitingPod
+	kills   map[types.UID]*pendingKill
+}
+
+func newHolds() *holds {
+	return &holds{waiting: map[types.UID]*waitingPod{}, kills: map[types.UID]*pendingKill{}}
+}
+
+// hold makes pod wait, from since.
+func (h *holds) hold(pod *corev1.Pod, since time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.waiting[pod.UID] = &waitingPod{pod: pod, since: since}
+}
+
+// waitingPods are copies of the waiting pods, by full name.
+func (h *holds) waitingPods() []waitingPod {
+	h.mu.Lock()
+	out := make([]waitingPod, 0, len(h.waiting))
+	for _, w := range h.waiting {
+		out = append(out, *w)
+	}
+	h.mu.Unlock()
+	slices.SortFunc(out, func(a, b waitingPod) int {
+		return cmp.Compare(manifest.FullName(a.pod), manifest.FullName(b.pod))
+	})
+	return out
+}
+
+// setNotReady records what uid still waits for.
+func (h *holds) setNotReady(uid types.UID, notReady []string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.waiting[uid]; w != nil {
+		w.notReady = notReady
+	}
+}
+
+// update replaces a waiting pod by its new version (same UID).
+func (h *holds) update(pod *corev1.Pod) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w := h.waiting[pod.UID]; w != nil {
+		w.pod = pod
+	}
+}
+
+// release ends uid's wait; false if it was not waiting.
+func (h *holds) release(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.waiting[uid]
+	delete(h.waiting, uid)
+	return ok
+}
+
+// isWaiting reports whether uid waits.
+func (h *holds) isWaiting(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.waiting[uid] != nil
+}
+
+// entries are the waiting pods as the API shows them, with the status
+// computed here.
+func (h *holds) entries() []PodEntry {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]PodEntry, 0, len(h.waiting))
+	for _, w := range h.waiting {
+		st := waitingStatus(w)
+		out = append(out, PodEntry{Pod: w.pod, Status: &st})
+	}
+	return out
+}
+
+// pending reports whether pods wait, and whether kills are deferred.
+func (h *holds) pending() (waiting, kills bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.waiting) > 0, len(h.kills) > 0
+}
+
+// deferKill defers pod's kill until the pods waitFor finished terminating.
+func (h *holds) deferKill(pod *corev1.Pod, waitFor []types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.kills[pod.UID] = &pendingKill{pod: pod, waitFor: waitFor}
+}
+
+// cancelKill drops uid's deferred kill; false if there was none.
+func (h *holds) cancelKill(uid types.UID) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, ok := h.kills[uid]
+	delete(h.kills, uid)
+	return ok
+}
+
+// dueKills takes the deferred kills whose dependants all finished
+// terminating: none is deferred still or taken in this pass (its kill is
+// about to be sent: it has not terminated), and terminated says each is
+// done.
+func (h *holds) dueKills(terminated func(types.UID) bool) []*corev1.Pod {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []*corev1.Pod
+	taken := map[types.UID]bool{}
+	for uid, pk := range h.kills {
+		done := true
+		for _, d := range pk.waitFor {
+			if _, deferred := h.kills[d]; deferred || taken[d] || !terminated(d) {
+				done = false
+				break
+			}
+		}
+		if done {
+			delete(h.kills, uid)
+			taken[uid] = true
+			out = append(out, pk.pod)
+		}
+	}
+	return out
+}
+
+// deferredKills are the removed pods whose kill waits.
+func (h *holds) deferredKills() []*corev1.Pod {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := make([]*corev1.Pod, 0, len(h.kills))
+	for _, pk := range h.kills {
+		out = append(out, pk.pod)
+	}
+	return out
 }
 
 // holdIfWaiting keeps a new pod with a podhost.io/after annotation back
@@ -46,9 +189,7 @@ func (m *Manager) holdIfWaiting(pod *corev1.Pod, wasAdmitted bool) bool {
 	if wasAdmitted || !order.HasAfter(pod) {
 		return false
 	}
-	m.mu.Lock()
-	m.waiting[pod.UID] = &waitingPod{pod: pod, since: time.Now()}
-	m.mu.Unlock()
+	m.holds.hold(pod, time.Now())
 	m.log.Info("pod waits for its dependencies", "pod", manifest.FullName(pod), "after", order.After(pod))
 	return true
 }
@@ -56,25 +197,15 @@ func (m *Manager) holdIfWaiting(pod *corev1.Pod, wasAdmitted bool) bool {
 // releaseWaiting admits and starts every waiting pod whose dependencies
 // are all Ready now, and records what the others still wait for.
 func (m *Manager) releaseWaiting(ctx context.Context) {
-	m.mu.RLock()
-	waiting := make([]*waitingPod, 0, len(m.waiting))
-	for _, w := range m.waiting {
-		waiting = append(waiting, w)
-	}
-	m.mu.RUnlock()
-	slices.SortFunc(waiting, func(a, b *waitingPod) int {
-		return cmp.Compare(manifest.FullName(a.pod), manifest.FullName(b.pod))
-	})
-	for _, w := range waiting {
+	for _, w := range m.holds.waitingPods() {
 		notReady := m.notReady(w.pod)
-		m.mu.Lock()
 		if len(notReady) > 0 {
-			w.notReady = notReady
-			m.mu.Unlock()
+			m.holds.setNotReady(w.pod.UID, notReady)
 			continue
 		}
-		delete(m.waiting, w.pod.UID)
-		m.mu.Unlock()
+		if !m.holds.release(w.pod.UID) {
+			continue // removed meanwhile
+		}
 		m.log.Info("dependencies Ready; starting pod", "pod", manifest.FullName(w.pod), "waited", time.Since(w.since).Round(time.Millisecond))
 		m.purgeStale([]*corev1.Pod{w.pod})
 		if m.admit(w.pod, false) {
@@ -168,7 +299,7 @@ func (m *Manager) removePods(updates []podset.Update) {
 				continue
 			}
 			m.log.Info("pod terminates after its dependants", "pod", manifest.FullName(p), "dependants", len(waitFor))
-			m.pendingKills[p.UID] = &pendingKill{pod: p, waitFor: waitFor}
+			m.holds.deferKill(p, waitFor)
 		}
 	}
 }
@@ -179,9 +310,8 @@ func (m *Manager) removePods(updates []podset.Update) {
 // wanted, for good (a finished worker of a listed pod is not restarted).
 func (m *Manager) cancelPendingKills(added []*corev1.Pod) {
 	for _, p := range added {
-		if _, ok := m.pendingKills[p.UID]; ok {
+		if m.holds.cancelKill(p.UID) {
 			m.log.Info("pod applied again: its deferred kill is dropped", "pod", manifest.FullName(p), "podUID", string(p.UID))
-			delete(m.pendingKills, p.UID)
 		}
 	}
 }
@@ -189,19 +319,11 @@ func (m *Manager) cancelPendingKills(added []*corev1.Pod) {
 // processPendingKills sends the deferred kills whose dependants finished
 // terminating (or whose workers are gone: terminated and forgotten).
 func (m *Manager) processPendingKills() {
-	for uid, pk := range m.pendingKills {
-		done := true
-		for _, d := range pk.waitFor {
-			_, deferred := m.pendingKills[d]
-			if deferred || !m.workers.IsPodKnownTerminated(d) && m.workers.IsPodTerminationRequested(d) {
-				done = false
-				break
-			}
-		}
-		if done {
-			delete(m.pendingKills, uid)
-			m.kill(pk.pod)
-		}
+	terminated := func(uid types.UID) bool {
+		return m.workers.IsPodKnownTerminated(uid) || !m.workers.IsPodTerminationRequested(uid)
+	}
+	for _, p := range m.holds.dueKills(terminated) {
+		m.kill(p)
 	}
 }
 
@@ -211,18 +333,8 @@ func (m *Manager) kill(pod *corev1.Pod) {
 
 // orderPending reports what the loop must watch: status changes (pods
 // waiting for Ready dependencies) and deferred kills.
-func (m *Manager) orderPending() (waiting, kills bool) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	return len(m.waiting) > 0, len(m.pendingKills) > 0
-}
+func (m *Manager) orderPending() (waiting, kills bool) { return m.holds.pending() }
 
 // deferredKills are the removed pods whose kill waits: housekeeping keeps
 // their workers running (SyncKnownPods would kill them as orphans).
-func (m *Manager) deferredKills() []*corev1.Pod {
-	out := make([]*corev1.Pod, 0, len(m.pendingKills))
-	for _, pk := range m.pendingKills {
-		out = append(out, pk.pod)
-	}
-	return out
-}
+func (m *Manager) deferredKills() []*corev1.Pod { return m.holds.deferredKills() }

@@ -133,7 +133,7 @@ func (m *Manager) purgeGoneRecords(active func(types.UID) bool) {
 func (m *Manager) listed(uid types.UID) bool {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.desired[uid] != nil || m.rejected[uid] != nil || m.waiting[uid] != nil
+	return m.desired[uid] != nil || m.rejected[uid] != nil || m.holds.isWaiting(uid)
 }
 
 // logGCPeriod spaces log GC passes: a scan of the log dir every
@@ -149,11 +149,9 @@ func (m *Manager) collectLogs(ctx context.Context, active func(types.UID) bool) 
 	if m.logs == nil {
 		return
 	}
-	if next := m.lastLogGC.Add(logGCPeriod); time.Now().Before(next) {
-		m.pace.fullAt(next)
+	if !m.pace.logGCDue(time.Now()) {
 		return
 	}
-	m.lastLogGC = time.Now()
 	if err := m.logs.Collect(ctx, active); err != nil {
 		m.log.Warn("housekeeping: log GC", "err", err)
 	}
@@ -182,4 +180,20 @@ func staleSandboxes(recs []records.SandboxRecord, desired func(types.UID) bool, 
 		}
 	}
 	return out
+}
+
+// retryDeferredResizes tries Deferred resizes again: another pod may have
+// freed resources.
+func (m *Manager) retryDeferredResizes() {
+	for _, uid := range m.alloc.Deferred() {
+		m.mu.RLock()
+		p := m.desired[uid]
+		m.mu.RUnlock()
+		if p == nil {
+			continue
+		}
+		if wp := m.alloc.Allocate(p); wp == p {
+			m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: wp})
+		}
+	}
 }

@@ -2,8 +2,10 @@ package manager
 
 import (
 	"cmp"
+	"log/slog"
 	"maps"
 	"slices"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -41,9 +43,6 @@ type IdentityStore interface {
 // first is the first snapshot after a start: only then are pods adopted,
 // from prevAdmitted (allocation checkpoints) and rpods (what runs).
 func (m *Manager) resolveIdentities(pods []*corev1.Pod, first bool, prevAdmitted map[types.UID]bool, rpods []*podstate.Pod) []*corev1.Pod {
-	if m.identities == nil {
-		m.identities = m.loadIdentities()
-	}
 	used := map[string]records.IdentityRecord{}
 	out := make([]*corev1.Pod, 0, len(pods))
 	for _, p := range pods {
@@ -57,7 +56,7 @@ func (m *Manager) resolveIdentities(pods []*corev1.Pod, first bool, prevAdmitted
 		cp.UID = uid
 		out = append(out, &cp)
 	}
-	m.storeIdentities(used)
+	m.identities.replace(used)
 	return out
 }
 
@@ -68,7 +67,7 @@ func (m *Manager) pinnedUID(p *corev1.Pod, first bool, prevAdmitted map[types.UI
 	if identity == "" || p.UID != manifest.PodUID(p.Namespace, p.Name, identity) {
 		return p.UID // metadata.uid set: the user's identity
 	}
-	if rec, ok := m.identities[manifest.FullName(p)]; ok && rec.IdentityHash == identity {
+	if rec, ok := m.identities.get(manifest.FullName(p)); ok && rec.IdentityHash == identity {
 		return rec.UID
 	}
 	if !first {
@@ -125,42 +124,71 @@ func ranDocument(rp *podstate.Pod, hash, identity string) bool {
 	return false
 }
 
-func (m *Manager) loadIdentities() map[string]records.IdentityRecord {
-	out := map[string]records.IdentityRecord{}
-	if m.ids == nil {
-		return out
-	}
-	recs, err := m.ids.ListIdentities()
-	if err != nil {
-		m.log.Warn("read pod identity records", "err", err)
-	}
-	for _, r := range recs {
-		out[r.FullName] = r
-	}
-	return out
+// identityRecords are the identity records in use, by full name, and
+// their store. It owns its lock; the records are read from the store at
+// the first use.
+type identityRecords struct {
+	store IdentityStore // nil: nothing is kept across restarts
+	log   *slog.Logger
+
+	mu   sync.Mutex
+	recs map[string]records.IdentityRecord // nil: not read yet
 }
 
-// storeIdentities makes used the identity records, writing the difference.
-func (m *Manager) storeIdentities(used map[string]records.IdentityRecord) {
+func newIdentityRecords(store IdentityStore, log *slog.Logger) *identityRecords {
+	return &identityRecords{store: store, log: log}
+}
+
+// get is the record of the pod fullName.
+func (r *identityRecords) get(fullName string) (records.IdentityRecord, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loadLocked()
+	rec, ok := r.recs[fullName]
+	return rec, ok
+}
+
+func (r *identityRecords) loadLocked() {
+	if r.recs != nil {
+		return
+	}
+	r.recs = map[string]records.IdentityRecord{}
+	if r.store == nil {
+		return
+	}
+	recs, err := r.store.ListIdentities()
+	if err != nil {
+		r.log.Warn("read pod identity records", "err", err)
+	}
+	for _, rec := range recs {
+		r.recs[rec.FullName] = rec
+	}
+}
+
+// replace makes used the identity records, writing the difference.
+func (r *identityRecords) replace(used map[string]records.IdentityRecord) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.loadLocked()
 	var put []records.IdentityRecord
 	var del []string
-	for name, r := range used {
-		if m.identities[name] != r {
-			put = append(put, r)
+	for name, rec := range used {
+		if r.recs[name] != rec {
+			put = append(put, rec)
 		}
 	}
-	for name := range m.identities {
+	for name := range r.recs {
 		if _, ok := used[name]; !ok {
 			del = append(del, name)
 		}
 	}
-	m.identities = used
-	if len(put) == 0 && len(del) == 0 || m.ids == nil {
+	r.recs = used
+	if len(put) == 0 && len(del) == 0 || r.store == nil {
 		return
 	}
 	slices.SortFunc(put, func(a, b records.IdentityRecord) int { return cmp.Compare(a.FullName, b.FullName) })
 	slices.Sort(del)
-	if err := m.ids.UpdateIdentities(put, del); err != nil {
-		m.log.Error("store pod identity records", "err", err, "pods", slices.Collect(maps.Keys(used)))
+	if err := r.store.UpdateIdentities(put, del); err != nil {
+		r.log.Error("store pod identity records", "err", err, "pods", slices.Collect(maps.Keys(used)))
 	}
 }

@@ -81,7 +81,7 @@ func TestAdoptLegacyUID(t *testing.T) {
 	// A restart (same store, new manager): the record keeps the UID although
 	// the edited document's legacy UID is another one.
 	m2, _, _, _, _ := newTestManager()
-	m2.ids = st
+	m2.identities = newIdentityRecords(st, m2.log)
 	m2.applySnapshot(ctx, snapOf(labelled), map[types.UID]bool{legacy: true})
 	if !m2.IsDesired(legacy) {
 		t.Fatalf("after a restart the edited pod is not %s", legacy)

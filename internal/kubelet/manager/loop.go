@@ -14,9 +14,7 @@ import (
 	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/pleg"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
-	"github.com/podhost/podhost/internal/kubelet/resize"
 	"github.com/podhost/podhost/internal/model/podstate"
-	"github.com/podhost/podhost/internal/model/records"
 )
 
 // Inputs are the channels the sync loop reads.
@@ -96,7 +94,7 @@ func (m *Manager) applySnapshot(ctx context.Context, snap source.Snapshot, prevA
 	updates := m.cfg.Apply(snap)
 	m.cfgMu.Unlock()
 	if first {
-		m.loadAllocations()
+		m.alloc.Load()
 		if listErr == nil {
 			m.killOrphans(updates, rpods)
 		}
@@ -174,16 +172,14 @@ func (m *Manager) handleUpdates(ctx context.Context, updates []podset.Update, pr
 			if ok {
 				m.desired[u.Pod.UID] = u.Pod
 			}
-			if w := m.waiting[u.Pod.UID]; w != nil {
-				w.pod = u.Pod
-			}
 			_, rejected := m.rejected[u.Pod.UID]
 			m.mu.Unlock()
+			m.holds.update(u.Pod)
 			if rejected {
 				m.readmit(ctx, u.Pod)
 			}
 			if ok {
-				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: m.allocate(u.Pod)})
+				m.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodUpdate, Pod: m.alloc.Allocate(u.Pod)})
 			}
 		}
 	}
@@ -278,24 +274,10 @@ func (m *Manager) startPods(ctx context.Context, pods []*corev1.Pod) {
 	if len(pods) == 0 {
 		return
 	}
-	allocs := make([]records.Allocation, 0, len(pods))
-	for _, p := range pods {
-		if !m.hasAllocation(p.UID) { // else admitted before a restart: its checkpoint wins (allocate)
-			allocs = append(allocs, resize.Checkpoint(p))
-		}
-	}
-	if err := m.store.PutAllocations(allocs); err != nil {
-		m.log.Error("checkpoint allocations", "err", err)
-	} else {
-		m.mu.Lock()
-		for _, a := range allocs {
-			m.allocs[a.UID] = a
-		}
-		m.mu.Unlock()
-	}
+	m.alloc.CheckpointNew(pods)
 	run := make([]*corev1.Pod, len(pods))
 	for i, p := range pods {
-		run[i] = m.allocate(p)
+		run[i] = m.alloc.Allocate(p)
 	}
 	m.updateQOSCgroups(ctx)
 	for i, p := range pods {
@@ -307,18 +289,14 @@ func (m *Manager) startPods(ctx context.Context, pods []*corev1.Pod) {
 // forget drops a removed pod from the desired set; it reports whether the
 // pod was desired (its worker must be killed, see removePods).
 func (m *Manager) forget(pod *corev1.Pod) bool {
-	shown := deleting(pod, time.Now())
+	wasWaiting := m.holds.release(pod.UID)
 	m.mu.Lock()
 	_, wasDesired := m.desired[pod.UID]
-	_, wasWaiting := m.waiting[pod.UID]
 	delete(m.desired, pod.UID)
 	delete(m.rejected, pod.UID)
-	delete(m.waiting, pod.UID)
-	delete(m.allocs, pod.UID)
-	delete(m.allocated, pod.UID)
 	if wasDesired {
 		// In the same critical section: the API never misses the pod.
-		m.terminating[pod.UID] = PodEntry{Pod: shown}
+		m.terminating.add(pod, time.Now())
 	}
 	m.mu.Unlock()
 	if wasWaiting {
@@ -330,9 +308,7 @@ func (m *Manager) forget(pod *corev1.Pod) bool {
 	} else {
 		m.statuses.RemovePod(pod.UID)
 	}
-	if err := m.store.DeleteAllocation(pod.UID); err != nil {
-		m.log.Warn("delete allocation", "podUID", string(pod.UID), "err", err)
-	}
+	m.alloc.Remove(pod.UID)
 	m.log.Info("pod removed", "pod", manifest.FullName(pod), "podUID", string(pod.UID))
 	if !wasDesired {
 		_ = m.store.PurgePod(pod.UID)
@@ -344,11 +320,8 @@ func (m *Manager) admittedPods() []*corev1.Pod {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	out := make([]*corev1.Pod, 0, len(m.desired))
-	for uid, p := range m.desired {
-		if a, ok := m.allocated[uid]; ok { // a resize not allocated: counts as allocated
-			p = a
-		}
-		out = append(out, p)
+	for _, p := range m.desired {
+		out = append(out, m.alloc.WorkerPod(p)) // a resize not allocated counts as allocated
 	}
 	return out
 }

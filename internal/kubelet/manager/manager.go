@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"sort"
 	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -20,6 +19,7 @@ import (
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/podset"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/kubelet/allocation"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/records"
@@ -42,11 +42,10 @@ type Runtime interface {
 	CollectGarbage(ctx context.Context) error
 }
 
-// Store is the persistent state the manager uses.
+// Store is the persistent state the manager uses (the allocation
+// checkpoints through its allocation.Manager).
 type Store interface {
-	PutAllocations([]records.Allocation) error
-	ListAllocations() ([]records.Allocation, error)
-	DeleteAllocation(uid types.UID) error
+	allocation.Store
 	ListSandboxes() ([]records.SandboxRecord, error)
 	// RecordedPods: the UIDs PurgePod would find a record of.
 	RecordedPods() (map[types.UID]bool, error)
@@ -88,7 +87,14 @@ type PodEntry struct {
 	Warnings []string
 }
 
-// Manager owns the desired set.
+// Manager owns the desired set. Its state: the desired, rejected and
+// started fields under mu; the other parts are types that own their
+// locking — the allocations (allocation.Manager), the pods held by their
+// podhost.io/after order (holds), the removed pods still shown
+// (terminatingView), the pinned identities (identityRecords),
+// housekeeping's pace, the configdata index. Lock order: mu before the
+// locks of holds, terminatingView and the allocations, which call nothing
+// that takes mu while they hold theirs.
 type Manager struct {
 	workers     Workers
 	rt          Runtime
@@ -97,8 +103,7 @@ type Manager struct {
 	cleaner     Cleaner
 	qosCgroups  QOSCgroups   // nil: the QoS-level cgroups are left alone
 	logs        LogCollector // nil: no log GC
-	lastLogGC   time.Time    // housekeeping's (loop goroutine only)
-	pace        pace         // housekeeping's (loop goroutine only)
+	pace        pace
 	allocatable corev1.ResourceList
 	enforced    corev1.ResourceList // on the top cgroup (qoscgroups.go); nil: not enforced
 	nodeName    string
@@ -107,7 +112,7 @@ type Manager struct {
 	log         *slog.Logger
 	cfg         *podset.Config
 	data        DataStore         // nil: ConfigMaps and Secrets are dropped
-	refs        *configdata.Index // pods by referenced ConfigMap/Secret (loop goroutine only)
+	refs        *configdata.Index // pods by referenced ConfigMap/Secret
 
 	cfgMu sync.Mutex // guards cfg (applied by Run, read by the API)
 
@@ -117,23 +122,12 @@ type Manager struct {
 	mu       sync.RWMutex
 	desired  map[types.UID]*corev1.Pod // admitted and wanted
 	rejected map[types.UID]*corev1.Pod // failed admission (status Failed)
-	waiting  map[types.UID]*waitingPod // podhost.io/after pods not Ready yet (order.go)
-	// pendingKills: removed pods killed once their dependants terminated
-	// (loop goroutine only).
-	pendingKills map[types.UID]*pendingKill
-	started      bool // first snapshot dispatched
-	// ids stores the identity records; identities are the records in use,
-	// by full name (loop goroutine only; identity.go).
-	ids        IdentityStore
-	identities map[string]records.IdentityRecord
-	// allocs: the allocation checkpoints (resize.go); allocated: the pod
-	// a worker runs when it differs from the desired one (a resize not
-	// allocated).
-	allocs    map[types.UID]records.Allocation
-	allocated map[types.UID]*corev1.Pod
-	// terminating: removed pods the API shows until their worker finished
-	// (terminating.go).
-	terminating map[types.UID]PodEntry
+	started  bool                      // first snapshot dispatched
+
+	alloc       *allocation.Manager // checkpoints, and the pods workers run while a resize is not allocated
+	holds       *holds              // podhost.io/after: pods not admitted yet, kills deferred (after.go)
+	terminating *terminatingView    // removed pods the API shows until their worker finished (terminating.go)
+	identities  *identityRecords    // UIDs pinned by adoption (identity.go)
 }
 
 // Deps are the manager's collaborators, all built before it.
@@ -173,14 +167,14 @@ func New(d Deps, opts Options) *Manager {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Manager{
+	m := &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
-		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podset.New(), data: d.Data, refs: configdata.NewIndex(), ids: d.Identities,
+		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podset.New(), data: d.Data, refs: configdata.NewIndex(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
-		waiting: map[types.UID]*waitingPod{}, pendingKills: map[types.UID]*pendingKill{},
-		allocs: map[types.UID]records.Allocation{}, allocated: map[types.UID]*corev1.Pod{},
-		terminating: map[types.UID]PodEntry{},
+		holds: newHolds(), terminating: newTerminatingView(), identities: newIdentityRecords(d.Identities, opts.Logger),
 	}
+	m.alloc = allocation.New(d.Store, d.Statuses, allocation.Options{Allocatable: opts.Allocatable, ActivePods: m.activePods, Logger: opts.Logger})
+	return m
 }
 
 // Pods returns every desired, rejected or waiting pod (see PodEntry), and
@@ -188,26 +182,20 @@ func New(d Deps, opts Options) *Manager {
 // namespace/name.
 func (m *Manager) Pods() []PodEntry {
 	m.mu.RLock()
-	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(m.waiting))
+	waiting := m.holds.entries() // under mu: a pod released from waiting is admitted under mu, never listed twice
+	out := make([]PodEntry, 0, len(m.desired)+len(m.rejected)+len(waiting))
 	for _, p := range m.desired {
-		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
+		out = append(out, PodEntry{Pod: p})
 	}
 	for _, p := range m.rejected {
-		out = append(out, PodEntry{Pod: p, Warnings: m.warnings(p.Namespace + "/" + p.Name)})
+		out = append(out, PodEntry{Pod: p})
 	}
-	for _, w := range m.waiting {
-		st := waitingStatus(w)
-		out = append(out, PodEntry{Pod: w.pod, Status: &st, Warnings: m.warnings(w.pod.Namespace + "/" + w.pod.Name)})
-	}
-	var terminating []PodEntry
-	if len(m.terminating) > 0 {
-		listed := make(map[string]bool, len(out))
-		for _, e := range out {
-			listed[manifest.FullName(e.Pod)] = true
-		}
-		terminating = m.terminatingEntries(listed)
-	}
+	out = append(out, waiting...)
+	terminating := m.terminatingEntries(out)
 	m.mu.RUnlock()
+	for i := range out {
+		out[i].Warnings = m.warnings(manifest.FullName(out[i].Pod))
+	}
 	out = append(out, m.shownTerminating(terminating)...)
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i].Pod, out[j].Pod

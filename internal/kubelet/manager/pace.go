@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -19,23 +20,32 @@ import (
 // every 2 s, not a runtime list.
 const fullPassPeriod = time.Minute
 
-// pace is housekeeping's memory of the last passes (loop goroutine only).
+// pace is housekeeping's memory of the last passes, and of the last log
+// GC. It owns its lock: the sync loop records changes, housekeeping asks.
 type pace struct {
+	mu         sync.Mutex
 	lastChange time.Time // the last change seen (zero: none yet)
 	lastFull   time.Time // the last full pass (zero: none yet)
 	// wantAt asks for a full pass at or after it (zero: none): a full
 	// pass that left work for later (log GC spaced by logGCPeriod) must
 	// not wait for the next change or minute.
-	wantAt  time.Time
-	workers map[types.UID]podworkers.WorkerState
+	wantAt    time.Time
+	workers   map[types.UID]podworkers.WorkerState
+	lastLogGC time.Time
 }
 
 // changed records a change at now.
-func (p *pace) changed(now time.Time) { p.lastChange = now }
+func (p *pace) changed(now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.lastChange = now
+}
 
 // observeWorkers records a change when the pod workers differ from those
 // of the previous pass.
 func (p *pace) observeWorkers(known map[types.UID]podworkers.WorkerState, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !sameWorkers(p.workers, known) {
 		p.lastChange = now
 	}
@@ -45,6 +55,8 @@ func (p *pace) observeWorkers(known map[types.UID]podworkers.WorkerState, now ti
 // fullDue reports whether the pass at now must do the full work, and
 // records it as done if so.
 func (p *pace) fullDue(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	wanted := !p.wantAt.IsZero() && !now.Before(p.wantAt)
 	if !wanted && !fullPassDue(p.lastFull, p.lastChange, now) {
 		return false
@@ -55,9 +67,29 @@ func (p *pace) fullDue(now time.Time) bool {
 
 // fullAt asks for a full pass at or after t.
 func (p *pace) fullAt(t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wantLocked(t)
+}
+
+func (p *pace) wantLocked(t time.Time) {
 	if p.wantAt.IsZero() || t.Before(p.wantAt) {
 		p.wantAt = t
 	}
+}
+
+// logGCDue reports whether log GC runs at now (logGCPeriod after the
+// last one), recording it if so; else it asks for a full pass once the
+// period is over.
+func (p *pace) logGCDue(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if next := p.lastLogGC.Add(logGCPeriod); now.Before(next) {
+		p.wantLocked(next)
+		return false
+	}
+	p.lastLogGC = now
+	return true
 }
 
 // fullPassDue: the first pass, a pass after a change later than the last

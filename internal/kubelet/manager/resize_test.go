@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/desired/podset"
+	"github.com/podhost/podhost/internal/kubelet/allocation"
 	"github.com/podhost/podhost/internal/kubelet/resize"
 )
 
@@ -46,7 +47,7 @@ func TestResizeAllocation(t *testing.T) {
 		{name: "beyond allocatable: Infeasible", cpu: "200m", mem: "2Gi", wantMem: "64Mi",
 			wantPending: corev1.PodReasonInfeasible, wantMsg: "Node didn't have enough capacity: memory"},
 		{name: "QoS class change: Infeasible", cpu: "200m", mem: "64Mi", wantMem: "64Mi",
-			wantPending: corev1.PodReasonInfeasible, wantMsg: msgQOSChange},
+			wantPending: corev1.PodReasonInfeasible, wantMsg: allocation.MsgQOSChange},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,7 +55,7 @@ func TestResizeAllocation(t *testing.T) {
 			old := sizedPod("u1", "200m", "64Mi")
 			m.handleUpdates(context.Background(), []podset.Update{{Op: podset.ADD, Pod: old}}, nil)
 			next := sizedPod("u1", tt.cpu, tt.mem)
-			if tt.wantMsg == msgQOSChange { // Guaranteed → Burstable
+			if tt.wantMsg == allocation.MsgQOSChange { // Guaranteed → Burstable
 				next.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("100m")
 			}
 			m.handleUpdates(context.Background(), []podset.Update{{Op: podset.UPDATE, Pod: next}}, nil)
@@ -79,7 +80,7 @@ func TestResizeAllocation(t *testing.T) {
 func TestResizeAfterRestartStartsFromCheckpoint(t *testing.T) {
 	m, w, st, _, _ := newTestManager()
 	st.allocs["u1"] = resize.Checkpoint(sizedPod("u1", "200m", "64Mi"))
-	m.loadAllocations()
+	m.alloc.Load()
 	m.handleUpdates(context.Background(), []podset.Update{{Op: podset.ADD, Pod: sizedPod("u1", "200m", "2Gi")}}, map[types.UID]bool{"u1": true})
 	got := w.lastPod(t)
 	if memLimit(got) != "64Mi" {

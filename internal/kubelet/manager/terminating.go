@@ -1,6 +1,9 @@
 package manager
 
 import (
+	"maps"
+	"slices"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -35,14 +38,71 @@ func deleting(pod *corev1.Pod, now time.Time) *corev1.Pod {
 	return cp
 }
 
+// terminatingView is the removed pods the API shows until their worker
+// finished, each the API's copy (deleting). It owns its lock; a caller
+// that moves a pod between the desired set and it holds Manager.mu
+// around both (lock order: Manager.mu, then the view's), so the API never
+// misses the pod.
+type terminatingView struct {
+	mu   sync.Mutex
+	pods map[types.UID]PodEntry
+}
+
+func newTerminatingView() *terminatingView {
+	return &terminatingView{pods: map[types.UID]PodEntry{}}
+}
+
+// add shows pod as removed at since.
+func (v *terminatingView) add(pod *corev1.Pod, since time.Time) {
+	shown := deleting(pod, since)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.pods[pod.UID] = PodEntry{Pod: shown}
+}
+
+// remove forgets uid; false if it was not shown.
+func (v *terminatingView) remove(uid types.UID) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.pods[uid]
+	delete(v.pods, uid)
+	return ok
+}
+
+// has reports whether uid is shown.
+func (v *terminatingView) has(uid types.UID) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	_, ok := v.pods[uid]
+	return ok
+}
+
+// uids are the pods shown.
+func (v *terminatingView) uids() []types.UID {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return slices.Collect(maps.Keys(v.pods))
+}
+
+// entries are the pods shown but those hidden says to leave out.
+func (v *terminatingView) entries(hidden func(uid types.UID, e PodEntry) bool) []PodEntry {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var out []PodEntry
+	for uid, e := range v.pods {
+		if !hidden(uid, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // RestoreTerminating shows pod, whose termination a previous podhost began
 // (since then) and this one resumes, until its worker finished.
 func (m *Manager) RestoreTerminating(pod *corev1.Pod, since time.Time) {
 	m.statuses.AddPod(pod)
 	m.statuses.MarkTerminating(pod.UID)
-	m.mu.Lock()
-	m.terminating[pod.UID] = PodEntry{Pod: deleting(pod, since)}
-	m.mu.Unlock()
+	m.terminating.add(pod, since)
 }
 
 // WorkerFinished is the pod workers' news that uid's worker finished: a
@@ -52,18 +112,19 @@ func (m *Manager) RestoreTerminating(pod *corev1.Pod, since time.Time) {
 func (m *Manager) WorkerFinished(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, kept := m.terminating[uid]; kept {
-		m.endTerminatingLocked(uid)
+	if m.terminating.remove(uid) {
+		if !m.trackedLocked(uid) {
+			m.statuses.RemovePod(uid)
+		}
 		m.changes.notify()
 	}
 }
 
-// endTerminatingLocked forgets the kept pod uid and, unless the pod is
+// endTerminatingLocked forgets the shown pod uid and, unless the pod is
 // listed again with a status of the status manager's, its status. m.mu
 // held.
 func (m *Manager) endTerminatingLocked(uid types.UID) {
-	delete(m.terminating, uid)
-	if !m.trackedLocked(uid) {
+	if m.terminating.remove(uid) && !m.trackedLocked(uid) {
 		m.statuses.RemovePod(uid)
 	}
 }
@@ -74,17 +135,17 @@ func (m *Manager) trackedLocked(uid types.UID) bool {
 	return m.desired[uid] != nil || m.rejected[uid] != nil
 }
 
-// terminatingEntries are the kept pods whose name no listed pod has;
-// m.mu read-locked by the caller, which drops those whose worker finished
-// (shownTerminating), outside the lock.
-func (m *Manager) terminatingEntries(listed map[string]bool) []PodEntry {
-	var out []PodEntry
-	for uid, e := range m.terminating {
-		if !listed[manifest.FullName(e.Pod)] && m.desired[uid] == nil {
-			out = append(out, e)
-		}
+// terminatingEntries are the shown removed pods whose name no listed pod
+// has; m.mu read-locked by the caller, which drops those whose worker
+// finished (shownTerminating), outside the lock.
+func (m *Manager) terminatingEntries(listed []PodEntry) []PodEntry {
+	names := make(map[string]bool, len(listed))
+	for _, e := range listed {
+		names[manifest.FullName(e.Pod)] = true
 	}
-	return out
+	return m.terminating.entries(func(uid types.UID, e PodEntry) bool {
+		return names[manifest.FullName(e.Pod)] || m.desired[uid] != nil
+	})
 }
 
 // shownTerminating keeps the entries whose worker has not finished, the
@@ -107,12 +168,12 @@ func (m *Manager) shownTerminating(entries []PodEntry) []PodEntry {
 	return out
 }
 
-// dropFinished forgets the kept pods whose worker finished or is gone, in
+// dropFinished forgets the shown pods whose worker finished or is gone, in
 // case WorkerFinished did not (housekeeping, with SyncKnownPods' answer).
 func (m *Manager) dropFinished(known map[types.UID]podworkers.WorkerState) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for uid := range m.terminating {
+	for _, uid := range m.terminating.uids() {
 		if ws, ok := known[uid]; !ok || ws.Finished || m.desired[uid] != nil {
 			m.endTerminatingLocked(uid)
 		}

@@ -92,10 +92,10 @@ func TestTerminatingOnePerName(t *testing.T) {
 	}
 	w.known["u1"] = podworkers.WorkerState{Finished: true}
 	m.housekeeping(ctx)
-	if got := listed(m); len(got) != 0 || len(m.terminating) != 0 {
-		t.Fatalf("after housekeeping: %q, kept %v", got, m.terminating)
+	if got := listed(m); len(got) != 0 || len(m.terminating.uids()) != 0 {
+		t.Fatalf("after housekeeping: %q, kept %v", got, m.terminating.uids())
 	}
-	if _, ok := m.terminating[types.UID("u1")]; ok {
+	if m.terminating.has(types.UID("u1")) {
 		t.Fatal("u1 kept")
 	}
 }
@@ -122,10 +122,8 @@ func TestReappliedWhileStopping(t *testing.T) {
 		t.Fatal("the re-applied pod lost its status when the old worker finished")
 	}
 
-	m.mu.Lock()
-	m.terminating["u2"] = PodEntry{Pod: deleting(hostPortPod("db", "u2", 0), time.Now())}
-	m.waiting["u2"] = &waitingPod{pod: hostPortPod("db", "u2", 0)}
-	m.mu.Unlock()
+	m.terminating.add(hostPortPod("db", "u2", 0), time.Now())
+	m.holds.hold(hostPortPod("db", "u2", 0), time.Now())
 	sm.AddPod(hostPortPod("db", "u2", 0))
 	sm.MarkTerminating("u2")
 	sm.SetStatus(hostPortPod("db", "u2", 0), corev1.PodStatus{Phase: corev1.PodFailed})
