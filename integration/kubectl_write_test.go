@@ -172,6 +172,18 @@ func TestKubectlStreams(t *testing.T) {
 	if out, _, code := d.kubectl("from-stdin\n", "exec", "-i", "web", "--", "cat"); code != 0 || out != "from-stdin\n" {
 		t.Fatalf("exec -i: exit %d %q", code, out)
 	}
+	// exec -it: a terminal of the client's size from the start (through
+	// script(1), which gives kubectl a terminal of 100x30).
+	if script, err := exec.LookPath("script"); err == nil {
+		tty := exec.Command(script, "-qec", "stty cols 100 rows 30; "+kubectlBin(t)+" exec -it web -- sh -c 'stty size; echo $TERM'", "/dev/null")
+		tty.Env = append(os.Environ(), "KUBECONFIG="+d.kubeconfig, "HOME="+d.dir)
+		out, err := tty.Output()
+		if got := strings.ReplaceAll(string(out), "\r", ""); err != nil || !strings.Contains(got, "30 100\nxterm") {
+			t.Fatalf("exec -it: %v %q, want the size 30 100 and TERM=xterm", err, got)
+		}
+	} else {
+		t.Logf("no script(1) for a terminal: exec -it not checked (%v)", err)
+	}
 	src := filepath.Join(d.dir, "up.txt")
 	if err := os.WriteFile(src, []byte("copied up\n"), 0o644); err != nil {
 		t.Fatal(err)

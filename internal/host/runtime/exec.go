@@ -15,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/cio"
 	"github.com/containerd/containerd/v2/pkg/oci"
 	"github.com/containerd/errdefs"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/podhost/podhost/internal/model/runtimeapi"
 )
@@ -67,6 +68,14 @@ func (r *Runtime) ExecWith(ctx context.Context, id string, cmd []string, o ExecO
 	}
 	pspec := *spec.Process
 	pspec.Args, pspec.Terminal = cmd, o.TTY
+	if o.TTY && o.Resize != nil {
+		// The terminal's size from the start, not a resize after it: a
+		// command that reads it at once (stty size, a shell's first
+		// prompt) would see 0x0 (runc sizes the console from the spec).
+		if sz, ok := firstSize(ctx, o.Resize); ok {
+			pspec.ConsoleSize = &specs.Box{Height: uint(sz.Height), Width: uint(sz.Width)}
+		}
+	}
 	in := newStdinCloser(o.Stdin)
 	opts := []cio.Opt{cio.WithStreams(in.reader(), o.Stdout, o.Stderr)}
 	if o.TTY {
@@ -202,4 +211,30 @@ func (s *stdinCloser) Read(p []byte) (int, error) {
 		})
 	}
 	return n, err
+}
+
+// initialSizeWait bounds how long an exec with a terminal waits for the
+// client's first size (kubectl sends it as the stream opens).
+const initialSizeWait = time.Second
+
+// firstSize is the first non-zero size from resize, if one comes within
+// initialSizeWait.
+func firstSize(ctx context.Context, resize <-chan runtimeapi.TerminalSize) (runtimeapi.TerminalSize, bool) {
+	t := time.NewTimer(initialSizeWait)
+	defer t.Stop()
+	for {
+		select {
+		case sz, ok := <-resize:
+			if !ok {
+				return sz, false
+			}
+			if sz.Width != 0 && sz.Height != 0 {
+				return sz, true
+			}
+		case <-t.C:
+			return runtimeapi.TerminalSize{}, false
+		case <-ctx.Done():
+			return runtimeapi.TerminalSize{}, false
+		}
+	}
 }
