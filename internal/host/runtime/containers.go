@@ -251,8 +251,16 @@ func (r *Runtime) newTask(ctx context.Context, c client.Container, ioc cio.Creat
 	}
 }
 
+// isShimClosed: NewTask met its group's shim going away — the connection
+// closed under it, or the shim's socket still there but no longer
+// accepting ("failed to start shim: ... connect: connection refused",
+// seen under load: the socket outlives the shim's listener by a moment).
 func isShimClosed(err error) bool {
-	return err != nil && strings.Contains(err.Error(), shimClosed)
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	return strings.Contains(msg, shimClosed) || strings.Contains(msg, "shim") && strings.Contains(msg, "connection refused")
 }
 
 // logIO is the task's IO: the log driver on stdout and stderr, or, for a

@@ -19,7 +19,9 @@ func TestIsShimClosed(t *testing.T) {
 	}{
 		{status.Error(codes.Unknown, "failed to create shim task: ttrpc: closed"), true},
 		{fmt.Errorf("create task: %w", status.Error(codes.Unknown, "failed to create shim task: ttrpc: closed")), true},
+		{status.Error(codes.Unknown, "failed to start shim: start failed: dial unix /run/containerd/s/0f3a: connect: connection refused"), true},
 		{status.Error(codes.NotFound, "container not found"), false},
+		{errors.New("dial unix /run/containerd/containerd.sock: connect: connection refused"), false},
 		{errors.New("failed to create shim task: OCI runtime create failed"), false},
 		{nil, false},
 	}
