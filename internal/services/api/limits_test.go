@@ -17,34 +17,76 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// connCounter tracks the server's open connections (http.Server.ConnState)
-// and the most it had at once.
-type connCounter struct {
+// countingListener counts the connections it accepted that are not
+// closed yet, and the most at once. Under the limit listener, a
+// connection's count drops before its slot is given to the next one.
+type countingListener struct {
+	net.Listener
 	mu         sync.Mutex
 	open, peak int
 }
 
-func (c *connCounter) track(_ net.Conn, st http.ConnState) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch st {
-	case http.StateNew:
-		c.open++
-		c.peak = max(c.peak, c.open)
-	case http.StateClosed, http.StateHijacked:
-		c.open--
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
 	}
+	l.mu.Lock()
+	l.open++
+	l.peak = max(l.peak, l.open)
+	l.mu.Unlock()
+	return &countedConn{Conn: c, l: l}, nil
 }
 
-func (c *connCounter) get() (open, peak int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.open, c.peak
+func (l *countingListener) get() (open, peak int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open, l.peak
 }
 
-// listenLimited serves b on a fresh socket within lim; it returns the
-// socket's path and the server's connection counter.
-func listenLimited(t *testing.T, b Backend, lim Limits, setup ...func(*Server)) (string, *connCounter) {
+type countedConn struct {
+	net.Conn
+	l    *countingListener
+	once sync.Once
+}
+
+func (c *countedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		c.l.open--
+		c.l.mu.Unlock()
+	})
+	return err
+}
+
+// serveLimited serves the API of b on a fresh socket within lim, as Listen
+// does, through a countingListener; it returns the socket's path.
+func serveLimited(t *testing.T, b Backend, lim Limits) (string, *countingListener) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ph-api-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "api.sock")
+	raw, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := &countingListener{Listener: raw}
+	hs := &http.Server{Handler: NewServer(b, slog.New(slog.DiscardHandler)).srv.Handler}
+	done := make(chan error, 1)
+	go func() { done <- hs.Serve(lim.Apply(hs, cl)) }()
+	t.Cleanup(func() {
+		_ = hs.Close()
+		<-done
+		os.RemoveAll(dir)
+	})
+	return sock, cl
+}
+
+// listen serves b with Server.Listen within lim.
+func listen(t *testing.T, b Backend, lim Limits, setup ...func(*Server)) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "ph-api-")
 	if err != nil {
@@ -56,8 +98,6 @@ func listenLimited(t *testing.T, b Backend, lim Limits, setup ...func(*Server)) 
 	for _, f := range setup {
 		f(srv)
 	}
-	cc := &connCounter{}
-	srv.srv.ConnState = cc.track
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Listen(ctx, sock) }()
@@ -66,7 +106,7 @@ func listenLimited(t *testing.T, b Backend, lim Limits, setup ...func(*Server)) 
 		<-done
 		os.RemoveAll(dir)
 	})
-	return sock, cc
+	return sock
 }
 
 // dialRetry dials the socket, waiting for the server to create it.
@@ -93,7 +133,7 @@ func dialRetry(t *testing.T, sock string) net.Conn {
 func TestIdleConnectionsAreClosed(t *testing.T) {
 	const clients, maxConns = 3000, 256
 	lim := Limits{ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 200 * time.Millisecond, MaxConns: maxConns, MaxHeaderBytes: 4 << 10}
-	sock, cc := listenLimited(t, fakeBackend{}, lim)
+	sock, cl := serveLimited(t, fakeBackend{}, lim)
 	conns := make([]net.Conn, clients)
 	conns[0] = dialRetry(t, sock)
 	for i := 1; i < clients; i++ {
@@ -110,25 +150,43 @@ func TestIdleConnectionsAreClosed(t *testing.T) {
 		}
 	}
 	for i, c := range conns {
-		_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // generous: the machine is loaded
-		br := bufio.NewReader(c)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			t.Fatalf("connection %d: no answer: %v", i, err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
-			t.Fatalf("connection %d: not closed by the server after its idle timeout: %v", i, err)
-		}
-		c.Close()
+		answeredThenClosed(t, i, c)
 	}
-	open, peak := cc.get()
+	open, peak := cl.get()
 	t.Logf("%d idle connections answered and closed in %v; at most %d served at once", clients, time.Since(start), peak)
 	if peak > maxConns {
 		t.Errorf("%d connections served at once, want at most %d", peak, maxConns)
 	}
-	waitCond(t, "every connection closed on the server's side", func() bool { open, _ = cc.get(); return open == 0 })
+	waitCond(t, "every connection closed on the server's side", func() bool { open, _ = cl.get(); return open == 0 })
+}
+
+// answeredThenClosed reads the answer to the request sent on c, then
+// requires the server to close c (its idle timeout).
+func answeredThenClosed(t *testing.T, i int, c net.Conn) {
+	t.Helper()
+	_ = c.SetReadDeadline(time.Now().Add(time.Minute)) // generous: the machine is loaded
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("connection %d: no answer: %v", i, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if _, err := br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("connection %d: not closed by the server after its idle timeout: %v", i, err)
+	}
+	c.Close()
+}
+
+// Server.Listen serves within its Limits: an idle keep-alive connection is
+// closed after the idle timeout.
+func TestListenAppliesLimits(t *testing.T) {
+	sock := listen(t, fakeBackend{}, Limits{ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 100 * time.Millisecond, MaxConns: 2})
+	c := dialRetry(t, sock)
+	if _, err := io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: podhost\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	answeredThenClosed(t, 0, c)
 }
 
 func waitCond(t *testing.T, what string, cond func() bool) {
@@ -147,7 +205,7 @@ func waitCond(t *testing.T, what string, cond func() bool) {
 func TestStreamsOutliveTheIdleTimeout(t *testing.T) {
 	b := &watchBackend{pods: []*corev1.Pod{uidPod("a", corev1.PodPending)}, changed: make(chan struct{})}
 	lim := Limits{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: 100 * time.Millisecond, MaxConns: 4}
-	sock, _ := listenLimited(t, b, lim, func(s *Server) { s.EnableObserve(b) })
+	sock := listen(t, b, lim, func(s *Server) { s.EnableObserve(b) })
 	dialRetry(t, sock).Close()
 	c := NewClient(sock)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
