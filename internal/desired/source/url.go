@@ -197,16 +197,25 @@ func (u *URLSource) loadStored() {
 		u.log.Error("read last good manifest URL content", "err", err)
 		return
 	}
+	var stale []string
 	for _, r := range recs {
+		if IsURLKey(r.Path) && r.Path != u.display {
+			stale = append(stale, r.Path) // another URL's, or this one's before redaction (it may hold credentials)
+		}
 		if r.Path != u.display {
 			continue
 		}
 		objs, err := decodeURL(u.display, r.Data)
 		if err != nil {
 			u.log.Warn("stored last good manifest URL content no longer decodes; ignored", "err", err)
-			return
+			continue
 		}
 		u.good, u.data = objs, r.Data
+	}
+	if len(stale) > 0 {
+		if err := u.cfg.LastGood.UpdateManifests(nil, stale); err != nil {
+			u.log.Warn("remove stale manifest URL content", "err", err)
+		}
 	}
 }
 

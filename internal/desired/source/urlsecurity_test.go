@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
@@ -179,6 +180,10 @@ func TestURLCredentialsAreRedacted(t *testing.T) {
 	raw := strings.Replace(ts.URL, "http://", "http://admin:s3cret@", 1) + "/pods.yaml?token=s3cret&node=n1"
 	var logs bytes.Buffer
 	db := openStore(t)
+	// what a podhost before redaction stored: the URL with its credentials as the key
+	if err := db.UpdateManifests([]records.ManifestRecord{{Path: raw, Data: []byte(podYAML("old", "img:0"))}}, nil); err != nil {
+		t.Fatal(err)
+	}
 	u, err := NewURL(URLConfig{URL: raw, AllowHTTP: true, LastGood: db, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
