@@ -105,7 +105,7 @@ func TestManifestURL(t *testing.T) {
 	d := newPodhostd(t)
 	useManifestURL(t, d, url)
 	// Every test pod is gone before the daemon's teardown checks.
-	t.Cleanup(func() { srv.set("", 0) })
+	t.Cleanup(func() { srv.set(emptyList, 0) })
 
 	srv.set(sleeper("web", 1, ""), 0)
 	d.start()
@@ -161,14 +161,19 @@ func TestManifestURL(t *testing.T) {
 	}
 }
 
-// useManifestURL adds url (polled every 300 ms) to d's config.
+// emptyList is a complete response without a pod: it removes the URL's
+// pods (an empty body keeps them).
+const emptyList = "apiVersion: v1\nkind: List\nitems: []\n"
+
+// useManifestURL adds url (polled every 300 ms; http:// allowed) to d's
+// config.
 func useManifestURL(t *testing.T, d *podhostd, url string) {
 	t.Helper()
 	cfg, err := os.ReadFile(d.configPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg = append(cfg, fmt.Sprintf("manifestURL: %s\nmanifestURLPeriod: 300ms\n", url)...)
+	cfg = append(cfg, fmt.Sprintf("manifestURL: %s\nmanifestURLAllowHTTP: true\nmanifestURLPeriod: 300ms\n", url)...)
 	if err := os.WriteFile(d.configPath, cfg, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +191,7 @@ func TestManifestURLSlowAtStart(t *testing.T) {
 	t.Cleanup(srv.stop)
 	d := newPodhostd(t)
 	useManifestURL(t, d, "http://"+srv.addr+"/pods.yaml")
-	t.Cleanup(func() { srv.setDelay(0); srv.set("", 0) })
+	t.Cleanup(func() { srv.setDelay(0); srv.set(emptyList, 0) })
 	srv.set(sleeper("from-url", 1, ""), 0)
 	d.writeManifest("from-dir.yaml", sleeper("from-dir", 1, ""))
 	d.start()

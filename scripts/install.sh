@@ -17,7 +17,9 @@
 #   /usr/local/bin/podhost-log-driver         the per-container log driver the
 #                                             shims run (podhost finds it beside itself)
 #   /etc/systemd/system/podhost.service       from manifests/systemd/podhost.service
-#   /etc/podhost/config.yaml                  from manifests/config.yaml, only if absent
+#   /etc/podhost/config.yaml     0600 root    from manifests/config.yaml, only if absent
+#                                             (it may hold manifestURLHeaders tokens; an
+#                                             existing one readable by others is made 0600)
 #   /etc/podhost/manifests       0755 root    static pods: every *.yaml/*.json here runs
 #   /etc/podhost/cni/net.d       0755         podhost's CNI config (default conflist is written by podhost)
 #   /var/lib/podhost             0700         state (state.db)
@@ -103,8 +105,12 @@ install -m 0644 -o root -g root "$unit" "$R/etc/systemd/system/podhost.service"
 
 if [[ -e $R/etc/podhost/config.yaml ]]; then
 	log "kept existing $R/etc/podhost/config.yaml"
+	if [[ -n $(find "$R/etc/podhost/config.yaml" -maxdepth 0 -perm /044) ]]; then
+		chmod go-rwx "$R/etc/podhost/config.yaml"
+		log "made $R/etc/podhost/config.yaml 0600: it may hold manifestURLHeaders tokens"
+	fi
 elif [[ -f $config ]]; then
-	install -m 0644 -o root -g root "$config" "$R/etc/podhost/config.yaml"
+	install -m 0600 -o root -g root "$config" "$R/etc/podhost/config.yaml"
 	log "installed default $R/etc/podhost/config.yaml"
 else
 	log "no manifests/config.yaml to install: podhost runs on its built-in defaults"

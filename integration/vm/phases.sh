@@ -325,11 +325,14 @@ provision() {
 	done
 	if [ -f "$IN/repo/manifests/config.yaml" ]; then
 		check "default config installed" cmp "$IN/repo/manifests/config.yaml" "$CONFIG"
+		expect "config installed 0600 root (it may hold tokens)" "600 root" "$(stat -c '%a %U' "$CONFIG")"
 	fi
 	echo "# edited by the operator" >>"$CONFIG"
 	printf 'shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n' >>"$CONFIG"
+	chmod 0644 "$CONFIG"
 	check "install.sh is idempotent" "$IN/repo/scripts/install.sh" "$IN/bin/podhost"
 	check "install.sh keeps an existing config" grep -q "edited by the operator" "$CONFIG"
+	expect "install.sh makes an existing config 0600" "600" "$(stat -c '%a' "$CONFIG")"
 	rm -rf /tmp/imgroot && mkdir -p /tmp/imgroot
 	check "install.sh --root DIR (image builder)" "$IN/repo/scripts/install.sh" --root /tmp/imgroot "$IN/bin/podhost"
 	check "install.sh --root: binary, unit, enabled, dirs" sh -c 'test -x /tmp/imgroot/usr/local/bin/podhost &&

@@ -78,6 +78,9 @@ const (
 
 // Config is podhost's resolved configuration.
 type Config struct {
+	// Source is the file the configuration was read from ("" when only
+	// defaults apply): ExposedCredentials checks its mode.
+	Source            string
 	ManifestDir       string
 	StateDir          string
 	LogDir            string
@@ -254,6 +257,7 @@ func Load(path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	c.Source = path
 	return c, nil
 }
 

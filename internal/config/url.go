@@ -18,6 +18,11 @@ type ManifestURL struct {
 	// ManifestURL is polled every ManifestURLPeriod for a Pod, a v1 List of
 	// Pods or a multi-document stream ("" = no URL source). Key manifestURL.
 	ManifestURL string
+	// ManifestURLAllowHTTP lets ManifestURL be http://: pods (and the
+	// headers) then travel in clear text and anyone on the path can change
+	// them. Off by default: an http:// URL is refused. Key
+	// manifestURLAllowHTTP.
+	ManifestURLAllowHTTP bool
 	// ManifestURLHeaders are sent with each request. Key manifestURLHeaders.
 	ManifestURLHeaders map[string]string
 	// ManifestURLCAFile, ManifestURLClientCert, ManifestURLClientKey: PEM
@@ -31,6 +36,7 @@ type ManifestURL struct {
 // manifestURLFile is ManifestURL's on-disk form (inlined in file).
 type manifestURLFile struct {
 	ManifestURL           *string           `json:"manifestURL"`
+	ManifestURLAllowHTTP  *bool             `json:"manifestURLAllowHTTP"`
 	ManifestURLHeaders    map[string]string `json:"manifestURLHeaders"`
 	ManifestURLCAFile     *string           `json:"manifestURLCAFile"`
 	ManifestURLClientCert *string           `json:"manifestURLClientCert"`
@@ -40,6 +46,9 @@ type manifestURLFile struct {
 
 func (f *manifestURLFile) applyTo(m *ManifestURL) error {
 	setString(&m.ManifestURL, f.ManifestURL)
+	if f.ManifestURLAllowHTTP != nil {
+		m.ManifestURLAllowHTTP = *f.ManifestURLAllowHTTP
+	}
 	if f.ManifestURLHeaders != nil {
 		m.ManifestURLHeaders = f.ManifestURLHeaders
 	}
@@ -54,13 +63,7 @@ func (f *manifestURLFile) applyTo(m *ManifestURL) error {
 func (m ManifestURL) validate() error {
 	var errs []error
 	if m.ManifestURL != "" {
-		u, err := url.Parse(m.ManifestURL)
-		switch {
-		case err != nil:
-			errs = append(errs, fmt.Errorf("manifestURL: %w", err))
-		case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-			errs = append(errs, fmt.Errorf("manifestURL: want an http:// or https:// URL, got %q", m.ManifestURL))
-		}
+		errs = append(errs, m.validateURL())
 	}
 	if m.ManifestURLPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("manifestURLPeriod: must be positive, got %s", m.ManifestURLPeriod))
@@ -75,4 +78,22 @@ func (m ManifestURL) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateURL checks ManifestURL without echoing it: it may carry
+// credentials (user:password@, a token in the query).
+func (m ManifestURL) validateURL() error {
+	u, err := url.Parse(m.ManifestURL)
+	var ue *url.Error
+	switch {
+	case errors.As(err, &ue):
+		return fmt.Errorf("manifestURL: not a URL: %w", ue.Err)
+	case err != nil:
+		return errors.New("manifestURL: not a URL")
+	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
+		return fmt.Errorf("manifestURL: want an https:// URL with a host, got scheme %q", u.Scheme)
+	case u.Scheme == "http" && !m.ManifestURLAllowHTTP:
+		return errors.New("manifestURL: http:// sends the pods and manifestURLHeaders in clear text and lets anyone on the path change them: use https://, or set manifestURLAllowHTTP: true")
+	}
+	return nil
 }

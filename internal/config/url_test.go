@@ -18,7 +18,8 @@ func TestManifestURL(t *testing.T) {
 		t.Fatalf("defaults %+v", d.ManifestURL)
 	}
 	for in, want := range map[string]string{
-		"manifestURL: ftp://h/x\n":                         "manifestURL: want an http:// or https:// URL",
+		"manifestURL: ftp://h/x\n":                         "manifestURL: want an https:// URL with a host",
+		"manifestURL: http://h/x\n":                        "manifestURL: http:// sends the pods and manifestURLHeaders in clear text",
 		"manifestURLPeriod: 0s\n":                          "manifestURLPeriod: must be positive",
 		"manifestURLClientCert: /c.pem\n":                  "set both or neither",
 		"manifestURLCAFile: ca.pem\n":                      "manifestURLCAFile: must be an absolute path",
@@ -26,6 +27,22 @@ func TestManifestURL(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+}
+
+// An http:// URL needs manifestURLAllowHTTP; errors never echo the URL,
+// which may carry credentials.
+func TestManifestURLAllowHTTPAndNoEcho(t *testing.T) {
+	c, err := Parse([]byte("manifestURL: http://h/pods\nmanifestURLAllowHTTP: true\n"))
+	if err != nil || !c.ManifestURLAllowHTTP {
+		t.Fatalf("allowed http: %v, %+v", err, c.ManifestURL)
+	}
+	for _, in := range []string{"manifestURL: ftp://u:s3cret@h/x?token=s3cret\n", "manifestURL: \"https://u:s3cret@h/x\\x7f?token=s3cret\"\n",
+		"manifestURL: http://u:s3cret@h/x?token=s3cret\n"} {
+		_, err := Parse([]byte(in))
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Parse(%q) = %v: want an error without the credentials", in, err)
 		}
 	}
 }

@@ -80,6 +80,9 @@ const workersShutdownTimeout = 10 * time.Second
 func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	footprint.SetGCDefaults(os.Getenv)
 	stream.RouteKlog(log) // upstream's streaming code logs through klog
+	for _, line := range cfg.ExposedCredentials() {
+		log.Warn("credentials readable by other users: " + line)
+	}
 	hb := watchdog.NewHeartbeat(nil)
 	defer startWatchdog(hb, log)()
 	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {

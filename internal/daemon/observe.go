@@ -3,6 +3,8 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/runtimeapi"
 	"github.com/podhost/podhost/internal/ops/metrics"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // Decorators that observe the syncer's dependencies and the pod workers'
@@ -181,18 +184,23 @@ func (n meteredNetwork) Teardown(ctx context.Context, id, netns string, ports []
 	return err
 }
 
-// serveMetrics serves /metrics on addr until ctx is done.
+// serveMetrics serves /metrics on addr until ctx is done, within the API's
+// limits (idle timeout, connection cap).
 func serveMetrics(ctx context.Context, addr string, h http.Handler) error {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", h)
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: mux}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(api.DefaultLimits.Apply(srv, l)); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -18,7 +18,7 @@ func (d *daemon) runSources(ctx context.Context, g *errgroup.Group, out chan<- s
 	g.Go(func() error { return ignoreCanceled(dir.Run(ctx, dirSnaps)) })
 	ins := []<-chan source.Snapshot{dirSnaps}
 	if u := d.cfg.ManifestURL; u.ManifestURL != "" {
-		src, err := source.NewURL(source.URLConfig{URL: u.ManifestURL, Headers: u.ManifestURLHeaders,
+		src, err := source.NewURL(source.URLConfig{URL: u.ManifestURL, AllowHTTP: u.ManifestURLAllowHTTP, Headers: u.ManifestURLHeaders,
 			CAFile: u.ManifestURLCAFile, ClientCert: u.ManifestURLClientCert, ClientKey: u.ManifestURLClientKey,
 			Period: u.ManifestURLPeriod, LastGood: d.db, Logger: d.log})
 		if err != nil {

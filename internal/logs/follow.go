@@ -55,7 +55,7 @@ func (r *reader) follow(ctx context.Context, cur *logFile) error {
 			}
 		}
 		if stop.over(r) {
-			return r.sink.flush(r.asm) // a partial message left: printed, as without -f
+			return r.sink.flush() // a partial message left: printed, as without -f
 		}
 		select {
 		case <-ctx.Done():

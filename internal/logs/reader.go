@@ -38,12 +38,12 @@ type ReadOptions struct {
 // A missing file is not an error: nothing is printed (or, with Follow, the
 // file is waited for).
 func Read(ctx context.Context, path string, opts ReadOptions, stdout, stderr io.Writer) error {
-	r := &reader{path: path, sink: newSink(opts, stdout, stderr), asm: newAssembler(), running: opts.Running}
 	files := rotatedFiles(path)
-	start := 0
+	start, skip := 0, 0
 	if opts.Tail >= 0 {
-		start = tailStart(append(files, path), opts)
+		start, skip = tailStart(append(files, path), opts)
 	}
+	r := &reader{path: path, sink: newSink(opts, stdout, stderr, skip), running: opts.Running}
 	for _, name := range files[min(start, len(files)):] {
 		if err := r.readFile(name); err != nil {
 			return err
@@ -59,13 +59,9 @@ func Read(ctx context.Context, path string, opts ReadOptions, stdout, stderr io.
 			return err
 		}
 	}
-	if err := r.sink.release(); err != nil {
-		cur.Close()
-		return err
-	}
 	if !opts.Follow {
 		cur.Close()
-		return r.sink.flush(r.asm)
+		return r.sink.flush()
 	}
 	return r.follow(ctx, cur)
 }
@@ -73,7 +69,6 @@ func Read(ctx context.Context, path string, opts ReadOptions, stdout, stderr io.
 type reader struct {
 	path    string
 	sink    *sink
-	asm     *assembler
 	running func() bool // nil: always
 	lines   int         // records read so far
 }
@@ -103,10 +98,8 @@ func (r *reader) drain(lf *logFile) error {
 		if err != nil {
 			continue // not ours / torn: skip
 		}
-		if m, ok := r.asm.add(rec); ok {
-			if err := r.sink.put(m); err != nil {
-				return err
-			}
+		if err := r.sink.add(rec); err != nil {
+			return err
 		}
 	}
 }
@@ -125,42 +118,70 @@ func rotatedFiles(path string) []string {
 }
 
 // tailStart returns the index of the first file (oldest first) needed to
-// print the last opts.Tail messages.
-func tailStart(files []string, opts ReadOptions) int {
+// print the last opts.Tail messages, and how many messages from the start
+// of that file are to be dropped. Messages are counted, not kept: a line
+// of any length costs nothing here.
+func tailStart(files []string, opts ReadOptions) (start, skip int) {
 	count := 0
 	for i := len(files) - 1; i >= 0; i-- {
-		count += countFull(files[i], opts.Since)
+		count += countMessages(files[i], opts.Since)
 		if count >= opts.Tail {
-			return i
+			return i, count - opts.Tail
 		}
 	}
-	return 0
+	return 0, 0
 }
 
-// countFull counts the F records at or after since in a file.
-func countFull(name string, since time.Time) int {
+// countMessages counts the messages of a file that end in it and began at
+// or after since (as the sink shows them).
+func countMessages(name string, since time.Time) int {
 	lf, err := openLog(name)
 	if err != nil || lf == nil {
 		return 0
 	}
 	defer lf.Close()
+	var began [2]struct {
+		open bool
+		t    time.Time
+	}
 	n := 0
 	for {
 		line, err := lf.next()
 		if err != nil {
 			return n
 		}
-		if rec, err := ParseRecord(line); err == nil && !rec.Partial && !rec.Time.Before(since) {
-			n++
+		rec, err := ParseRecord(line)
+		if err != nil {
+			continue
+		}
+		b := &began[0]
+		if rec.Stream == Stderr {
+			b = &began[1]
+		}
+		if !b.open {
+			b.open, b.t = true, rec.Time
+		}
+		if !rec.Partial {
+			b.open = false
+			if !b.t.Before(since) {
+				n++
+			}
 		}
 	}
 }
 
+// maxRecordLine bounds a line of a log file: the log driver never writes
+// one longer than a record of MaxLineSize bytes and its header. Anything
+// longer is not a record (a torn or foreign file) and is skipped without
+// being held.
+const maxRecordLine = 4 * MaxLineSize
+
 // logFile reads complete lines from a file that may still be growing.
 type logFile struct {
-	f     *os.File
-	br    *bufio.Reader
-	carry []byte
+	f       *os.File
+	br      *bufio.Reader
+	carry   []byte
+	discard bool // skipping the rest of an overlong line
 }
 
 // openLog opens name; (nil, nil) if it does not exist.
@@ -181,17 +202,24 @@ func (l *logFile) next() ([]byte, error) {
 	for {
 		line, err := l.br.ReadSlice('\n')
 		switch {
+		case err == nil && l.discard:
+			l.discard = false
 		case err == nil && len(l.carry) == 0:
 			return line, nil
 		case err == nil:
 			out := append(l.carry, line...)
 			l.carry = nil
 			return out, nil
-		case errors.Is(err, bufio.ErrBufferFull):
-			l.carry = append(l.carry, line...)
-		case errors.Is(err, io.EOF):
-			l.carry = append(l.carry, line...)
-			return nil, io.EOF
+		case errors.Is(err, bufio.ErrBufferFull), errors.Is(err, io.EOF):
+			if !l.discard {
+				l.carry = append(l.carry, line...)
+			}
+			if len(l.carry) > maxRecordLine {
+				l.carry, l.discard = nil, true
+			}
+			if errors.Is(err, io.EOF) {
+				return nil, io.EOF
+			}
 		default:
 			return nil, fmt.Errorf("logs: read: %w", err)
 		}

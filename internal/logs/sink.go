@@ -5,110 +5,118 @@ import (
 	"time"
 )
 
-// message is one log line, its partial records joined.
-type message struct {
-	t        time.Time // time of the first record
-	stream   string
-	msg      []byte
-	complete bool
+// MaxJoined is the most of one line the reader holds: the P records of a
+// line are joined (so that a line of a few records is written whole and a
+// line of the other stream, written to the same writer, does not land in
+// its middle), but a longer line is written in pieces as its records come,
+// its timestamp before the first piece only. A container printing 300 MB
+// without a newline thus streams through `logs -f` in bounded memory; the
+// kubelet's ReadLogs never joins records at all.
+const MaxJoined = 64 << 10
+
+// line is the state of one stream's current message (line).
+type line struct {
+	open    bool      // a message has begun and not ended
+	show    bool      // it passes Since and Tail
+	started bool      // a piece of it was written (its timestamp with it)
+	t       time.Time // time of its first record
+	buf     []byte    // what is not written yet, at most MaxJoined
 }
 
-// assembler joins P records per stream (the two streams interleave).
-type assembler struct {
-	pending map[string]*message
-}
-
-func newAssembler() *assembler { return &assembler{pending: map[string]*message{}} }
-
-// add returns the completed message, if rec completes one.
-func (a *assembler) add(rec Record) (message, bool) {
-	m := a.pending[rec.Stream]
-	if m == nil {
-		m = &message{t: rec.Time, stream: rec.Stream}
-	}
-	m.msg = append(m.msg, rec.Msg...)
-	if rec.Partial {
-		a.pending[rec.Stream] = m
-		return message{}, false
-	}
-	delete(a.pending, rec.Stream)
-	m.complete = true
-	return *m, true
-}
-
-// sink filters (Since), buffers (Tail) and prints messages.
+// sink filters messages (Since, Tail) and writes them per stream, joining
+// a line's partial records up to MaxJoined.
 type sink struct {
 	opts           ReadOptions
 	stdout, stderr io.Writer
-	collecting     bool
-	ring           []message
-	buf            []byte
+	skip           int // messages to drop first (Tail: all but the last N)
+	seen           int // messages begun that passed Since
+	lines          map[string]*line
+	out            []byte
 }
 
-func newSink(opts ReadOptions, stdout, stderr io.Writer) *sink {
-	return &sink{opts: opts, stdout: stdout, stderr: stderr, collecting: opts.Tail >= 0}
+func newSink(opts ReadOptions, stdout, stderr io.Writer, skip int) *sink {
+	return &sink{opts: opts, stdout: stdout, stderr: stderr, skip: skip,
+		lines: map[string]*line{Stdout: {}, Stderr: {}}}
 }
 
-func (s *sink) put(m message) error {
-	if !s.opts.Since.IsZero() && m.t.Before(s.opts.Since) {
+// add takes one record of the log.
+func (s *sink) add(rec Record) error {
+	l := s.lines[rec.Stream]
+	if l == nil {
 		return nil
 	}
-	if !s.collecting {
-		return s.write(m)
+	if !l.open {
+		s.begin(l, rec.Time)
 	}
-	if s.opts.Tail == 0 {
+	if l.show {
+		l.buf = append(l.buf, rec.Msg...)
+	}
+	if !rec.Partial {
+		err := s.write(rec.Stream, l, true)
+		l.open, l.started, l.buf = false, false, l.buf[:0]
+		return err
+	}
+	if len(l.buf) < MaxJoined {
 		return nil
 	}
-	if len(s.ring) == s.opts.Tail {
-		copy(s.ring, s.ring[1:])
-		s.ring = s.ring[:len(s.ring)-1]
-	}
-	s.ring = append(s.ring, m)
-	return nil
+	return s.write(rec.Stream, l, false)
 }
 
-// release prints what Tail kept and switches to printing directly.
-func (s *sink) release() error {
-	ring := s.ring
-	s.ring, s.collecting = nil, false
-	for _, m := range ring {
-		if err := s.write(m); err != nil {
+// begin starts a message: it is shown when it is not before Since and not
+// among the first skip messages.
+func (s *sink) begin(l *line, t time.Time) {
+	l.open, l.started, l.t, l.buf = true, false, t, l.buf[:0]
+	l.show = false
+	if !s.opts.Since.IsZero() && t.Before(s.opts.Since) {
+		return
+	}
+	s.seen++
+	l.show = s.seen > s.skip
+}
+
+// flush writes what is left of unfinished messages at the end of a read.
+func (s *sink) flush() error {
+	for _, stream := range []string{Stdout, Stderr} {
+		l := s.lines[stream]
+		if !l.open {
+			continue
+		}
+		err := s.write(stream, l, false)
+		l.open, l.started = false, false
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// flush prints incomplete messages left at the end of a non-follow read.
-func (s *sink) flush(a *assembler) error {
-	for _, stream := range []string{Stdout, Stderr} {
-		if m := a.pending[stream]; m != nil {
-			delete(a.pending, stream)
-			if err := s.put(*m); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func (s *sink) write(m message) error {
-	w := s.stdout
-	if m.stream == Stderr {
-		w = s.stderr
-	}
-	if w == nil {
+// write writes l's buffered bytes (and the newline ending the message when
+// end), with the message's timestamp before its first piece.
+func (s *sink) write(stream string, l *line, end bool) error {
+	if !l.show {
 		return nil
 	}
-	s.buf = s.buf[:0]
-	if s.opts.Timestamps {
-		s.buf = m.t.AppendFormat(s.buf, time.RFC3339Nano)
-		s.buf = append(s.buf, ' ')
+	w := s.stdout
+	if stream == Stderr {
+		w = s.stderr
 	}
-	s.buf = append(s.buf, m.msg...)
-	if m.complete {
-		s.buf = append(s.buf, '\n')
+	if w == nil || len(l.buf) == 0 && !end && l.started {
+		l.buf = l.buf[:0]
+		return nil
 	}
-	_, err := w.Write(s.buf)
+	s.out = s.out[:0]
+	if s.opts.Timestamps && !l.started {
+		s.out = l.t.AppendFormat(s.out, time.RFC3339Nano)
+		s.out = append(s.out, ' ')
+	}
+	s.out = append(s.out, l.buf...)
+	if end {
+		s.out = append(s.out, '\n')
+	}
+	l.started, l.buf = true, l.buf[:0]
+	if len(s.out) == 0 {
+		return nil
+	}
+	_, err := w.Write(s.out)
 	return err
 }

@@ -63,7 +63,10 @@ type probes struct {
 	// daemonRuntime asks a running daemon for containerd's and the state
 	// db's health (nil: not asked).
 	daemonRuntime func(ctx context.Context, socket string) (api.RuntimeStatus, error)
-	host          hostInfo
+	// toolVersion runs runc or a CNI plugin for its version (nil: the
+	// advisory checks of those are skipped).
+	toolVersion func(ctx context.Context, path string) (string, error)
+	host        hostInfo
 }
 
 func hostProbes() probes {
@@ -81,7 +84,8 @@ func hostProbes() probes {
 		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
 			return api.NewClient(socket).Runtime(ctx)
 		},
-		host: realHostInfo(),
+		toolVersion: toolVersion,
+		host:        realHostInfo(),
 	}
 }
 
@@ -128,8 +132,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 	if timeout <= 0 {
 		timeout = 3 * time.Second
 	}
+	cdVersion, cdResult := checkContainerd(ctx, cfg.ContainerdAddress, timeout, p)
 	results := []CheckResult{
-		checkContainerd(ctx, cfg.ContainerdAddress, timeout, p),
+		cdResult,
 		checkCgroups(p.cgroupMode(), cfg.CgroupDriver, p.systemdBooted()),
 		checkCNIPlugins(cfg.CNIBinDirs),
 		checkCNIConf(cfg.CNIConfDir),
@@ -142,6 +147,7 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 	if p.host.readFile != nil {
 		results = append(results, systemdChecks(cfg, p.host)...)
 	}
+	results = append(results, securityChecks(ctx, cfg, cdVersion, p)...)
 	return append(results, checkDaemon(ctx, cfg.Socket, timeout, p)...)
 }
 
@@ -176,14 +182,16 @@ func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p pr
 	return out
 }
 
-func checkContainerd(ctx context.Context, address string, timeout time.Duration, p probes) CheckResult {
+// checkContainerd returns containerd's version ("" when unreachable) and
+// its line.
+func checkContainerd(ctx context.Context, address string, timeout time.Duration, p probes) (string, CheckResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := p.containerdVersion(ctx, address)
 	if err != nil {
-		return CheckResult{"containerd", StatusFail, fmt.Sprintf("not reachable at %s: %v", address, err)}
+		return "", CheckResult{"containerd", StatusFail, fmt.Sprintf("not reachable at %s: %v", address, err)}
 	}
-	return CheckResult{"containerd", StatusOK, fmt.Sprintf("%s at %s", v, address)}
+	return v, CheckResult{"containerd", StatusOK, fmt.Sprintf("%s at %s", v, address)}
 }
 
 // cgroupDriver is the driver podhost would use: systemd on a unified host

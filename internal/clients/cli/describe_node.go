@@ -76,7 +76,7 @@ func nonTerminatedPods(in []corev1.Pod) []corev1.Pod {
 // aligns as kubectl's does. No Lease, PodCIDR or ProviderID: podhost has
 // none.
 func describeNode(w io.Writer, n *corev1.Node, pods []corev1.Pod, showEvents bool, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	tw := tabwriter.NewWriter(podview.NewTerminalWriter(w), 0, 8, 2, ' ', 0)
 	fmt.Fprintf(tw, "Name:\t%s\n", n.Name)
 	fmt.Fprintf(tw, "Roles:\t%s\n", nodeRolesString(n))
 	writeMultiline(tw, "Labels", n.Labels, "=")

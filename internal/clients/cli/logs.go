@@ -256,6 +256,11 @@ func (l *lineOut) write(b []byte) error {
 	return err
 }
 
+// maxPrefixedLine bounds the line a lineWriterTo holds: a longer one is
+// printed in lines of that size, each with its prefix (kubectl holds the
+// whole line, whatever its size).
+const maxPrefixedLine = 1 << 20
+
 // lineWriterTo collects a stream's output into lines and writes each, with
 // its prefix, to out; flush writes what is left of a last partial line.
 type lineWriterTo struct {
@@ -268,15 +273,21 @@ func (w *lineWriterTo) Write(p []byte) (int, error) {
 	w.buf = append(w.buf, p...)
 	for {
 		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
+		var line []byte
+		switch {
+		case i >= 0:
+			line = w.buf[:i+1]
+		case len(w.buf) >= maxPrefixedLine:
+			line = append(w.buf[:maxPrefixedLine:maxPrefixedLine], '\n')
+			i = maxPrefixedLine - 1
+		default:
+			return len(p), nil
 		}
-		if err := w.emit(w.buf[:i+1]); err != nil {
+		if err := w.emit(line); err != nil {
 			return 0, err // stdout is gone: the stream stops, as kubectl's
 		}
 		w.buf = w.buf[i+1:]
 	}
-	return len(p), nil
 }
 
 func (w *lineWriterTo) flush() error {

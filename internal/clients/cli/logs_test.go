@@ -243,3 +243,24 @@ func TestLogsStopsWhenOutputFails(t *testing.T) {
 		t.Fatalf("log requests %v, want the first only", got)
 	}
 }
+
+// A line longer than maxPrefixedLine is printed in prefixed pieces rather
+// than held whole.
+func TestPrefixedLongLineIsBounded(t *testing.T) {
+	var b bytes.Buffer
+	w := &lineWriterTo{out: &lineOut{w: &b}, prefix: "[p] "}
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for range 40 { // 2.5 MiB without a newline
+		if _, err := w.Write(chunk); err != nil {
+			t.Fatal(err)
+		}
+		if len(w.buf) > maxPrefixedLine {
+			t.Fatalf("holds %d bytes", len(w.buf))
+		}
+	}
+	_, _ = w.Write([]byte("end\n"))
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[2], "[p] x") || !strings.HasSuffix(lines[2], "xend") || len(lines[0]) != maxPrefixedLine+4 {
+		t.Fatalf("%d lines", len(lines))
+	}
+}

@@ -28,7 +28,7 @@ type IOStreams struct {
 
 // WarnTo prints a line as kubectl prints warnings: "Warning: <line>".
 func WarnTo(w io.Writer) func(string) {
-	return func(line string) { fmt.Fprintf(w, "Warning: %s\n", line) }
+	return func(line string) { fmt.Fprintf(w, "Warning: %s\n", podview.EscapeTerminal(line)) }
 }
 
 // NotFoundError is kubectl's NotFound for a named object: `pods "web" not
@@ -66,7 +66,7 @@ func NewClient(socket string, s IOStreams) *api.Client {
 		defer mu.Unlock()
 		if !printed[text] {
 			printed[text] = true
-			fmt.Fprintf(s.ErrOut, "Warning: %s\n", text)
+			fmt.Fprintf(s.ErrOut, "Warning: %s\n", podview.EscapeCell(text)) // a manifest URL's error may quote what it served
 		}
 	}
 	return c

@@ -16,6 +16,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // GetDataOptions select ConfigMaps or Secrets for get.
@@ -164,6 +165,7 @@ func DescribeData(o GetDataOptions, s cmdutil.IOStreams) error {
 	if err != nil {
 		return err
 	}
+	s.Out = podview.NewTerminalWriter(s.Out) // values may hold anything
 	for i, d := range objs {
 		if i > 0 {
 			fmt.Fprint(s.Out, "\n\n")

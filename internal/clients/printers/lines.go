@@ -20,7 +20,7 @@ func NewLineWriter(w io.Writer) *LineWriter { return &LineWriter{w: w} }
 // Fit widens the columns for rows without printing them.
 func (l *LineWriter) Fit(rows ...[]string) {
 	for _, r := range rows {
-		for i, c := range r {
+		for i, c := range EscapeCells(r) {
 			if i >= len(l.widths) {
 				l.widths = append(l.widths, 0)
 			}
@@ -29,8 +29,9 @@ func (l *LineWriter) Fit(rows ...[]string) {
 	}
 }
 
-// Print prints row.
+// Print prints row (its cells escaped: EscapeCells).
 func (l *LineWriter) Print(row []string) {
+	row = EscapeCells(row)
 	l.Fit(row)
 	var b strings.Builder
 	for i, c := range row {

@@ -131,7 +131,7 @@ func Columns(w io.Writer, spec string, objs []any, noHeaders bool) error {
 				return err
 			}
 		}
-		fmt.Fprintln(tw, strings.Join(row, "\t"))
+		fmt.Fprintln(tw, strings.Join(EscapeCells(row), "\t"))
 	}
 	return tw.Flush()
 }

@@ -9,6 +9,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/yaml"
+
+	"github.com/podhost/podhost/internal/model/podview"
 )
 
 // Table writes rows under header as kubectl's table printer, columns 3
@@ -19,9 +21,20 @@ func Table(w io.Writer, header []string, rows [][]string, noHeaders bool) error 
 		fmt.Fprintln(tw, strings.Join(header, "\t"))
 	}
 	for _, r := range rows {
-		fmt.Fprintln(tw, strings.Join(r, "\t"))
+		fmt.Fprintln(tw, strings.Join(EscapeCells(r), "\t"))
 	}
 	return tw.Flush()
+}
+
+// EscapeCells escapes each cell of a table row for the terminal: one line,
+// no control characters (podview.EscapeCell). Cells hold container text
+// (event messages, probe output).
+func EscapeCells(row []string) []string {
+	out := make([]string, len(row))
+	for i, c := range row {
+		out[i] = podview.EscapeCell(c)
+	}
+	return out
 }
 
 // LabelHeaders are the headers of the label columns kubectl's table

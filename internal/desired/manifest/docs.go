@@ -10,8 +10,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 
 // doc is one non-empty document of a file.
 type doc struct {
-	raw  []byte // the document's bytes, without its separator line
-	line int    // 1-based line of raw's first byte in the file
+	raw    []byte      // the document's bytes, without its separator line
+	line   int         // 1-based line of raw's first byte in the file
+	budget *byteBudget // the file's expanded-bytes budget, shared by its documents
 }
 
 // Docs splits a manifest file into its documents, in order, skipping empty
@@ -81,12 +82,13 @@ func lineCol(data []byte, off int) (line, col int) {
 // splitDocs is Docs without the input checks.
 func splitDocs(data []byte) []doc {
 	data = bytes.TrimPrefix(data, utf8BOM)
+	budget := newByteBudget(len(data))
 	var docs []doc
 	start, startLine := 0, 1
 	flush := func(end int) {
 		raw := data[start:end:end]
 		if !isEmptyDoc(raw) {
-			docs = append(docs, doc{raw: raw, line: startLine})
+			docs = append(docs, doc{raw: raw, line: startLine, budget: budget})
 		}
 	}
 	for off, line := 0, 1; off < len(data); line++ {

@@ -31,7 +31,7 @@ func CleanExported(doc []byte) []byte {
 	if !bytes.Contains(doc, []byte("status")) && !bytes.Contains(doc, []byte("podhost.io/")) && !bytes.Contains(doc, []byte("nodeName")) {
 		return doc
 	}
-	v, e := parseDoc(doc, 1)
+	v, e := parseDoc(doc, 1, nil)
 	obj, ok := v.(map[string]any)
 	if len(e) > 0 || !ok || obj["kind"] != "Pod" {
 		return doc

@@ -72,7 +72,7 @@ func parseOne(doc []byte) (any, error) {
 	default:
 		return nil, fileError("", "%d documents given, one expected", len(docs))
 	}
-	v, e := parseDoc(docs[0].raw, docs[0].line)
+	v, e := parseDoc(docs[0].raw, docs[0].line, docs[0].budget)
 	if len(e) > 0 {
 		return nil, finish("", e)
 	}

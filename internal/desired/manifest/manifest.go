@@ -140,7 +140,7 @@ func setSource(m *metav1.ObjectMeta, file string) {
 
 // parseObject parses one document into a generic object.
 func parseObject(d doc) (map[string]any, errs) {
-	v, e := parseDoc(d.raw, d.line)
+	v, e := parseDoc(d.raw, d.line, d.budget)
 	if len(e) > 0 {
 		return nil, e
 	}

@@ -23,11 +23,43 @@ import (
 // a few thousand values.
 const maxValues = 200_000
 
+// Expanded bytes: go-yaml bounds alias expansion by the number of nodes
+// decoded, not by their size, so a 124 KB document whose aliases all point
+// at one 60 KB scalar expands to hundreds of megabytes of strings, which
+// the canonical JSON, the strict decode and the hash then copy several
+// times (4 GB and a minute of CPU; a 1 MiB one OOM-kills the daemon).
+// Neither go-yaml v2/v3 nor sigs.k8s.io/yaml offers a byte limit (the API
+// server relies on its 3 MiB request limit and go-yaml's node ratio), so
+// the converter counts the bytes of every string and key it yields,
+// aliased ones each time they are used, against a budget per file: four
+// times the input, at least minExpanded (room for anchors reused across
+// containers in a small file), at most maxExpanded. Without aliases a
+// document never counts more bytes than it has.
+const (
+	expandFactor = 4
+	minExpanded  = 256 << 10
+	maxExpanded  = 4 << 20
+)
+
+// byteBudget is what is left of a file's expanded-bytes budget; the
+// documents of one file share it.
+type byteBudget struct{ left, limit int }
+
+func newByteBudget(inputLen int) *byteBudget {
+	n := min(max(expandFactor*inputLen, minExpanded), maxExpanded)
+	return &byteBudget{left: n, limit: n}
+}
+
 // parseDoc turns one document into generic JSON-compatible data:
 // map[string]any, []any, string, bool, int64, uint64, float64 and nil.
 // line is the document's first line in the file, used to fix up the line
 // numbers in syntax errors. Duplicate keys are errors.
-func parseDoc(raw []byte, line int) (any, errs) {
+// b bounds the bytes the document may expand to (nil: a budget for raw
+// alone).
+func parseDoc(raw []byte, line int, b *byteBudget) (any, errs) {
+	if b == nil {
+		b = newByteBudget(len(raw))
+	}
 	trimmed := bytes.TrimLeft(raw, " \t\r\n")
 	if len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') {
 		v, jerrs, syntax := parseJSON(raw, line)
@@ -36,12 +68,12 @@ func parseDoc(raw []byte, line int) (any, errs) {
 		}
 		// Not JSON: maybe a YAML flow mapping ({a: b}). Prefer the JSON
 		// error if it is not YAML either.
-		if v, yerrs := parseYAML(raw, line); len(yerrs) == 0 {
+		if v, yerrs := parseYAML(raw, line, b); len(yerrs) == 0 {
 			return v, nil
 		}
 		return nil, jerrs
 	}
-	return parseYAML(raw, line)
+	return parseYAML(raw, line, b)
 }
 
 // parseJSON decodes a JSON document. syntax reports a syntax error.
@@ -96,7 +128,7 @@ func yamlError(err error, line int) string {
 // go-yaml drops merge keys ("<<") when decoding into MapSlice, so documents
 // that may contain one are decoded a second time into plain maps, which
 // apply merges (with go-yaml v2's semantics, the same as kubectl's).
-func parseYAML(raw []byte, line int) (any, errs) {
+func parseYAML(raw []byte, line int, b *byteBudget) (any, errs) {
 	var ms yaml.MapSlice
 	if err := yaml.Unmarshal(raw, &ms); err != nil {
 		var te *yaml.TypeError
@@ -107,7 +139,8 @@ func parseYAML(raw []byte, line int) (any, errs) {
 		e.add("", "%s", yamlError(err, line))
 		return nil, e
 	}
-	c := converter{budget: maxValues}
+	left := b.left
+	c := converter{budget: maxValues, bytes: b}
 	v := c.convert(ms, nil)
 	if len(c.errs) == 0 && bytes.Contains(raw, []byte("<<")) {
 		var generic any
@@ -115,7 +148,8 @@ func parseYAML(raw []byte, line int) (any, errs) {
 			c.errs.add("", "%s", yamlError(err, line))
 			return nil, c.errs
 		}
-		c = converter{budget: maxValues}
+		b.left = left // the second pass replaces the first
+		c = converter{budget: maxValues, bytes: b}
 		v = c.convert(generic, nil)
 	}
 	if len(c.errs) > 0 {
@@ -139,7 +173,24 @@ func notAMapping(raw []byte, line int) errs {
 // converter turns go-yaml values into JSON-compatible ones.
 type converter struct {
 	budget int
+	bytes  *byteBudget
+	over   bool // bytes ran out (reported once)
 	errs   errs
+}
+
+// spend counts n expanded bytes; false once the file's budget is spent.
+func (c *converter) spend(n int) bool {
+	if c.over {
+		return false
+	}
+	c.bytes.left -= n
+	if c.bytes.left < 0 {
+		c.over = true
+		c.errs.add("", "document too large: more than %d bytes after expanding YAML aliases (a manifest may expand to %dx its size, at most %d bytes)",
+			c.bytes.limit, expandFactor, maxExpanded)
+		return false
+	}
+	return true
 }
 
 func (c *converter) convert(v any, p fpath) any {
@@ -147,7 +198,7 @@ func (c *converter) convert(v any, p fpath) any {
 	if c.budget == 0 {
 		c.errs.add("", "document too large: more than %d values (after expanding YAML aliases, if any)", maxValues)
 	}
-	if c.budget < 0 {
+	if c.budget < 0 || !c.spend(1) {
 		return nil
 	}
 	switch t := v.(type) {
@@ -186,7 +237,12 @@ func (c *converter) mapSlice(ms yaml.MapSlice, p fpath) any {
 
 func (c *converter) scalar(v any, p fpath) any {
 	switch t := v.(type) {
-	case nil, string, bool, int64, uint64:
+	case string:
+		if !c.spend(len(t)) {
+			return nil
+		}
+		return v
+	case nil, bool, int64, uint64:
 		return v
 	case int:
 		return int64(t)
@@ -199,6 +255,9 @@ func (c *converter) scalar(v any, p fpath) any {
 	case time.Time:
 		return t.Format(time.RFC3339Nano)
 	case []byte:
+		if !c.spend(len(t)) {
+			return nil
+		}
 		return string(t)
 	default:
 		c.errs.add(p.String(), "unsupported YAML value of type %T", v)
@@ -210,6 +269,7 @@ func (c *converter) scalar(v any, p fpath) any {
 func (c *converter) key(k any, p fpath) string {
 	switch t := k.(type) {
 	case string:
+		c.spend(len(t))
 		return t
 	case nil:
 		return "null"

@@ -63,7 +63,7 @@ func (m *manifestServer) counts() (full, notMod int) {
 
 func newURLSource(t *testing.T, url string, store LastGood) *URLSource {
 	t.Helper()
-	u, err := NewURL(URLConfig{URL: url, Headers: map[string]string{"Authorization": "Bearer x"}, LastGood: store})
+	u, err := NewURL(URLConfig{URL: url, AllowHTTP: true, Headers: map[string]string{"Authorization": "Bearer x"}, LastGood: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +101,9 @@ func TestURLSource(t *testing.T) {
 				`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"a"},"spec":{"containers":[{"name":"c","image":"img:3"}]}},` +
 				`{"apiVersion":"v1","kind":"Pod","metadata":{"name":"b"},"spec":{"containers":[{"name":"c","image":"img:3"}]}}]}`)
 		}, "default/a=img:3 default/b=img:3"},
-		{"empty body removes", func() { srv.set("") }, ""},
+		{"empty body keeps the set", func() { srv.set("") }, "default/a=img:3 default/b=img:3 ERR kept=default/a,default/b"},
+		{"cut after a separator keeps the set", func() { srv.set(podYAML("a", "img:3") + "---\n") }, "default/a=img:3 default/b=img:3 ERR kept=default/a,default/b"},
+		{"an empty List removes", func() { srv.set(`{"apiVersion":"v1","kind":"List","items":[]}`) }, ""},
 	}
 	for _, st := range steps {
 		if st.change != nil {
@@ -150,7 +152,7 @@ func TestURLSourceRunEmitsChanges(t *testing.T) {
 	ts := httptest.NewServer(srv)
 	defer ts.Close()
 	srv.set(podYAML("web", "img:1"))
-	u, err := NewURL(URLConfig{URL: ts.URL, Period: 10 * time.Millisecond})
+	u, err := NewURL(URLConfig{URL: ts.URL, AllowHTTP: true, Period: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,8 @@ type Event struct {
 // (containerd last answered); zero omits the line.
 func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
-	kv := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
+	out := NewTerminalWriter(tw) // container-controlled text: escaped (escape.go)
+	kv := func(k, v string) { fmt.Fprintf(out, "%s:\t%s\n", k, v) }
 	kv("Name", p.Name)
 	kv("Namespace", p.Namespace)
 	kv("UID", string(p.UID))
@@ -48,26 +49,26 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 	if len(p.Status.PodIPs) == 0 {
 		kv("IPs", "<none>")
 	} else {
-		fmt.Fprintln(tw, "IPs:")
+		fmt.Fprintln(out, "IPs:")
 		for _, ip := range p.Status.PodIPs {
-			fmt.Fprintf(tw, "  IP:\t%s\n", ip.IP)
+			fmt.Fprintf(out, "  IP:\t%s\n", ip.IP)
 		}
 	}
 	kv("Host IP", orNone(p.Status.HostIP))
 	kv("QoS Class", string(p.Status.QOSClass))
 	if len(p.Spec.InitContainers) > 0 {
-		fmt.Fprintln(tw, "Init Containers:")
-		describeContainers(tw, p.Spec.InitContainers, p.Status.InitContainerStatuses)
+		fmt.Fprintln(out, "Init Containers:")
+		describeContainers(out, p.Spec.InitContainers, p.Status.InitContainerStatuses)
 	}
-	fmt.Fprintln(tw, "Containers:")
-	describeContainers(tw, p.Spec.Containers, p.Status.ContainerStatuses)
-	fmt.Fprintln(tw, "Conditions:")
-	fmt.Fprintln(tw, "  Type\tStatus")
+	fmt.Fprintln(out, "Containers:")
+	describeContainers(out, p.Spec.Containers, p.Status.ContainerStatuses)
+	fmt.Fprintln(out, "Conditions:")
+	fmt.Fprintln(out, "  Type\tStatus")
 	for _, c := range p.Status.Conditions {
-		fmt.Fprintf(tw, "  %s\t%s\n", c.Type, c.Status)
+		fmt.Fprintf(out, "  %s\t%s\n", c.Type, c.Status)
 	}
-	describeVolumes(tw, p.Spec.Volumes)
-	describeEvents(tw, events, now)
+	describeVolumes(out, p.Spec.Volumes)
+	describeEvents(out, events, now)
 	return tw.Flush()
 }
 
@@ -197,7 +198,7 @@ func describeEvents(w io.Writer, events []Event, now time.Time) {
 	fmt.Fprintln(w, "  Type\tReason\tAge\tMessage")
 	fmt.Fprintln(w, "  ----\t------\t----\t-------")
 	for _, e := range events {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", e.Type, e.Reason, duration.HumanDuration(now.Sub(e.Time)), e.Message)
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", EscapeCell(e.Type), EscapeCell(e.Reason), duration.HumanDuration(now.Sub(e.Time)), EscapeCell(e.Message))
 	}
 }
 

@@ -147,22 +147,44 @@ func (s *Server) allEvents(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, evs)
 		return
 	}
-	sent := map[ObjectEvent]bool{}
+	var sent sentEvents
 	s.stream(w, r, func(enc *json.Encoder) error {
 		evs, err := list()
 		if err != nil {
 			return err
 		}
-		for _, e := range evs {
-			if !sent[e] {
-				sent[e] = true
-				if err := enc.Encode(e); err != nil {
-					return err
-				}
+		var fresh []ObjectEvent
+		sent, fresh = sent.update(evs)
+		for _, e := range fresh {
+			if err := enc.Encode(e); err != nil {
+				return err
 			}
 		}
 		return nil
 	})
+}
+
+// sentEvents is what an events watch sent that the backend still lists.
+// An event gone from the list (beyond the per-pod cap of the store, its
+// pod deleted) never comes back, so forgetting it bounds the set by what
+// the backend keeps, not by the life of the connection.
+type sentEvents map[ObjectEvent]struct{}
+
+// update returns the set for the events listed now, and those of them not
+// sent yet, in order.
+func (s sentEvents) update(evs []ObjectEvent) (sentEvents, []ObjectEvent) {
+	next := make(sentEvents, len(evs))
+	var fresh []ObjectEvent
+	for _, e := range evs {
+		if _, dup := next[e]; dup {
+			continue
+		}
+		next[e] = struct{}{}
+		if _, ok := s[e]; !ok {
+			fresh = append(fresh, e)
+		}
+	}
+	return next, fresh
 }
 
 func (s *Server) watchPods(w http.ResponseWriter, r *http.Request) {

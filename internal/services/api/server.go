@@ -98,6 +98,8 @@ type Server struct {
 	log *slog.Logger
 	mux *http.ServeMux
 	srv *http.Server
+	// Limits: DefaultLimits unless changed before Listen (tests).
+	Limits Limits
 	// closing is closed when shutdown begins: streams (watches) end then
 	// instead of holding the shutdown for its whole timeout.
 	closing chan struct{}
@@ -106,7 +108,7 @@ type Server struct {
 // NewServer returns a Server over b.
 func NewServer(b Backend, log *slog.Logger) *Server {
 	mux := http.NewServeMux()
-	s := &Server{b: b, log: log, mux: mux, closing: make(chan struct{})}
+	s := &Server{b: b, log: log, mux: mux, closing: make(chan struct{}), Limits: DefaultLimits}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", s.readyz)
 	mux.HandleFunc("GET /v1/pods", s.listPods)
@@ -117,7 +119,7 @@ func NewServer(b Backend, log *slog.Logger) *Server {
 	mux.HandleFunc("GET /v1/errors", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.FileErrors()) })
 	mux.HandleFunc("GET /v1/runtime", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, s.b.Runtime()) })
 	mux.HandleFunc("GET /v1/node", s.node)
-	s.srv = &http.Server{Handler: validatePodPaths(mux), ReadHeaderTimeout: 5 * time.Second}
+	s.srv = &http.Server{Handler: validatePodPaths(mux)}
 	s.srv.RegisterOnShutdown(func() { close(s.closing) })
 	return s
 }
@@ -131,7 +133,7 @@ func (s *Server) Mount(h http.Handler, patterns ...string) {
 }
 
 // Listen creates the unix socket at path (mode 0660, root) and serves until
-// ctx is done.
+// ctx is done, within s.Limits.
 func (s *Server) Listen(ctx context.Context, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -153,7 +155,7 @@ func (s *Server) Listen(ctx context.Context, path string) error {
 		defer cancel()
 		_ = s.srv.Shutdown(sctx)
 	}()
-	err = s.srv.Serve(l)
+	err = s.srv.Serve(s.Limits.Apply(s.srv, l))
 	if !errors.Is(err, http.ErrServerClosed) {
 		return err // Serve failed: ctx is not done, and the caller cancels it
 	}
