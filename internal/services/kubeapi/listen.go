@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"golang.org/x/net/netutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	clientcmdv1 "k8s.io/client-go/tools/clientcmd/api/v1"
 	"sigs.k8s.io/yaml"
@@ -29,6 +30,9 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 90 * time.Second
 	maxHeaderBytes    = 1 << 20
+	// maxConns: connections served at once (each watch holds one); the
+	// next ones wait in the listen backlog until one closes.
+	maxConns = 512
 )
 
 // Authenticate lets through requests over TLS whose client certificate the
@@ -54,6 +58,7 @@ func ServeTLS(ctx context.Context, addr string, p *pki.PKI, h http.Handler, log 
 	if err != nil {
 		return fmt.Errorf("kube api: listen on %s: %w", addr, err)
 	}
+	ln = netutil.LimitListener(ln, maxConns)
 	srv := &http.Server{Handler: Authenticate(h), ReadHeaderTimeout: readHeaderTimeout, IdleTimeout: idleTimeout,
 		MaxHeaderBytes: maxHeaderBytes, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{p.Serving},
