@@ -7,11 +7,13 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -149,7 +151,7 @@ func modulePackages(t *testing.T) map[string]decls {
 // stdDecls: the declarations of the standard library package of that name
 // (nil if there is none), for names a podhost package shares.
 func stdDecls(name string) decls {
-	_, d, err := parseDir(filepath.Join(runtime.GOROOT(), "src", name))
+	_, d, err := parseDir(filepath.Join(goroot(), "src", name))
 	if err != nil {
 		return nil
 	}
@@ -336,3 +338,13 @@ func structFields(typ, body string) []string {
 	}
 	return out
 }
+
+// goroot is the Go installation the module builds with (`go env GOROOT`;
+// runtime.GOROOT is deprecated).
+var goroot = sync.OnceValue(func() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return runtime.GOROOT() //nolint:staticcheck // the fallback when the go command cannot say
+	}
+	return strings.TrimSpace(string(out))
+})
