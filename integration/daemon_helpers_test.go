@@ -156,6 +156,22 @@ func (d *podhostd) kill(sig syscall.Signal) {
 	d.cmd = nil
 }
 
+// logMark is where the daemon's output ends now; logsSince(mark) is what
+// came after it, whole (logs() keeps only the tail).
+func (d *podhostd) logMark() int {
+	if d.out == nil {
+		return 0
+	}
+	return len(d.out.String())
+}
+
+func (d *podhostd) logsSince(mark int) string {
+	if d.out == nil {
+		return ""
+	}
+	return d.out.String()[mark:]
+}
+
 func (d *podhostd) logs() string {
 	if d.out == nil {
 		return ""

@@ -74,7 +74,7 @@ func TestRobustStateDBDamaged(t *testing.T) {
 		if err := tc.damage(); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		logFrom := len(d.logs())
+		logFrom := d.logMark()
 		start := time.Now()
 		d.startNoWait()
 		d.waitReady(readyBound)
@@ -91,7 +91,7 @@ func TestRobustStateDBDamaged(t *testing.T) {
 			}
 		}
 		assertSameStrings(t, tc.name+": leases", keys(leases), keys(leaseOwners(t)))
-		log := d.logs()[logFrom:]
+		log := d.logsSince(logFrom)
 		if !strings.Contains(log, "state rebuilt from the running containers") || strings.Contains(log, "sandbox ready") {
 			t.Fatalf("%s: want a rebuild and no new sandbox in the log:\n%s", tc.name, log)
 		}
