@@ -61,27 +61,22 @@ func (r *Runtime) ExecWith(ctx context.Context, id string, cmd []string, o ExecO
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: task: %w", id, err)
 	}
-	if o.TTY {
-		if err := oci.WithEnv([]string{"TERM=xterm"})(ctx, nil, nil, spec); err != nil {
-			return -1, fmt.Errorf("exec in %s: TERM: %w", id, err)
-		}
-	}
-	pspec := *spec.Process
-	pspec.Args, pspec.Terminal = cmd, o.TTY
-	if o.TTY && o.Resize != nil {
-		// The terminal's size from the start, not a resize after it: a
-		// command that reads it at once (stty size, a shell's first
-		// prompt) would see 0x0 (runc sizes the console from the spec).
-		if sz, ok := firstSize(ctx, o.Resize); ok {
-			pspec.ConsoleSize = &specs.Box{Height: uint(sz.Height), Width: uint(sz.Width)}
-		}
+	pspec, err := execProcess(ctx, spec, cmd, o)
+	if err != nil {
+		return -1, fmt.Errorf("exec in %s: %w", id, err)
 	}
 	in := newStdinCloser(o.Stdin)
 	opts := []cio.Opt{cio.WithStreams(in.reader(), o.Stdout, o.Stderr)}
 	if o.TTY {
 		opts = append(opts, cio.WithTerminal)
 	}
-	proc, err := task.Exec(ctx, newExecID(), &pspec, cio.NewCreator(opts...))
+	// Creating and starting are not cancelled with ctx: a call cancelled
+	// while the shim carries it out leaves a process podhost no longer
+	// tracks (seen: a Start cancelled in flight, its process then running
+	// and refused deletion). ctx ending after the start kills the process.
+	uctx, ucancel := context.WithTimeout(context.WithoutCancel(ctx), execSetupTimeout)
+	defer ucancel()
+	proc, err := task.Exec(uctx, newExecID(), pspec, cio.NewCreator(opts...))
 	in.setProcess(ctx, proc)
 	if err != nil {
 		return -1, fmt.Errorf("exec in %s: %w", id, err)
@@ -96,15 +91,41 @@ func (r *Runtime) ExecWith(ctx context.Context, id string, cmd []string, o ExecO
 	if !o.TTY {
 		o.Resize = nil
 	}
-	return r.waitExec(ctx, id, proc, o.Resize)
+	return r.waitExec(ctx, uctx, id, proc, o.Resize)
 }
 
-func (r *Runtime) waitExec(ctx context.Context, id string, proc client.Process, resize <-chan runtimeapi.TerminalSize) (int, error) {
+// execProcess is the exec's process: the container's, running cmd; with a
+// TTY, TERM=xterm (containerd's CRI exec) and the client's first size.
+func execProcess(ctx context.Context, spec *oci.Spec, cmd []string, o ExecOptions) (*specs.Process, error) {
+	if o.TTY {
+		if err := oci.WithEnv([]string{"TERM=xterm"})(ctx, nil, nil, spec); err != nil {
+			return nil, fmt.Errorf("TERM: %w", err)
+		}
+	}
+	pspec := *spec.Process
+	pspec.Args, pspec.Terminal = cmd, o.TTY
+	if o.TTY && o.Resize != nil {
+		// The terminal's size from the start, not a resize after it: a
+		// command that reads it at once (stty size, a shell's first
+		// prompt) would see 0x0 (runc sizes the console from the spec).
+		if sz, ok := firstSize(ctx, o.Resize); ok {
+			pspec.ConsoleSize = &specs.Box{Height: uint(sz.Height), Width: uint(sz.Width)}
+		}
+	}
+	return &pspec, nil
+}
+
+// execSetupTimeout bounds creating and starting an exec process.
+const execSetupTimeout = time.Minute
+
+// waitExec starts proc (with uctx, not cancelled with ctx) and waits for
+// its exit, or kills it when ctx ends.
+func (r *Runtime) waitExec(ctx, uctx context.Context, id string, proc client.Process, resize <-chan runtimeapi.TerminalSize) (int, error) {
 	statusC, err := proc.Wait(context.WithoutCancel(ctx))
 	if err != nil {
 		return -1, fmt.Errorf("exec: wait: %w", err)
 	}
-	if err := proc.Start(ctx); err != nil {
+	if err := proc.Start(uctx); err != nil {
 		return -1, fmt.Errorf("exec: start: %w", err)
 	}
 	if resize != nil {

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/remotecommand"
 	clientexec "k8s.io/client-go/util/exec"
+
+	"github.com/podhost/podhost/internal/services/kubeapi/stream/streamtest"
 )
 
 // upperExec echoes stdin upper-cased on stdout, says "warn" on stderr and
@@ -40,11 +42,11 @@ func upperExec(t *testing.T) func(context.Context, string, []string, io.Reader, 
 // TestExec: stdin to the command (ended by the client's close), stdout and
 // stderr apart, the exit code as kubectl reads it, over both protocols.
 func TestExec(t *testing.T) {
-	for _, ex := range executors {
-		t.Run(ex.name, func(t *testing.T) {
+	for _, ex := range streamtest.Executors {
+		t.Run(ex.Name, func(t *testing.T) {
 			_, cfg, pod := api(t, &fakeRuntime{exec: upperExec(t)}, Options{})
 			for _, code := range []int{0, 3} {
-				e, err := ex.new(cfg, execURL(t, pod, "exec", "c", true, false, "exit", strconv.Itoa(code)))
+				e, err := ex.New(cfg, streamtest.URL(t, pod, "exec", "c", true, false, "exit", strconv.Itoa(code)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -83,18 +85,15 @@ func TestExecTTYResize(t *testing.T) {
 		}
 		return 0, nil
 	}}
-	for _, ex := range executors {
-		t.Run(ex.name, func(t *testing.T) {
+	for _, ex := range streamtest.Executors {
+		t.Run(ex.Name, func(t *testing.T) {
 			_, cfg, pod := api(t, rt, Options{})
-			e, err := ex.new(cfg, execURL(t, pod, "exec", "c", true, true, "sh"))
+			e, err := ex.New(cfg, streamtest.URL(t, pod, "exec", "c", true, true, "sh"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			q := &sizeQueue{sizes: make(chan remotecommand.TerminalSize, len(want)), done: make(chan struct{})}
-			defer close(q.done)
-			for _, s := range want {
-				q.sizes <- remotecommand.TerminalSize{Width: s.Width, Height: s.Height}
-			}
+			q := streamtest.NewSizeQueue(remotecommand.TerminalSize{Width: 100, Height: 30}, remotecommand.TerminalSize{Width: 120, Height: 40})
+			defer close(q.Done)
 			var out lockedBuffer
 			stdin, stdinW := io.Pipe() // a terminal's stdin stays open
 			defer stdinW.Close()
@@ -115,8 +114,8 @@ func TestExecErrors(t *testing.T) {
 	rt := &fakeRuntime{exec: func(context.Context, string, []string, io.Reader, io.WriteCloser, io.WriteCloser, bool, <-chan TerminalSize) (int, error) {
 		return -1, errors.New("must not run")
 	}}
-	for _, ex := range executors {
-		t.Run(ex.name, func(t *testing.T) {
+	for _, ex := range streamtest.Executors {
+		t.Run(ex.Name, func(t *testing.T) {
 			_, cfg, pod := api(t, rt, Options{})
 			for _, tc := range []struct {
 				container string
@@ -127,7 +126,7 @@ func TestExecErrors(t *testing.T) {
 				{"c", nil, "you must specify at least one command for the container"},
 				{"", []string{"true"}, "a container name must be specified for pod web"},
 			} {
-				e, err := ex.new(cfg, execURL(t, pod, "exec", tc.container, false, false, tc.cmd...))
+				e, err := ex.New(cfg, streamtest.URL(t, pod, "exec", tc.container, false, false, tc.cmd...))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -175,10 +174,10 @@ func TestAttach(t *testing.T) {
 		fmt.Fprint(stderr, "err\n")
 		return nil
 	}}
-	for _, ex := range executors {
-		t.Run(ex.name, func(t *testing.T) {
+	for _, ex := range streamtest.Executors {
+		t.Run(ex.Name, func(t *testing.T) {
 			_, cfg, pod := api(t, rt, Options{})
-			e, err := ex.new(cfg, execURL(t, pod, "attach", "c", true, false))
+			e, err := ex.New(cfg, streamtest.URL(t, pod, "attach", "c", true, false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -189,7 +188,7 @@ func TestAttach(t *testing.T) {
 			if out.String() != "out x\n" || errb.String() != "err\n" {
 				t.Errorf("stdout %q stderr %q", out.String(), errb.String())
 			}
-			e, err = ex.new(cfg, execURL(t, pod, "attach", "done", false, false))
+			e, err = ex.New(cfg, streamtest.URL(t, pod, "attach", "done", false, false))
 			if err != nil {
 				t.Fatal(err)
 			}

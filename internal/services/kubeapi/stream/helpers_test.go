@@ -4,24 +4,19 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	restclient "k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/remotecommand"
+
+	"github.com/podhost/podhost/internal/services/kubeapi/stream/streamtest"
 )
 
-// wait is the deadline of every wait on a condition: generous, the
-// machine is shared.
-const wait = 30 * time.Second
+const wait = streamtest.Wait
 
 // fakeRuntime is the Runtime the handlers drive; each test sets the
 // functions it needs.
@@ -61,21 +56,7 @@ func api(t *testing.T, rt Runtime, opts Options) (*Server, *restclient.Config, s
 	t.Helper()
 	lw := &testWriter{t: t}
 	s := New(rt, slog.New(slog.NewTextHandler(lw, &slog.HandlerOptions{Level: slog.LevelDebug})), opts)
-	mux := http.NewServeMux()
-	base := "/api/v1/namespaces/{ns}/pods/{name}/"
-	mux.HandleFunc(base+"exec", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		s.Exec(w, r, testPod(), &corev1.PodExecOptions{Container: q.Get("container"), Command: q["command"],
-			Stdin: flag(q, "stdin"), Stdout: flag(q, "stdout"), Stderr: flag(q, "stderr"), TTY: flag(q, "tty")})
-	})
-	mux.HandleFunc(base+"attach", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		s.Attach(w, r, testPod(), &corev1.PodAttachOptions{Container: q.Get("container"),
-			Stdin: flag(q, "stdin"), Stdout: flag(q, "stdout"), Stderr: flag(q, "stderr"), TTY: flag(q, "tty")})
-	})
-	mux.HandleFunc(base+"portforward", func(w http.ResponseWriter, r *http.Request) {
-		s.PortForward(w, r, testPod(), nil)
-	})
+	mux := streamtest.Mux(s, func(string, string) (*corev1.Pod, error) { return testPod(), nil })
 	ts := httptest.NewServer(mux)
 	t.Cleanup(func() {
 		if err := s.Close(); err != nil {
@@ -85,55 +66,6 @@ func api(t *testing.T, rt Runtime, opts Options) (*Server, *restclient.Config, s
 		lw.stop()
 	})
 	return s, &restclient.Config{Host: ts.URL}, ts.URL + "/api/v1/namespaces/default/pods/web/"
-}
-
-func flag(q url.Values, k string) bool { b, _ := strconv.ParseBool(q.Get(k)); return b }
-
-// execURL is the URL kubectl exec builds (PodExecOptions as query).
-func execURL(t *testing.T, pod, sub, container string, stdin, tty bool, cmd ...string) *url.URL {
-	t.Helper()
-	q := url.Values{"container": {container}, "stdout": {"true"}, "command": cmd}
-	if stdin {
-		q.Set("stdin", "true")
-	}
-	if tty {
-		q.Set("tty", "true")
-	} else {
-		q.Set("stderr", "true")
-	}
-	u, err := url.Parse(pod + sub + "?" + q.Encode())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u
-}
-
-// executors are kubectl's two: WebSocket v5 (first choice) and SPDY.
-var executors = []struct {
-	name string
-	new  func(*restclient.Config, *url.URL) (remotecommand.Executor, error)
-}{
-	{"websocket", func(c *restclient.Config, u *url.URL) (remotecommand.Executor, error) {
-		return remotecommand.NewWebSocketExecutor(c, "GET", u.String())
-	}},
-	{"spdy", func(c *restclient.Config, u *url.URL) (remotecommand.Executor, error) {
-		return remotecommand.NewSPDYExecutor(c, "POST", u)
-	}},
-}
-
-// sizeQueue hands the client's terminal sizes out, then nil once done.
-type sizeQueue struct {
-	sizes chan remotecommand.TerminalSize
-	done  chan struct{}
-}
-
-func (q *sizeQueue) Next() *remotecommand.TerminalSize {
-	select {
-	case s := <-q.sizes:
-		return &s
-	case <-q.done:
-		return nil
-	}
 }
 
 // lockedBuffer is a concurrency-safe strings.Builder.

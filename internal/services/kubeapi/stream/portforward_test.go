@@ -5,100 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"net/url"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/httpstream" //nolint:staticcheck // client-go's portforward Dialer still returns it
-	restclient "k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/portforward"
-	"k8s.io/client-go/transport/spdy"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream/streamtest"
 )
-
-// dialers are kubectl port-forward's two: SPDY tunnelled in a WebSocket
-// (first choice) and plain SPDY.
-var dialers = []struct {
-	name string
-	new  func(*restclient.Config, *url.URL) (httpstream.Dialer, error)
-}{
-	{"websocket-tunnel", func(c *restclient.Config, u *url.URL) (httpstream.Dialer, error) {
-		return portforward.NewSPDYOverWebsocketDialer(u, c)
-	}},
-	{"spdy", func(c *restclient.Config, u *url.URL) (httpstream.Dialer, error) {
-		rt, up, err := spdy.RoundTripperFor(c)
-		if err != nil {
-			return nil, err
-		}
-		return spdy.NewDialer(up, &http.Client{Transport: rt}, "POST", u), nil
-	}},
-}
-
-// forward starts a kubectl-style port-forward of remote port 8080 and
-// returns the local address.
-func forward(t *testing.T, cfg *restclient.Config, pod string, newDialer func(*restclient.Config, *url.URL) (httpstream.Dialer, error)) string {
-	t.Helper()
-	u, err := url.Parse(pod + "portforward")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := newDialer(cfg, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, ready := make(chan struct{}), make(chan struct{})
-	pf, err := portforward.NewOnAddresses(d, []string{"127.0.0.1"}, []string{"0:8080"}, stop, ready, io.Discard, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- pf.ForwardPorts() }()
-	t.Cleanup(func() {
-		close(stop)
-		if err := <-done; err != nil {
-			t.Errorf("ForwardPorts: %v", err)
-		}
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("ForwardPorts: %v", err)
-	case <-time.After(wait):
-		t.Fatal("port-forward not ready")
-	}
-	ports, err := pf.GetPorts()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("127.0.0.1:%d", ports[0].Local)
-}
-
-// roundTrip sends data on a new connection to addr, half-closes, and
-// returns all it reads back.
-func roundTrip(addr string, data []byte) ([]byte, error) {
-	c, err := net.DialTimeout("tcp", addr, wait)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(wait))
-	werr := make(chan error, 1)
-	go func() {
-		_, err := c.Write(data)
-		if err == nil {
-			err = c.(*net.TCPConn).CloseWrite()
-		}
-		werr <- err
-	}()
-	got, err := io.ReadAll(c)
-	if err != nil {
-		return got, err
-	}
-	return got, <-werr
-}
 
 // echo forwards by echoing the stream: what the client sends comes back,
 // until it half-closes.
@@ -115,16 +28,16 @@ func echo(ports *sync.Map) func(context.Context, int32, io.ReadWriteCloser) erro
 // TestPortForward: two connections at once through one port-forward, a
 // MiB each way on each, over the WebSocket tunnel and over SPDY.
 func TestPortForward(t *testing.T) {
-	for _, d := range dialers {
-		t.Run(d.name, func(t *testing.T) {
+	for _, d := range streamtest.Dialers {
+		t.Run(d.Name, func(t *testing.T) {
 			var ports sync.Map
 			_, cfg, pod := api(t, &fakeRuntime{forward: echo(&ports)}, Options{})
-			addr := forward(t, cfg, pod, d.new)
+			addr := streamtest.Forward(t, d, cfg, pod, 8080)[8080]
 			var wg sync.WaitGroup
 			for i := range 2 {
 				data := bytes.Repeat([]byte{byte('a' + i)}, 1<<20)
 				wg.Go(func() {
-					got, err := roundTrip(addr, data)
+					got, err := streamtest.HalfCloseTrip(addr, data)
 					if err != nil || !bytes.Equal(got, data) {
 						t.Errorf("connection %d: %d of %d bytes back, err %v", i, len(got), len(data), err)
 					}
@@ -158,10 +71,10 @@ func TestPortForwardBound(t *testing.T) {
 	s, cfg, pod := api(t, rt, Options{})
 	queued := make(chan struct{}, 1)
 	s.maxForwards, s.forwardQueued = 1, func() { queued <- struct{}{} }
-	addr := forward(t, cfg, pod, dialers[0].new)
+	addr := streamtest.Forward(t, streamtest.Dialers[0], cfg, pod, 8080)[8080]
 	results := make(chan error, 2)
 	send := func(msg string) {
-		got, err := roundTrip(addr, []byte(msg))
+		got, err := streamtest.HalfCloseTrip(addr, []byte(msg))
 		if err == nil && string(got) != msg {
 			err = fmt.Errorf("%s: got %q back", msg, got)
 		}
