@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 )
@@ -178,7 +180,12 @@ func userString(sc securityContext, imageUser string) string {
 
 // verifyRunAsNonRoot is the kubelet's check: with runAsNonRoot, the uid must
 // be known to be non-zero before the container starts, so an image user
-// given by name (resolvable only in the rootfs) is refused.
+// given by name (resolvable only in the rootfs) is refused, and so is a
+// numeric one that is no valid uid (above 2^31-1, validation.IsValidUserID):
+// containerd before v2.2.4 resolved such a USER ("4294967296") as a name
+// in the image's /etc/passwd, which could map it to uid 0 (GO-2026-5378).
+// As the CRI image status, the user is parsed as an int64; one that does
+// not fit is a name.
 func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, sc securityContext, imageUser string) error {
 	if !sc.runAsNonRoot {
 		return nil
@@ -200,6 +207,10 @@ func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, sc securityContext
 		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root %s", user, who)
 	case uid == 0:
 		return fmt.Errorf("container has runAsNonRoot and image will run as root %s", who)
+	}
+	if errs := validation.IsValidUserID(uid); len(errs) > 0 {
+		return fmt.Errorf("container has runAsNonRoot and image has an invalid user id (%d). (Must be 1-(%d)): %s %s",
+			uid, math.MaxInt32, strings.Join(errs, "; "), who)
 	}
 	return nil
 }

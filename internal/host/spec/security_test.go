@@ -87,6 +87,10 @@ func TestRunAsNonRoot(t *testing.T) {
 		{name: "image uid 0", imageUser: "0:0", wantErr: "image will run as root"},
 		{name: "image name", imageUser: "app", wantErr: "non-numeric user (app)"},
 		{name: "image numeric", imageUser: "1001"},
+		{name: "image uid beyond uint32", imageUser: "4294967296", wantErr: "image has an invalid user id (4294967296). (Must be 1-(2147483647))"},
+		{name: "image uid beyond int32", imageUser: "2147483648:0", wantErr: "invalid user id (2147483648)"},
+		{name: "image uid negative", imageUser: "-1", wantErr: "invalid user id (-1)"},
+		{name: "image uid beyond int64", imageUser: "99999999999999999999", wantErr: "non-numeric user (99999999999999999999)"},
 		{name: "runAsUser 0", imageUser: "1001", runAs: ptr(int64(0)), wantErr: "runAsUser breaks non-root policy"},
 		{name: "runAsUser overrides name", imageUser: "app", runAs: ptr(int64(5))},
 	}
