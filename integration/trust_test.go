@@ -6,9 +6,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -88,6 +90,112 @@ func TestImageUserBeyondUint32(t *testing.T) {
 	for _, name := range []string{"nonroot", "plain"} {
 		if cs := podContainers(t, string(d.pod(name).UID)); len(cs) > 0 {
 			t.Errorf("pod %s has containers %v in containerd", name, cs)
+		}
+	}
+}
+
+// asNobody runs script with /bin/sh as uid and gid 65534, an unprivileged
+// local user of the host, and returns its combined output and error.
+func asNobody(script string) (string, error) {
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// openToOthers lets other local users traverse dir (0711) until t ends:
+// the test dirs are 0700, which would hide the state dir whatever its mode.
+func openToOthers(t *testing.T, dir string) {
+	t.Helper()
+	fi, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.Chmod(dir, fi.Mode().Perm()) })
+}
+
+// TestStateDirClosedToLocalUsers: a state dir left open (0777) is tightened
+// to 0750 at start, and logged. Then an unprivileged host user (uid 65534),
+// who can reach the test's dir, cannot read a pod's Secret volume file
+// (0644 inside its tmpfs), write into its emptyDir (0777) or its
+// termination log (0666), while the pod's non-root container reads the
+// Secret, writes the emptyDir and its termination message.
+func TestStateDirClosedToLocalUsers(t *testing.T) {
+	d := newPodhostd(t)
+	openToOthers(t, env.Dir)
+	control := filepath.Join(d.dir, "control")
+	if err := os.WriteFile(control, []byte("visible\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := asNobody("cat " + control); err != nil || out != "visible\n" {
+		t.Fatalf("uid 65534 cannot read %s (%v: %s): the test proves nothing", control, err, out)
+	}
+	if err := os.MkdirAll(d.stateDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(d.stateDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	if fi, err := os.Stat(d.stateDir); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Fatalf("state dir after start: %v %v, want mode 0750", fi.Mode(), err)
+	}
+	if !strings.Contains(d.logs(), "tightened a directory other local users could open") {
+		t.Errorf("the tightening is not logged:\n%s", d.logs())
+	}
+
+	d.writeManifestMode("app.yaml", `apiVersion: v1
+kind: Secret
+metadata: {name: creds}
+stringData: {password: s3cret}
+---
+`+podManifest("app", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  securityContext: {runAsUser: 1000, runAsGroup: 1000, fsGroup: 2000}
+  volumes:
+  - {name: sec, secret: {secretName: creds}}
+  - {name: scratch, emptyDir: {}}
+  containers:
+  - name: main
+    image: %s
+    volumeMounts:
+    - {name: sec, mountPath: /etc/sec}
+    - {name: scratch, mountPath: /scratch}
+    command: ["sh", "-c", "cat /etc/sec/password && echo hi > /scratch/f && echo bye > /dev/termination-log && echo READY; sleep 3600"]
+`, env.ImageRef)), 0o600)
+	p := d.waitRunning("app")
+	var out string
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		out = readLog(t, d, p, "main", 0)
+		return strings.Contains(out, "READY"), nil
+	}); err != nil || !strings.Contains(out, "s3cret") {
+		t.Fatalf("the pod's container did not read its Secret and write its volumes: %v\n%s", err, out)
+	}
+
+	pod := filepath.Join(d.stateDir, "pods", string(p.UID))
+	secret := filepath.Join(pod, "volumes", "secret", "sec", "password")
+	scratch := filepath.Join(pod, "volumes", "empty-dir", "scratch")
+	termLogs, _ := filepath.Glob(filepath.Join(pod, "main.*.termination-log"))
+	if len(termLogs) != 1 {
+		t.Fatalf("termination logs of main: %v", termLogs)
+	}
+	if b, err := os.ReadFile(termLogs[0]); err != nil || string(b) != "bye\n" {
+		t.Errorf("termination log %s: %q %v, want the container's message", termLogs[0], b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(scratch, "f")); err != nil || string(b) != "hi\n" {
+		t.Errorf("emptyDir file: %q %v, want the container's", b, err)
+	}
+	for what, script := range map[string]string{
+		"read the Secret file":        "cat " + secret,
+		"write into the emptyDir":     "echo x > " + filepath.Join(scratch, "intruder"),
+		"write the termination log":   "echo forged > " + termLogs[0],
+		"list the pods' directory":    "ls " + filepath.Join(d.stateDir, "pods"),
+		"read the state dir's db dir": "ls " + d.stateDir,
+	} {
+		if out, err := asNobody(script); err == nil || strings.Contains(out, "s3cret") {
+			t.Errorf("uid 65534 could %s (%s): %q", what, script, out)
 		}
 	}
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/podhost/podhost/internal/host/sandbox"
 	"github.com/podhost/podhost/internal/host/shimgroup"
 	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/imagegc"
@@ -82,7 +83,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	stream.RouteKlog(log) // upstream's streaming code logs through klog
 	hb := watchdog.NewHeartbeat(nil)
 	defer startWatchdog(hb, log)()
-	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
+	// The state dir holds the pods' volumes: closed to other local users
+	// (an open one is tightened, and logged), as the kubelet's root dir.
+	if err := statedir.Secure(cfg.StateDir, log); err != nil {
+		return err
+	}
+	for _, d := range []string{cfg.RunDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
@@ -216,7 +222,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.cache = podcache.New(d.rt, nil)
 	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
 	d.data = data
-	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
+	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,

@@ -146,6 +146,29 @@ func TestRunChecks(t *testing.T) {
 	}
 }
 
+// The state dir's check warns when other local users could open it or a
+// pod dir below it, naming the dir and its mode.
+func TestCheckStateDirModes(t *testing.T) {
+	cfg := checkHost(t)
+	pod := filepath.Join(cfg.StateDir, "pods", "uid1")
+	if err := os.MkdirAll(pod, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg.StateDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if r := checkStateDir(cfg.StateDir); r.Status != StatusOK || !strings.Contains(r.Detail, "closed to other local users") {
+		t.Errorf("0750: %s %q", r.Status, r.Detail)
+	}
+	if err := os.Chmod(pod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := checkStateDir(cfg.StateDir)
+	if want := pod + " is mode 0755: other local users can reach pods' volumes"; r.Status != StatusWarn || !strings.HasPrefix(r.Detail, want) {
+		t.Errorf("open pod dir: %s %q, want warn %q", r.Status, r.Detail, want)
+	}
+}
+
 func TestCheckPrintsAndFails(t *testing.T) {
 	cfg := checkHost(t)
 	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
