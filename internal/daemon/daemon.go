@@ -137,6 +137,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
+	if err := netw.EnsureFirewall(ctx); err != nil {
+		log.Warn("localnet firewall not installed: pods with hostPorts will not start until it is", "err", err)
+	}
 	shims, err := shimGroups(db, cfg.ShimGroupSize)
 	if err != nil {
 		return err

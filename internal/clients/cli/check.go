@@ -20,6 +20,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/state"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/kubelet/admission"
@@ -65,6 +66,9 @@ type probes struct {
 	// db's health (nil: not asked).
 	daemonRuntime func(ctx context.Context, socket string) (api.RuntimeStatus, error)
 	host          hostInfo
+	// localnetFirewall reports whether network.FirewallChain is in place
+	// (nil: not checked).
+	localnetFirewall func() (bool, error)
 }
 
 func hostProbes() probes {
@@ -82,7 +86,8 @@ func hostProbes() probes {
 		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
 			return api.NewClient(socket).Runtime(ctx)
 		},
-		host: realHostInfo(),
+		host:             realHostInfo(),
+		localnetFirewall: network.FirewallInstalled,
 	}
 }
 
@@ -139,6 +144,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir)}),
 		checkRunc(p),
+	}
+	if p.localnetFirewall != nil {
+		results = append(results, checkLocalnetFirewall(p.localnetFirewall))
 	}
 	if p.host.readFile != nil {
 		results = append(results, systemdChecks(cfg, p.host)...)

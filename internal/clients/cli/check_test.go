@@ -169,6 +169,24 @@ func TestCheckStateDirModes(t *testing.T) {
 	}
 }
 
+func TestCheckLocalnetFirewall(t *testing.T) {
+	for _, tt := range []struct {
+		ok   bool
+		err  error
+		want Status
+		text string
+	}{
+		{true, nil, StatusOK, "drops packets from pods"},
+		{false, nil, StatusWarn, "is not installed"},
+		{false, errors.New("exit status 3"), StatusWarn, "pods with hostPorts will not start"},
+	} {
+		r := checkLocalnetFirewall(func() (bool, error) { return tt.ok, tt.err })
+		if r.Status != tt.want || !strings.Contains(r.Detail, tt.text) {
+			t.Errorf("installed=%v err=%v: %s %q, want %s %q", tt.ok, tt.err, r.Status, r.Detail, tt.want, tt.text)
+		}
+	}
+}
+
 func TestCheckPrintsAndFails(t *testing.T) {
 	cfg := checkHost(t)
 	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
@@ -180,8 +198,8 @@ func TestCheckPrintsAndFails(t *testing.T) {
 	if !strings.Contains(out.String(), "FAIL  containerd    not reachable at "+cfg.ContainerdAddress) {
 		t.Errorf("out:\n%s", out.String())
 	}
-	if n := strings.Count(out.String(), "\n"); n != 13 { // 9 + watchdog, node-shutdown, apparmor, seccomp
-		t.Errorf("%d lines, want 13:\n%s", n, out.String())
+	if n := strings.Count(out.String(), "\n"); n != 14 { // 9 + localnet-fw, watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 14:\n%s", n, out.String())
 	}
 }
 
