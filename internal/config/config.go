@@ -144,6 +144,8 @@ type Config struct {
 	Disk
 	// ManifestURL: the HTTP manifest source (url.go).
 	ManifestURL
+	// Security: seccompDefault (security.go).
+	Security
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
@@ -202,6 +204,7 @@ type file struct {
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 	ClusterDomain                   *string `json:"clusterDomain"`
 	manifestURLFile
+	securityFile
 }
 
 // Default returns the built-in defaults.
@@ -232,6 +235,7 @@ func Default() *Config {
 		Disk:                defaultDisk(),
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 		KubeAPIAddress:      DefaultKubeAPIAddress,
+		Security:            defaultSecurity(),
 	}
 }
 
@@ -330,6 +334,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.LogDriver, f.LogDriver)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
+	f.securityFile.applyTo(&c.Security)
 	setString(&c.MetricsAddress, f.MetricsAddress)
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)

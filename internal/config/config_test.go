@@ -83,6 +83,7 @@ rollbackAfter: 2m
 		{name: "metrics address", yaml: "metricsAddress: 127.0.0.1:9101\n", want: func(c *Config) { c.MetricsAddress = "127.0.0.1:9101" }},
 		{name: "cluster domain", yaml: "clusterDomain: cluster.local\n", want: func(c *Config) { c.ClusterDomain = "cluster.local" }},
 		{name: "bad cluster domain", yaml: "clusterDomain: Cluster_Local\n", wantErr: "clusterDomain: \"Cluster_Local\""},
+		{name: "seccompDefault off", yaml: "seccompDefault: false\n", want: func(c *Config) { c.SeccompDefault = false }},
 		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}
 	for _, tt := range tests {

@@ -217,6 +217,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	limits.NodeName = admission.NodeName(limits.Hostname)
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
+	limits.SeccompDefault = d.cfg.SeccompDefault
 	rro := &featureCache{ask: func() (bool, error) { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) }}
 	limits.RecursiveReadOnlyMounts = rro.get
 	d.cg, d.metrics = cg, metrics.New()
