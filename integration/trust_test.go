@@ -17,6 +17,7 @@ import (
 	"github.com/containerd/errdefs"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/model/wellknown"
 	"github.com/podhost/podhost/internal/testenv"
 )
 
@@ -197,5 +198,41 @@ stringData: {password: s3cret}
 		if out, err := asNobody(script); err == nil || strings.Contains(out, "s3cret") {
 			t.Errorf("uid 65534 could %s (%s): %q", what, script, out)
 		}
+	}
+}
+
+// TestManifestURLPodSecurity: the manifest URL's default standard is
+// baseline. A privileged pod it serves never runs: `get pods` names the
+// URL, the pod, the level and the field with the Pod Security Admission
+// library's message; its other pods keep running (same UID, no restart),
+// and a pod that meets the level is added beside them.
+func TestManifestURLPodSecurity(t *testing.T) {
+	srv := &manifestHTTP{}
+	srv.listen(t)
+	t.Cleanup(srv.stop)
+	url := "http://" + srv.addr + "/pods.yaml"
+	d := newPodhostd(t)
+	useManifestURL(t, d, url)
+	t.Cleanup(func() { srv.set("", 0) })
+	srv.set(sleeper("web", 1, ""), 0)
+	d.start()
+	web := d.waitRunning("web")
+
+	priv := sleeper("priv", 1, "    securityContext: {privileged: true}\n")
+	srv.set(sleeper("web", 1, "")+"---\n"+priv, 0)
+	want := fmt.Sprintf(`%s: pod default/priv violates PodSecurity "baseline:latest" (podSecurity.manifestURL): privileged (container "main" must not set securityContext.privileged=true)`, url)
+	d.waitCLI(30*time.Second, "the refusal", func(_, stderr string) bool { return strings.Contains(stderr, want) }, "get", "pods")
+
+	srv.set(sleeper("web", 1, "")+"---\n"+priv+"---\n"+sleeper("api", 1, ""), 0)
+	d.waitRunning("api")
+	if p := d.pod("priv"); p != nil {
+		t.Errorf("the refused pod is in the API: %s", statusSummary(p))
+	}
+	cs, err := env.Client().Containers(env.Context(context.Background()), fmt.Sprintf("labels.%q==priv", wellknown.LabelPodName))
+	if err != nil || len(cs) > 0 {
+		t.Errorf("containers of the refused pod: %d %v", len(cs), err)
+	}
+	if p := d.pod("web"); p == nil || p.UID != web.UID || !allRunning(p) || p.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("web after the refusal: %s, want it untouched", statusSummary(p))
 	}
 }

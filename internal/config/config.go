@@ -144,7 +144,7 @@ type Config struct {
 	Disk
 	// ManifestURL: the HTTP manifest source (url.go).
 	ManifestURL
-	// Security: seccompDefault (security.go).
+	// Security: seccompDefault, podSecurity (security.go).
 	Security
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
@@ -500,6 +500,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
-	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate())
+	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate(), c.Security.validate())
 	return errors.Join(errs...)
 }

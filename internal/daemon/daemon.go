@@ -35,6 +35,7 @@ import (
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/configdata"
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 	"github.com/podhost/podhost/internal/desired/rollout"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/cgroups"
@@ -145,6 +146,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
+		return err
+	}
 	d.build(boot, cg, netw)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, d.mgr, rebooted, log); err != nil {
@@ -167,20 +171,23 @@ func nodeAllocatable(cfg *config.Config) (admission.NodeResources, error) {
 
 // daemon holds what Run built, in the order it was built.
 type daemon struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	db       *state.DB
-	rt       *runtime.Runtime
-	statuses *status.Manager
-	prober   *prober.Manager
-	cache    *podcache.Cache
-	syncer   *syncer.Syncer
-	workers  *podworkers.PodWorkers
-	mgr      *manager.Manager
-	cg       *cgroups.Manager
-	metrics  *metrics.Metrics
-	rollout  *rollout.Controller // built by serve (runRollout)
-	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
+	cfg *config.Config
+	log *slog.Logger
+	// dirPolicy, urlPolicy: the manifest dir's and the URL's podSecurity
+	// (the dir's also holds the kube API's writes, as podhost apply's).
+	dirPolicy, urlPolicy podsecurity.Policy
+	db                   *state.DB
+	rt                   *runtime.Runtime
+	statuses             *status.Manager
+	prober               *prober.Manager
+	cache                *podcache.Cache
+	syncer               *syncer.Syncer
+	workers              *podworkers.PodWorkers
+	mgr                  *manager.Manager
+	cg                   *cgroups.Manager
+	metrics              *metrics.Metrics
+	rollout              *rollout.Controller // built by serve (runRollout)
+	shims                *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
 	started   time.Time               // when Run began
