@@ -3,6 +3,7 @@ package main
 import (
 	"github.com/podhost/podhost/internal/clients/manifestcmd"
 	"github.com/podhost/podhost/internal/clients/wait"
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -25,6 +26,10 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			}
 			opts.ManifestDir = cfg.ManifestDir
 			opts.AllowInsecure = cfg.AllowInsecureManifests
+			dir := cfg.PodSecurity.ManifestDir
+			if opts.PodSecurity, err = podsecurity.New("manifestDir", dir.Level, dir.AllowedHostPaths); err != nil {
+				return err
+			}
 			results, err := manifestcmd.Apply(cmd.Context(), opts, g.streams)
 			if err != nil || opts.WaitTimeout <= 0 || opts.DryRun {
 				return err

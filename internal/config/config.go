@@ -147,6 +147,8 @@ type Config struct {
 	Disk
 	// ManifestURL: the HTTP manifest source (url.go).
 	ManifestURL
+	// Security: seccompDefault, podSecurity (security.go).
+	Security
 	// MetricsAddress is a TCP host:port where /metrics is also served
 	// ("" = only on the API socket, the default).
 	MetricsAddress string
@@ -205,6 +207,7 @@ type file struct {
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 	ClusterDomain                   *string `json:"clusterDomain"`
 	manifestURLFile
+	securityFile
 }
 
 // Default returns the built-in defaults.
@@ -235,6 +238,7 @@ func Default() *Config {
 		Disk:                defaultDisk(),
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 		KubeAPIAddress:      DefaultKubeAPIAddress,
+		Security:            defaultSecurity(),
 	}
 }
 
@@ -334,6 +338,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.LogDriver, f.LogDriver)
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
+	f.securityFile.applyTo(&c.Security)
 	setString(&c.MetricsAddress, f.MetricsAddress)
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
@@ -499,6 +504,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
-	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate())
+	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate(), c.Security.validate())
 	return errors.Join(errs...)
 }

@@ -83,6 +83,13 @@ rollbackAfter: 2m
 		{name: "metrics address", yaml: "metricsAddress: 127.0.0.1:9101\n", want: func(c *Config) { c.MetricsAddress = "127.0.0.1:9101" }},
 		{name: "cluster domain", yaml: "clusterDomain: cluster.local\n", want: func(c *Config) { c.ClusterDomain = "cluster.local" }},
 		{name: "bad cluster domain", yaml: "clusterDomain: Cluster_Local\n", wantErr: "clusterDomain: \"Cluster_Local\""},
+		{name: "seccompDefault off", yaml: "seccompDefault: false\n", want: func(c *Config) { c.SeccompDefault = false }},
+		{name: "podSecurity", yaml: "podSecurity: {manifestURL: {level: restricted, allowedHostPaths: [/srv/data]}}\n", want: func(c *Config) {
+			c.PodSecurity.ManifestURL = PodSecurityPolicy{Level: "restricted", AllowedHostPaths: []string{"/srv/data"}}
+		}},
+		{name: "podSecurity bad level", yaml: "podSecurity: {manifestDir: {level: strict}}\n", wantErr: "podSecurity.manifestDir.level: must be one of privileged, baseline, restricted"},
+		{name: "podSecurity relative path", yaml: "podSecurity: {manifestURL: {allowedHostPaths: [data]}}\n", wantErr: "podSecurity.manifestURL.allowedHostPaths[0]: must be an absolute path"},
+		{name: "podSecurity unknown source", yaml: "podSecurity: {manifestFiles: {level: baseline}}\n", wantErr: "manifestFiles"},
 		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}
 	for _, tt := range tests {

@@ -38,8 +38,8 @@ func readDocTable(t *testing.T) []docRow {
 }
 
 // fileKeys: every key of the config file, with the Config value it sets
-// (the field of the same name; the embedded file parts map to Disk and
-// ManifestURL) and its file type.
+// (the field of the same name; the embedded file parts map to Disk,
+// ManifestURL and Security) and its file type.
 type fileKey struct {
 	value    reflect.Value
 	fileType reflect.Type
@@ -52,7 +52,7 @@ func fileKeys(c *Config) map[string]fileKey {
 		for i := range ft.NumField() {
 			f := ft.Field(i)
 			if f.Anonymous {
-				inner := map[string]string{"diskFile": "Disk", "manifestURLFile": "ManifestURL"}[f.Name]
+				inner := map[string]string{"diskFile": "Disk", "manifestURLFile": "ManifestURL", "securityFile": "Security"}[f.Name]
 				walk(f.Type, cv.FieldByName(inner))
 				continue
 			}
@@ -87,6 +87,8 @@ func render(k fileKey) string {
 		return v
 	case []string:
 		return strings.Join(v, ",")
+	case PodSecurity:
+		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level)
 	}
 	if k.value.Kind() == reflect.Map {
 		if k.value.Len() == 0 {

@@ -35,6 +35,7 @@ import (
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/configdata"
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 	"github.com/podhost/podhost/internal/desired/rollout"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/cgroups"
@@ -43,6 +44,7 @@ import (
 	"github.com/podhost/podhost/internal/host/sandbox"
 	"github.com/podhost/podhost/internal/host/shimgroup"
 	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/imagegc"
@@ -85,7 +87,12 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	}
 	hb := watchdog.NewHeartbeat(nil)
 	defer startWatchdog(hb, log)()
-	for _, d := range []string{cfg.StateDir, cfg.RunDir, cfg.LogDir} {
+	// The state dir holds the pods' volumes: closed to other local users
+	// (an open one is tightened, and logged), as the kubelet's root dir.
+	if err := statedir.Secure(cfg.StateDir, log); err != nil {
+		return err
+	}
+	for _, d := range []string{cfg.RunDir, cfg.LogDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", d, err)
 		}
@@ -134,11 +141,17 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return fmt.Errorf("cni: %w", err)
 	}
+	if err := netw.EnsureFirewall(ctx); err != nil {
+		log.Warn("localnet firewall not installed: pods with hostPorts will not start until it is", "err", err)
+	}
 	shims, err := shimGroups(db, cfg.ShimGroupSize)
 	if err != nil {
 		return err
 	}
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
+		return err
+	}
 	d.build(boot, cg, netw)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, d.mgr, rebooted, log); err != nil {
@@ -161,20 +174,23 @@ func nodeAllocatable(cfg *config.Config) (admission.NodeResources, error) {
 
 // daemon holds what Run built, in the order it was built.
 type daemon struct {
-	cfg      *config.Config
-	log      *slog.Logger
-	db       *state.DB
-	rt       *runtime.Runtime
-	statuses *status.Manager
-	prober   *prober.Manager
-	cache    *podcache.Cache
-	syncer   *syncer.Syncer
-	workers  *podworkers.PodWorkers
-	mgr      *manager.Manager
-	cg       *cgroups.Manager
-	metrics  *metrics.Metrics
-	rollout  *rollout.Controller // built by serve (runRollout)
-	shims    *shimgroup.Groups   // the syncer's, with the recorded sandboxes
+	cfg *config.Config
+	log *slog.Logger
+	// dirPolicy, urlPolicy: the manifest dir's and the URL's podSecurity
+	// (the dir's also holds the kube API's writes, as podhost apply's).
+	dirPolicy, urlPolicy podsecurity.Policy
+	db                   *state.DB
+	rt                   *runtime.Runtime
+	statuses             *status.Manager
+	prober               *prober.Manager
+	cache                *podcache.Cache
+	syncer               *syncer.Syncer
+	workers              *podworkers.PodWorkers
+	mgr                  *manager.Manager
+	cg                   *cgroups.Manager
+	metrics              *metrics.Metrics
+	rollout              *rollout.Controller // built by serve (runRollout)
+	shims                *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
 	started   time.Time               // when Run began
@@ -211,6 +227,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	limits.NodeName = admission.NodeName(limits.Hostname)
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
+	limits.SeccompDefault = d.cfg.SeccompDefault
 	rro := &featureCache{ask: func() (bool, error) { return recursiveReadOnlyMounts(context.Background(), d.rt, d.log) }}
 	limits.RecursiveReadOnlyMounts = rro.get
 	d.cg, d.metrics = cg, metrics.New()
@@ -219,7 +236,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.cache = podcache.New(d.rt, nil)
 	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
 	d.data = data
-	vols := volumes.New(filepath.Join(d.cfg.StateDir, "pods"))
+	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	vols.Data, vols.Allocatable = data, allocatable
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,

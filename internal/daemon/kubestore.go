@@ -26,7 +26,7 @@ type kubeStore struct {
 }
 
 func (d *daemon) kubeStore(b *backend) kubeStore {
-	return kubeStore{dir: d.cfg.ManifestDir, opts: manifestdir.Options{AllowInsecure: d.cfg.AllowInsecureManifests},
+	return kubeStore{dir: d.cfg.ManifestDir, opts: manifestdir.Options{AllowInsecure: d.cfg.AllowInsecureManifests, PodSecurity: d.dirPolicy},
 		grace: func(namespace, name string, seconds int64) {
 			for _, p := range b.Pods() {
 				if p.Namespace == namespace && p.Name == name && p.DeletionTimestamp == nil {

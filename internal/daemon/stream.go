@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,13 +66,16 @@ func (s *StreamRuntime) Exec(ctx context.Context, pod *corev1.Pod, container str
 // Attach streams what the container writes from now on, until it stops or
 // ctx ends: podhost's containers write to their log (the log driver), not
 // to a pipe an attach could join, so it follows the current log file as
-// `kubectl logs -f --tail=0` would. podhost refuses stdin and tty
+// `kubectl logs -f --since-time=<now>` would: every record stamped at or
+// after the attach began, also one written before the file was opened
+// (with --tail=0 that one counted as history and was lost). podhost refuses stdin and tty
 // containers at apply (not supported yet), so as containerd's CRI attach to
 // a container without stdin, the client's input is read and dropped.
 func (s *StreamRuntime) Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, _ <-chan stream.TerminalSize) error {
 	if tty {
 		return fmt.Errorf("container %s: tty is not supported by podhost", container)
 	}
+	start := time.Now()
 	cs := podview.ContainerStatus(pod, container)
 	if cs == nil || cs.State.Running == nil {
 		return fmt.Errorf("container %s is not running", container)
@@ -81,7 +85,7 @@ func (s *StreamRuntime) Attach(ctx context.Context, pod *corev1.Pod, container s
 	}
 	attempt := int(cs.RestartCount)
 	path := logs.Path(s.LogDir, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
-	opts := logs.ReadOptions{Follow: true, Tail: 0, Running: func() bool {
+	opts := logs.ReadOptions{Follow: true, Tail: -1, Since: start, Running: func() bool {
 		p, err := s.Pod(pod.Namespace, pod.Name)
 		return err == nil && p.UID == pod.UID && attemptRunning(p, container, attempt)
 	}}

@@ -64,63 +64,97 @@ var epoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // hash of the busybox binary, its applet list and the format version, so a
 // second call (or a second test run) only stats a file.
 func BuildImage(dir string) (tarPath, ref string, err error) {
+	tarPath, err = BuildImageVariant(dir, ImageVariant{})
+	return tarPath, ImageRef, err
+}
+
+// ImageVariant is the test image with changes, for tests of what an image
+// may carry (a crafted USER and /etc/passwd). The zero value is the test
+// image itself.
+type ImageVariant struct {
+	// Ref names the image (default ImageRef).
+	Ref string
+	// User is the config's USER.
+	User string
+	// Passwd lines are appended to /etc/passwd (each ends with "\n").
+	Passwd string
+}
+
+func (v ImageVariant) ref() string {
+	if v.Ref == "" {
+		return ImageRef
+	}
+	return v.Ref
+}
+
+// BuildImageVariant is BuildImage for a variant of the test image, cached
+// under a name that also hashes the variant. Returns the tarball's path.
+func BuildImageVariant(dir string, v ImageVariant) (tarPath string, err error) {
 	bbPath := BusyboxPath()
 	bb, err := os.ReadFile(bbPath)
 	if err != nil {
-		return "", "", fmt.Errorf("test image: read busybox (apt-get install busybox-static): %w", err)
+		return "", fmt.Errorf("test image: read busybox (apt-get install busybox-static): %w", err)
 	}
 	out, err := exec.Command(bbPath, "--list-full").Output()
 	if err != nil {
-		return "", "", fmt.Errorf("test image: %s --list-full: %w", bbPath, err)
+		return "", fmt.Errorf("test image: %s --list-full: %w", bbPath, err)
 	}
 	applets := strings.Fields(string(out))
 	if len(applets) == 0 {
-		return "", "", fmt.Errorf("test image: %s --list-full printed no applets", bbPath)
+		return "", fmt.Errorf("test image: %s --list-full printed no applets", bbPath)
 	}
 
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n", imageFormat, ImageRef, runtime.GOARCH)
+	fmt.Fprintf(h, "%s\n%s\n%s\n", imageFormat, v.ref(), runtime.GOARCH)
+	if v.User != "" || v.Passwd != "" {
+		fmt.Fprintf(h, "user %q passwd %q\n", v.User, v.Passwd)
+	}
 	h.Write(bb)
 	h.Write(out)
 	key := hex.EncodeToString(h.Sum(nil))[:16]
 	tarPath = filepath.Join(dir, "busybox-"+key+".tar")
 	if st, err := os.Stat(tarPath); err == nil && st.Mode().IsRegular() && st.Size() > 0 {
-		return tarPath, ImageRef, nil
+		return tarPath, nil
 	}
 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
+		return "", fmt.Errorf("test image: %w", err)
 	}
-	data, err := imageLayout(bb, applets)
+	data, err := imageLayout(bb, applets, v)
 	if err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
+		return "", fmt.Errorf("test image: %w", err)
 	}
-	// Write-then-rename: concurrent builders and interrupted runs never leave
-	// a partial file under the final name.
+	if err := writeAtomic(dir, tarPath, data); err != nil {
+		return "", fmt.Errorf("test image: %w", err)
+	}
+	return tarPath, nil
+}
+
+// writeAtomic writes data to path through a temp file in dir renamed into
+// place: concurrent builders and interrupted runs never leave a partial
+// file under the final name.
+func writeAtomic(dir, path string, data []byte) error {
 	tmp, err := os.CreateTemp(dir, ".busybox-*.tar.tmp")
 	if err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
+		return err
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return "", "", fmt.Errorf("test image: %w", err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
+		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
+		return err
 	}
-	if err := os.Rename(tmp.Name(), tarPath); err != nil {
-		return "", "", fmt.Errorf("test image: %w", err)
-	}
-	return tarPath, ImageRef, nil
+	return os.Rename(tmp.Name(), path)
 }
 
 // imageLayout returns the bytes of the OCI image layout tarball.
-func imageLayout(busybox []byte, applets []string) ([]byte, error) {
-	layer, err := rootfsLayer(busybox, applets)
+func imageLayout(busybox []byte, applets []string, v ImageVariant) ([]byte, error) {
+	layer, err := rootfsLayer(busybox, applets, v.Passwd)
 	if err != nil {
 		return nil, err
 	}
@@ -138,6 +172,7 @@ func imageLayout(busybox []byte, applets []string) ([]byte, error) {
 			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
 			Cmd:        []string{"sh"},
 			WorkingDir: "/",
+			User:       v.User,
 			Labels:     map[string]string{"org.opencontainers.image.title": "podhost test busybox"},
 		},
 		RootFS: ocispec.RootFS{Type: "layers", DiffIDs: []digest.Digest{layerDesc.Digest}},
@@ -169,10 +204,10 @@ func imageLayout(busybox []byte, applets []string) ([]byte, error) {
 		Size:      int64(len(manifest)),
 		Platform:  &platform,
 		Annotations: map[string]string{
-			AnnotationImageName: ImageRef,
+			AnnotationImageName: v.ref(),
 			// OCI's ref.name is the tag only; containerd uses the annotation
 			// above for the full name.
-			ocispec.AnnotationRefName: ImageRef[strings.LastIndex(ImageRef, ":")+1:],
+			ocispec.AnnotationRefName: v.ref()[strings.LastIndex(v.ref(), ":")+1:],
 		},
 	}
 	index, err := json.Marshal(ocispec.Index{
@@ -221,7 +256,7 @@ func blobPath(d digest.Digest) string {
 }
 
 // rootfsLayer returns the uncompressed layer tarball.
-func rootfsLayer(busybox []byte, applets []string) ([]byte, error) {
+func rootfsLayer(busybox []byte, applets []string, passwd string) ([]byte, error) {
 	dirs := map[string]int64{
 		"bin": 0o755, "dev": 0o755, "etc": 0o755, "proc": 0o555, "root": 0o700,
 		"run": 0o755, "sbin": 0o755, "sys": 0o555, "tmp": 0o1777, "usr": 0o755,
@@ -247,7 +282,7 @@ func rootfsLayer(busybox []byte, applets []string) ([]byte, error) {
 	}{
 		"bin/busybox": {0o755, busybox},
 		"etc/passwd": {0o644, []byte("root:x:0:0:root:/root:/bin/sh\n" +
-			"nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n")},
+			"nobody:x:65534:65534:nobody:/nonexistent:/bin/false\n" + passwd)},
 		"etc/group":          {0o644, []byte("root:x:0:\nnobody:x:65534:\n")},
 		"etc/nsswitch.conf":  {0o644, []byte("hosts: files dns\n")},
 		"var/www/index.html": {0o644, []byte("hello from podhost\n")},

@@ -20,7 +20,9 @@ import (
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/state"
+	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -67,6 +69,9 @@ type probes struct {
 	// advisory checks of those are skipped).
 	toolVersion func(ctx context.Context, path string) (string, error)
 	host        hostInfo
+	// localnetFirewall reports whether network.FirewallChain is in place
+	// (nil: not checked).
+	localnetFirewall func() (bool, error)
 }
 
 func hostProbes() probes {
@@ -84,8 +89,9 @@ func hostProbes() probes {
 		daemonRuntime: func(ctx context.Context, socket string) (api.RuntimeStatus, error) {
 			return api.NewClient(socket).Runtime(ctx)
 		},
-		toolVersion: toolVersion,
-		host:        realHostInfo(),
+		toolVersion:      toolVersion,
+		host:             realHostInfo(),
+		localnetFirewall: network.FirewallInstalled,
 	}
 }
 
@@ -143,6 +149,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
 		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir)}),
 		checkRunc(p),
+	}
+	if p.localnetFirewall != nil {
+		results = append(results, checkLocalnetFirewall(p.localnetFirewall))
 	}
 	if p.host.readFile != nil {
 		results = append(results, systemdChecks(cfg, p.host)...)
@@ -307,7 +316,7 @@ func checkStateDir(dir string) CheckResult {
 		}
 		f.Close()
 		os.Remove(f.Name())
-		return CheckResult{name, StatusOK, dir + " is writable"}
+		return checkStateDirModes(dir)
 	case !errors.Is(err, fs.ErrNotExist):
 		return CheckResult{name, StatusFail, err.Error()}
 	}
@@ -322,6 +331,29 @@ func checkStateDir(dir string) CheckResult {
 		return CheckResult{name, StatusFail, fmt.Sprintf("%s does not exist and %s is not writable: %v", dir, parent, err)}
 	}
 	return CheckResult{name, StatusOK, dir + " does not exist yet (will be created)"}
+}
+
+// checkStateDirModes warns when other local users could open the state
+// dir or a pod dir below it (statedir.Audit): they would read the pods'
+// Secret files and write into their emptyDirs.
+func checkStateDirModes(dir string) CheckResult {
+	name := "state-dir"
+	problems, err := statedir.Audit(dir, os.Getuid())
+	if err != nil {
+		return CheckResult{name, StatusWarn, fmt.Sprintf("%s is writable; its modes could not be read: %v", dir, err)}
+	}
+	if len(problems) == 0 {
+		return CheckResult{name, StatusOK, fmt.Sprintf("%s is writable, closed to other local users", dir)}
+	}
+	more := ""
+	if len(problems) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(problems)-1)
+	}
+	fix := fmt.Sprintf("the daemon removes the group-write and other bits at start (it makes them %04o)", statedir.Mode)
+	if !problems[0].Open() {
+		fix = "chown it to the daemon's user"
+	}
+	return CheckResult{name, StatusWarn, fmt.Sprintf("%s%s: other local users can reach pods' volumes; %s", problems[0], more, fix)}
 }
 
 // checkAllocatable reports what the daemon would enforce on the pods' top

@@ -146,6 +146,47 @@ func TestRunChecks(t *testing.T) {
 	}
 }
 
+// The state dir's check warns when other local users could open it or a
+// pod dir below it, naming the dir and its mode.
+func TestCheckStateDirModes(t *testing.T) {
+	cfg := checkHost(t)
+	pod := filepath.Join(cfg.StateDir, "pods", "uid1")
+	if err := os.MkdirAll(pod, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(cfg.StateDir, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if r := checkStateDir(cfg.StateDir); r.Status != StatusOK || !strings.Contains(r.Detail, "closed to other local users") {
+		t.Errorf("0750: %s %q", r.Status, r.Detail)
+	}
+	if err := os.Chmod(pod, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := checkStateDir(cfg.StateDir)
+	if want := pod + " is mode 0755: other local users can reach pods' volumes"; r.Status != StatusWarn || !strings.HasPrefix(r.Detail, want) {
+		t.Errorf("open pod dir: %s %q, want warn %q", r.Status, r.Detail, want)
+	}
+}
+
+func TestCheckLocalnetFirewall(t *testing.T) {
+	for _, tt := range []struct {
+		ok   bool
+		err  error
+		want Status
+		text string
+	}{
+		{true, nil, StatusOK, "drops packets from pods"},
+		{false, nil, StatusWarn, "is not installed"},
+		{false, errors.New("exit status 3"), StatusWarn, "pods with hostPorts will not start"},
+	} {
+		r := checkLocalnetFirewall(func() (bool, error) { return tt.ok, tt.err })
+		if r.Status != tt.want || !strings.Contains(r.Detail, tt.text) {
+			t.Errorf("installed=%v err=%v: %s %q, want %s %q", tt.ok, tt.err, r.Status, r.Detail, tt.want, tt.text)
+		}
+	}
+}
+
 func TestCheckPrintsAndFails(t *testing.T) {
 	cfg := checkHost(t)
 	cfg.ContainerdAddress = filepath.Join(t.TempDir(), "no.sock")
@@ -163,8 +204,8 @@ func TestCheckPrintsAndFails(t *testing.T) {
 			n++
 		}
 	}
-	if n != 13 { // 9 + watchdog, node-shutdown, apparmor, seccomp
-		t.Errorf("%d lines, want 13:\n%s", n, out.String())
+	if n != 14 { // 9 + localnet-fw, watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 14:\n%s", n, out.String())
 	}
 }
 

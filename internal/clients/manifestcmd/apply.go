@@ -14,6 +14,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/manifestdir"
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 )
 
 // DefaultWaitTimeout is the timeout of a bare `apply --wait`.
@@ -24,7 +25,11 @@ type ApplyOptions struct {
 	Files         []string // -f: files, dirs (their manifests) or "-" (stdin)
 	ManifestDir   string
 	AllowInsecure bool // manifest dir permission checks off
-	DryRun        bool
+	// PodSecurity is the manifest dir's standard (config
+	// podSecurity.manifestDir): a pod it refuses is an error naming its
+	// input. The zero value lets every pod through.
+	PodSecurity podsecurity.Policy
+	DryRun      bool
 	// WaitTimeout > 0 asks to wait until the pods run (done by the caller
 	// through the API; Apply itself never waits).
 	WaitTimeout time.Duration
@@ -62,7 +67,7 @@ func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]Apply
 		return nil, err
 	}
 	rs, err := manifestdir.Apply(ctx, opts.ManifestDir, items, manifestdir.Options{
-		AllowInsecure: opts.AllowInsecure, DryRun: opts.DryRun, Warn: cmdutil.WarnTo(s.ErrOut)})
+		AllowInsecure: opts.AllowInsecure, DryRun: opts.DryRun, Warn: cmdutil.WarnTo(s.ErrOut), PodSecurity: opts.PodSecurity})
 	suffix := ""
 	if opts.DryRun {
 		suffix = " (dry run)"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/order"
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 	"github.com/podhost/podhost/internal/desired/source"
 )
 
@@ -26,6 +27,10 @@ type Options struct {
 	// Warn receives, one line each, the problems of files in the dir that
 	// do not stop the call (a file the source refuses); nil drops them.
 	Warn func(line string)
+	// PodSecurity is the manifest dir's standard (config
+	// podSecurity.manifestDir), as the daemon holds the dir's pods to it:
+	// Apply refuses a pod it refuses. The zero value lets every pod through.
+	PodSecurity podsecurity.Policy
 }
 
 // Mode is Apply's rule for objects that already exist.
@@ -110,6 +115,7 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 	}
 	idx := index(snap)
 	for _, check := range []func() error{
+		func() error { return checkPodSecurity(objs, opts.PodSecurity) },
 		func() error { return checkOrder(objs, snap) },
 		func() error { return checkImmutable(objs, idx) },
 		func() error { return checkMode(objs, idx, opts.Mode) },
@@ -130,6 +136,20 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 		results[i].Written = results[i].Action != Unchanged && done[results[i].File]
 	}
 	return results, err
+}
+
+// checkPodSecurity: one line per pod p refuses, naming its input.
+func checkPodSecurity(objs []Object, p podsecurity.Policy) error {
+	var errs []error
+	for _, o := range objs {
+		if o.Pod == nil {
+			continue
+		}
+		if err := p.Check(o.Pod); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", manifest.DisplayName(o.From), err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // checkOrder checks the podhost.io/after annotations of the applied pods

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 )
 
 func pod(ns, name, image string) string {
@@ -221,5 +223,28 @@ func TestConcurrentApply(t *testing.T) {
 	got := read(t, filepath.Join(dir, "all.yaml"))
 	if c := strings.Count(got, "img:2"); c != n {
 		t.Errorf("%d of %d changes landed:\n%s", c, n, got)
+	}
+}
+
+// Apply holds pods to Options.PodSecurity (the manifest dir's standard, as
+// the daemon holds the dir's pods to it): a refused pod is one line naming
+// its input, and nothing is written.
+func TestApplyPodSecurity(t *testing.T) {
+	dir := newDir(t)
+	priv := pod("default", "priv", "img:1") + "    securityContext: {privileged: true}\n"
+	p, err := podsecurity.New("manifestDir", "baseline", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Apply(t.Context(), dir, decode(t, pod("default", "web", "img:1"), priv), Options{PodSecurity: p})
+	want := `in.yaml: pod default/priv violates PodSecurity "baseline:latest" (podSecurity.manifestDir): privileged (container "main" must not set securityContext.privileged=true)`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %q", err, want)
+	}
+	if names := entries(t, dir); len(names) != 0 {
+		t.Errorf("files written: %v", names)
+	}
+	if _, err := Apply(t.Context(), dir, decode(t, priv), Options{}); err != nil {
+		t.Errorf("the zero policy refused a privileged pod: %v", err)
 	}
 }

@@ -56,6 +56,27 @@ func Combine(snaps ...Snapshot) Snapshot {
 	return out
 }
 
+// Refuse drops the pods of s that refused names, adding each one's reason
+// as a line "<file>: <reason>" to the FileError of the pod's source (the
+// config-source annotation: a file, or the URL). A policy applied to one
+// source's snapshot (internal/desired/podsecurity) refuses pods this way.
+func (s Snapshot) Refuse(refused map[*corev1.Pod]error) Snapshot {
+	if len(refused) == 0 {
+		return s
+	}
+	extra := map[string][]error{}
+	for p, err := range refused {
+		src := sourceOf(p)
+		extra[src] = append(extra[src], fmt.Errorf("%s: %w", shortSource(src), err))
+	}
+	for src := range extra {
+		slices.SortFunc(extra[src], func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	}
+	s.Pods = slices.DeleteFunc(slices.Clone(s.Pods), func(p *corev1.Pod) bool { return refused[p] != nil })
+	s.Errors = mergeErrors(s.Errors, extra)
+	return s
+}
+
 // appendFirst appends the objects (ConfigMaps or Secrets) of one source
 // whose kind and namespace/name no earlier source defined: the first
 // definition wins, as for pods (each source already reported its own

@@ -52,6 +52,7 @@ type Manager struct {
 	cfg     Config
 	log     *slog.Logger
 	netName string // name of the loaded pod network
+	fw      Firewall
 }
 
 const (
@@ -118,7 +119,17 @@ func withDefaults(c Config) Config {
 
 // Setup runs CNI ADD for sandbox id in netnsPath. On failure it runs DEL
 // (under a fresh timeout) so nothing stays allocated.
+//
+// First it checks the localnet firewall (EnsureFirewall), at most once a
+// minute: a pod with hostPorts is not set up without it (portmap opens the
+// bridge to 127.0.0.0/8 for them); for others a failure is logged.
 func (m *Manager) Setup(ctx context.Context, id, netnsPath string, ports []PortMapping) (*Result, error) {
+	if err := m.fw.EnsureEvery(ctx); err != nil {
+		if len(ports) > 0 {
+			return nil, fmt.Errorf("cni: setup %s: hostPorts need the localnet firewall: %w", id, err)
+		}
+		m.log.Warn("localnet firewall not installed", "err", err)
+	}
 	opts := []gocni.NamespaceOpts{gocni.WithCapabilityPortMap(toCNI(ports))}
 	res, err := m.cni.Setup(ctx, id, netnsPath, opts...)
 	if err == nil {
@@ -134,6 +145,10 @@ func (m *Manager) Setup(ctx context.Context, id, netnsPath string, ports []PortM
 	}
 	return nil, fmt.Errorf("cni: setup %s: %w", id, err)
 }
+
+// EnsureFirewall installs the localnet firewall (localnet.go) if missing:
+// the daemon calls it at start.
+func (m *Manager) EnsureFirewall(ctx context.Context) error { return m.fw.Ensure(ctx) }
 
 func newResult(res *gocni.Result) (*Result, error) {
 	raw, err := json.Marshal(res.Raw())

@@ -3,6 +3,7 @@ package spec
 import (
 	"context"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/containerd/containerd/v2/pkg/oci"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 )
@@ -108,7 +110,7 @@ func securityOpts(p Pod, c Container, sc securityContext) ([]oci.SpecOpts, error
 	if err != nil {
 		return nil, err
 	}
-	opts := append(user, oci.WithNewPrivileges, capabilityOpt(sc.caps, p.Host.Capabilities))
+	opts := append(user, oci.WithNewPrivileges, withoutDefaultCaps, capabilityOpt(sc.caps, p.Host.Capabilities))
 	if sc.privileged {
 		opts = append(opts, privilegedOpt(p.Host.Capabilities))
 	}
@@ -178,7 +180,12 @@ func userString(sc securityContext, imageUser string) string {
 
 // verifyRunAsNonRoot is the kubelet's check: with runAsNonRoot, the uid must
 // be known to be non-zero before the container starts, so an image user
-// given by name (resolvable only in the rootfs) is refused.
+// given by name (resolvable only in the rootfs) is refused, and so is a
+// numeric one that is no valid uid (above 2^31-1, validation.IsValidUserID):
+// containerd before v2.2.4 resolved such a USER ("4294967296") as a name
+// in the image's /etc/passwd, which could map it to uid 0 (GO-2026-5378).
+// As the CRI image status, the user is parsed as an int64; one that does
+// not fit is a name.
 func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, sc securityContext, imageUser string) error {
 	if !sc.runAsNonRoot {
 		return nil
@@ -200,6 +207,10 @@ func verifyRunAsNonRoot(pod *corev1.Pod, c *corev1.Container, sc securityContext
 		return fmt.Errorf("container has runAsNonRoot and image has non-numeric user (%s), cannot verify user is non-root %s", user, who)
 	case uid == 0:
 		return fmt.Errorf("container has runAsNonRoot and image will run as root %s", who)
+	}
+	if errs := validation.IsValidUserID(uid); len(errs) > 0 {
+		return fmt.Errorf("container has runAsNonRoot and image has an invalid user id (%d). (Must be 1-(%d)): %s %s",
+			uid, math.MaxInt32, strings.Join(errs, "; "), who)
 	}
 	return nil
 }
@@ -241,7 +252,16 @@ func mergeGids(a, b []uint32) []uint32 {
 	return slices.Compact(out)
 }
 
-// capabilityOpt applies capabilities.add/drop to containerd's default set
+// droppedDefaultCaps are taken out of containerd's default capability set
+// (docker's): CAP_NET_RAW, as podman does, lets a container forge packets
+// (ARP, spoofed sources) on the pod network. capabilities.add: [NET_RAW]
+// gives it back; ping keeps working through ICMP sockets
+// (defaultSysctls' ping_group_range).
+var droppedDefaultCaps = []string{"CAP_NET_RAW"}
+
+var withoutDefaultCaps = oci.WithDroppedCapabilities(droppedDefaultCaps)
+
+// capabilityOpt applies capabilities.add/drop to podhost's default set
 // as CRI's WithCapabilities: "ALL" adds the host's full set or drops
 // everything; other names, in any case, get the CAP_ prefix (manifest
 // validation refuses names that carry it already).
@@ -304,15 +324,20 @@ func withoutAmbientCaps(_ context.Context, _ oci.Client, _ *containers.Container
 	return nil
 }
 
-// seccompOpt: the kubelet's default is Unconfined; RuntimeDefault is
+// seccompOpt: without a profile, RuntimeDefault with h.SeccompDefault (the
+// kubelet's seccompDefault), else Unconfined; RuntimeDefault is
 // containerd's default profile; Localhost is the JSON profile at
 // <root>/<localhostProfile>, read when the container is created (a missing
 // or bad file fails the create: CreateContainerError, as with the kubelet);
 // privileged containers are unconfined.
-func seccompOpt(sc securityContext, root string) []oci.SpecOpts {
-	if sc.privileged || sc.seccomp == nil {
+func seccompOpt(sc securityContext, h HostLimits) []oci.SpecOpts {
+	if sc.privileged || (sc.seccomp == nil && !h.SeccompDefault) {
 		return []oci.SpecOpts{oci.WithSeccompUnconfined}
 	}
+	if sc.seccomp == nil {
+		return []oci.SpecOpts{seccomp.WithDefaultProfile()}
+	}
+	root := h.SeccompRoot
 	switch sc.seccomp.Type {
 	case corev1.SeccompProfileTypeRuntimeDefault:
 		return []oci.SpecOpts{seccomp.WithDefaultProfile()}
@@ -378,16 +403,29 @@ func apparmorOpt(sc securityContext, enabled bool) (oci.SpecOpts, error) {
 	return nil, fmt.Errorf("appArmorProfile: unknown type %q", sc.apparmor.Type)
 }
 
+// pingGroupRange is containerd CRI's enable_unprivileged_icmp (on by
+// default in containerd 2): every group of a container with a network of
+// its own may use ICMP echo sockets, so ping needs no CAP_NET_RAW.
+const pingGroupRange = "net.ipv4.ping_group_range"
+
 // sysctlOpt sets the pod's sysctls. Only namespaced ones are accepted (the
 // kubelet's list: net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*),
-// and not for a namespace shared with the host.
+// and not for a namespace shared with the host. Without hostNetwork,
+// ping_group_range defaults to "0 2147483647" unless the pod sets it, as
+// containerd's CRI.
 func sysctlOpt(pod *corev1.Pod) (oci.SpecOpts, error) {
-	ps := pod.Spec.SecurityContext
-	if ps == nil || len(ps.Sysctls) == 0 {
+	set := map[string]string{}
+	if !pod.Spec.HostNetwork {
+		set[pingGroupRange] = "0 2147483647"
+	}
+	var sysctls []corev1.Sysctl
+	if ps := pod.Spec.SecurityContext; ps != nil {
+		sysctls = ps.Sysctls
+	}
+	if len(set) == 0 && len(sysctls) == 0 {
 		return nil, nil
 	}
-	set := make(map[string]string, len(ps.Sysctls))
-	for _, s := range ps.Sysctls {
+	for _, s := range sysctls {
 		name := manifest.SysctlName(s.Name)
 		switch manifest.SysctlNamespace(name) {
 		case "net":

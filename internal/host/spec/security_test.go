@@ -87,6 +87,10 @@ func TestRunAsNonRoot(t *testing.T) {
 		{name: "image uid 0", imageUser: "0:0", wantErr: "image will run as root"},
 		{name: "image name", imageUser: "app", wantErr: "non-numeric user (app)"},
 		{name: "image numeric", imageUser: "1001"},
+		{name: "image uid beyond uint32", imageUser: "4294967296", wantErr: "image has an invalid user id (4294967296). (Must be 1-(2147483647))"},
+		{name: "image uid beyond int32", imageUser: "2147483648:0", wantErr: "invalid user id (2147483648)"},
+		{name: "image uid negative", imageUser: "-1", wantErr: "invalid user id (-1)"},
+		{name: "image uid beyond int64", imageUser: "99999999999999999999", wantErr: "non-numeric user (99999999999999999999)"},
 		{name: "runAsUser 0", imageUser: "1001", runAs: ptr(int64(0)), wantErr: "runAsUser breaks non-root policy"},
 		{name: "runAsUser overrides name", imageUser: "app", runAs: ptr(int64(5))},
 	}
@@ -188,7 +192,22 @@ func TestBuildSecurity(t *testing.T) {
 			check: func(t *testing.T, s *oci.Spec) {
 				eq(t, "sysctl", s.Linux.Sysctl, map[string]string{
 					"net.ipv4.ip_unprivileged_port_start": "0", "kernel.shm_rmid_forced": "1",
+					"net.ipv4.ping_group_range": "0 2147483647",
 				})
+			},
+		},
+		{
+			name:  "ping_group_range set by the pod",
+			podSC: &corev1.PodSecurityContext{Sysctls: []corev1.Sysctl{{Name: "net.ipv4.ping_group_range", Value: "1 0"}}},
+			check: func(t *testing.T, s *oci.Spec) {
+				eq(t, "sysctl", s.Linux.Sysctl, map[string]string{"net.ipv4.ping_group_range": "1 0"})
+			},
+		},
+		{
+			name: "NET_RAW added back",
+			sc:   &corev1.SecurityContext{Capabilities: &corev1.Capabilities{Add: []corev1.Capability{"NET_RAW"}}},
+			check: func(t *testing.T, s *oci.Spec) {
+				eq(t, "NET_RAW", slices.Contains(s.Process.Capabilities.Effective, "CAP_NET_RAW"), true)
 			},
 		},
 	}
@@ -202,6 +221,41 @@ func TestBuildSecurity(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.check(t, s)
+		})
+	}
+}
+
+// seccompDefault (the kubelet's option): RuntimeDefault for a container
+// whose pod and container set no profile; an explicit profile and
+// privileged containers are left as they are.
+func TestSeccompDefault(t *testing.T) {
+	yes := true
+	unconfined := &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeUnconfined}
+	for _, tt := range []struct {
+		name        string
+		on          bool
+		podSC       *corev1.PodSecurityContext
+		sc          *corev1.SecurityContext
+		wantProfile bool
+	}{
+		{name: "off", on: false},
+		{name: "on", on: true, wantProfile: true},
+		{name: "on, pod unconfined", on: true, podSC: &corev1.PodSecurityContext{SeccompProfile: unconfined}},
+		{name: "on, container unconfined", on: true, sc: &corev1.SecurityContext{SeccompProfile: unconfined}},
+		{name: "on, privileged", on: true, sc: &corev1.SecurityContext{Privileged: &yes}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := testPod()
+			p.Host.SeccompDefault = tt.on
+			p.Pod.Spec.SecurityContext = tt.podSC
+			p.Pod.Spec.Containers[0].SecurityContext = tt.sc
+			s, err := generate(t, p, testContainer(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := s.Linux.Seccomp != nil && s.Linux.Seccomp.DefaultAction == specs.ActErrno; got != tt.wantProfile {
+				t.Errorf("containerd's default profile: %v, want %v (%+v)", got, tt.wantProfile, s.Linux.Seccomp)
+			}
 		})
 	}
 }

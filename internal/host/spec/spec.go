@@ -71,6 +71,10 @@ type HostLimits struct {
 	// Allocatable is the node's allocatable resources: what
 	// resourceFieldRef limits.* report for containers without a limit.
 	Allocatable corev1.ResourceList
+	// SeccompDefault: a container whose pod and container set no
+	// seccompProfile gets RuntimeDefault (config seccompDefault, the
+	// kubelet's option); false leaves it unconfined.
+	SeccompDefault bool
 	// SeccompRoot is where seccomp type Localhost profiles are read from
 	// (localhostProfile is relative to it), as the kubelet's
 	// <root-dir>/seccomp; "" means DefaultSeccompRoot.
@@ -234,7 +238,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithAnnotations(map[string]string{GroupAnnotation: p.ShimGroup}))
 	}
 	// Seccomp's default profile depends on the final capability set: last.
-	return append(opts, seccompOpt(sc, p.Host.SeccompRoot)...), nil
+	return append(opts, seccompOpt(sc, p.Host)...), nil
 }
 
 func workingDir(c *corev1.Container, img ocispec.ImageConfig) string {

@@ -78,6 +78,9 @@ func (m *Manager) prepareData(pod *corev1.Pod, v *corev1.Volume) (string, error)
 		return "", err
 	}
 	dir := m.dataDir(pod, v)
+	if err := m.makeVolumesDir(pod.UID); err != nil {
+		return "", err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}

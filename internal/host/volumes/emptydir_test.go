@@ -3,6 +3,7 @@ package volumes
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -117,6 +118,36 @@ func TestEmptyDirSetUpOnce(t *testing.T) {
 		}
 		if fi.Mode() != want[name] {
 			t.Errorf("%s: root mode %v after later Prepares, want %v", name, fi.Mode(), want[name])
+		}
+	}
+}
+
+// The root, the pod dir and its volumes/ and plugins/ dirs are 0750, as the
+// kubelet's: the emptyDir below them is 0777 for the container's user, and
+// other host users cannot reach it.
+func TestPodDirsClosedToOtherUsers(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "pods")
+	m := New(root)
+	pod := memoryPod("")
+	pod.UID = "u-dirs"
+	pod.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{
+		EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "scratch", MountPath: "/s"}}
+	paths, _, err := m.Prepare(context.Background(), pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pd := m.PodDir(pod.UID)
+	for path, want := range map[string]os.FileMode{
+		root: 0o750, pd: 0o750, filepath.Join(pd, "volumes"): 0o750, filepath.Join(pd, "plugins"): 0o750,
+		paths["scratch"]: 0o777,
+	} {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != want {
+			t.Errorf("%s: mode %04o, want %04o", path, got, want)
 		}
 	}
 }

@@ -10,8 +10,9 @@ import (
 
 // TerminationLog creates the empty termination-log file of one container
 // instance, <root>/<pod uid>/<container>.<containerID>.termination-log,
-// mode 0666 whatever the umask (the kubelet's makeMounts), and returns its
-// path. It lives in the pod's directory, so it survives podhost restarts
+// mode 0666 whatever the umask (the kubelet's makeMounts: the container's
+// user, whoever it is, writes it; the 0750 pod dir keeps other host users
+// out), and returns its path. It lives in the pod's directory, so it survives podhost restarts
 // and Cleanup removes it with the pod; one file per instance keeps the
 // message of the previous instance (lastState) apart from the current one.
 // The kubelet nests it in containers/<container>/; flat, a pod's first
@@ -21,7 +22,7 @@ import (
 // directory's volume dirs.
 func (m *Manager) TerminationLog(uid types.UID, container, containerID string) (string, error) {
 	dir := m.PodDir(uid)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(dir, dirMode); err != nil {
 		return "", fmt.Errorf("termination log of %s: %w", container, err)
 	}
 	p := filepath.Join(dir, container+"."+containerID+".termination-log")

@@ -17,7 +17,7 @@
 //   - downwardAPI, projected (configMap, secret, downwardAPI sources): the
 //     same layout, on a tmpfs.
 //   - emptyDir: a directory <root>/<pod uid>/volumes/empty-dir/<name> (mode
-//     0777, as the kubelet makes it). medium: Memory mounts a tmpfs there
+//     0777, as the kubelet makes it, under the 0750 pod and volumes dirs). medium: Memory mounts a tmpfs there
 //     (root 1777, no mount flags), sized as the kubelet does: the smallest of
 //     node allocatable memory, the pod's memory limit and sizeLimit. Set up
 //     once (ready marker <root>/<pod uid>/plugins/empty-dir/<name>/ready, as
@@ -62,6 +62,22 @@ func New(root string) *Manager { return &Manager{Root: root} }
 
 // PodDir is where everything of one pod lives.
 func (m *Manager) PodDir(uid types.UID) string { return filepath.Join(m.Root, string(uid)) }
+
+// dirMode is the mode of Root, the pod dirs and their volumes/ and
+// plugins/ dirs: the kubelet's 0750 (internal/host/statedir). They are what
+// keeps other local users out of the volumes, whose own modes are those
+// the containers need (emptyDir 0777, Secret files 0644, termination logs
+// 0666).
+const dirMode = 0o750
+
+// makeVolumesDir makes <pod dir>/volumes, and the dirs above it, dirMode,
+// before a volume's dir is made below it with a mode of its own.
+func (m *Manager) makeVolumesDir(uid types.UID) error {
+	if err := os.MkdirAll(filepath.Join(m.PodDir(uid), "volumes"), dirMode); err != nil {
+		return fmt.Errorf("pod volumes dir: %w", err)
+	}
+	return nil
+}
 
 // Prepare makes every volume a container of pod uses usable and returns
 // volume name → host path. Volumes no container uses are skipped, as the
@@ -221,6 +237,9 @@ func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.Empty
 	if done, err := emptyDirReady(dir, ready, memory); err != nil || done {
 		return dir, err
 	}
+	if err := m.makeVolumesDir(pod.UID); err != nil {
+		return "", err
+	}
 	if err := setupDir(dir); err != nil {
 		return "", err
 	}
@@ -232,7 +251,7 @@ func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.Empty
 	if err := setOwnership(dir, fsGroup(pod)); err != nil {
 		return "", err
 	}
-	if err := os.MkdirAll(filepath.Dir(ready), 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(ready), dirMode); err != nil {
 		return "", fmt.Errorf("emptyDir ready marker: %w", err)
 	}
 	if err := os.WriteFile(ready, nil, 0o600); err != nil {
