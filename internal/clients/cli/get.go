@@ -130,6 +130,9 @@ func (o GetOptions) validateOutput() error {
 	switch o.Output {
 	case "", "wide", "json", "yaml", "name":
 	default:
+		if f, _, _ := strings.Cut(o.Output, "="); slices.Contains(kubectlOutputs, f) {
+			return cmdutil.KubectlHint("-o "+f, "get pods -o "+o.Output)
+		}
 		if tmplFormat == "" {
 			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
 		}
@@ -139,6 +142,9 @@ func (o GetOptions) validateOutput() error {
 	}
 	return nil
 }
+
+// kubectlOutputs are kubectl get's output formats podhost's get lacks.
+var kubectlOutputs = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath-file", "jsonpath-as-json"}
 
 // print writes pods in o's output format; "No resources found" when there
 // are none, unless names were missing (their errors say it).

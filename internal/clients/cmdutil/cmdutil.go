@@ -178,3 +178,11 @@ func InNamespaces[T any](resource, name string, items []T, namespace func(*T) st
 	return fmt.Errorf("%s %q is in several namespaces (%s): choose one with -n NAMESPACE",
 		resource, name, strings.Join(slices.Compact(namespaces), ", "))
 }
+
+// KubectlHint is podhost's one line for a kubectl command (or flag, or
+// output) it does not have: the kubectl command line to run instead,
+// against the daemon's Kubernetes API (docs/cli/README.md, "kubectl").
+func KubectlHint(what, kubectlArgs string) error {
+	return fmt.Errorf("podhost has no %q: run it with kubectl against podhost's Kubernetes API: kubectl %s (kubeconfig: podhost kubeconfig)",
+		what, kubectlArgs)
+}
