@@ -36,6 +36,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				return err
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
+			if all {
+				opts.Namespace = "" // every namespace: NAMESPACE first, as kubectl
+			}
 			if resource == "nodes" {
 				return cli.GetNodes(cmd.Context(), opts, g.streams)
 			}
@@ -53,14 +56,14 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC")
-	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
+	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the namespace of the pods, ConfigMaps and Secrets listed or named")
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
 	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods and nodes")
 	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods and nodes")
 	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods and nodes")
 	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output)")
 	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n; not with names, as kubectl)")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods, ConfigMaps and Secrets of every namespace, NAMESPACE first (not with names, as kubectl)")
 	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
 }

@@ -30,7 +30,7 @@ func TestGetPrintsWarningsOnStderr(t *testing.T) {
 	d.RuntimeStatus = api.RuntimeStatus{Address: "/run/c.sock", Since: since, Error: "connection refused", LastConfirmed: since.Add(-time.Second)}
 	for _, output := range []string{"", "json"} {
 		var out, errOut bytes.Buffer
-		if err := Get(context.Background(), GetOptions{Socket: sock, Output: output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+		if err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Output: output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 			t.Fatal(err)
 		}
 		wantErr := "Warning: fifo.yaml: not a regular file\n" +
