@@ -82,10 +82,11 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	var showEvents bool
 	cmd := &cobra.Command{
-		Use:     "describe pod|node|configmap|secret NAME... | TYPE/NAME...",
-		Short:   "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
-		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n  podhost describe configmap app\n  podhost describe node",
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "describe pods [NAME...|-l SELECTOR] | node|configmap|secret NAME... | TYPE/NAME...",
+		Short: "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
+		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n" +
+			"  podhost describe pods\n  podhost describe pods -l app=web\n  podhost describe configmap app\n  podhost describe node",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
@@ -99,8 +100,11 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 				opts.Socket, opts.Names, opts.HideEvents = cfg.Socket, names, !showEvents
 				return cli.DescribeNode(cmd.Context(), opts, g.streams)
 			}
-			if len(names) == 0 {
-				return fmt.Errorf("describe %s needs a NAME: podhost describes named objects only ('podhost get %s' lists them)", args[0], resource)
+			if resource != "pods" && opts.Selector != "" {
+				return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)
+			}
+			if resource != "pods" && len(names) == 0 {
+				return fmt.Errorf("describe %s needs a NAME: podhost describes named %s only ('podhost get %s' lists them)", args[0], resource, resource)
 			}
 			if resource != "pods" {
 				return manifestcmd.DescribeData(manifestcmd.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir,
@@ -112,6 +116,7 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "describe the pods this label selector matches (e.g. -l app=web), instead of NAMEs")
 	cmd.Flags().BoolVar(&showEvents, "show-events", true, "show each described pod's events, as kubectl (--show-events=false: none)")
 	return cmd
 }

@@ -149,7 +149,8 @@ func TestNamesAsKubectl(t *testing.T) {
 		{args: []string{"rollout", "undo", "secret/web"}, code: 1, stderr: "Error: secret/web is not a pod: podhost takes NAME or pod/NAME here\n"},
 		{args: []string{"describe", "pods", "web", ""}, code: 1, stderr: "Error: resource name may not be empty\n"},
 		{args: []string{"describe", "pod", "nope"}, code: 1, stderr: notFound + "pods \"nope\" not found\n"},
-		{args: []string{"describe", "pods"}, code: 1, stderr: "Error: describe pods needs a NAME: podhost describes named objects only ('podhost get pods' lists them)\n"},
+		{args: []string{"describe", "cm"}, code: 1, stderr: "Error: describe cm needs a NAME: podhost describes named configmaps only ('podhost get configmaps' lists them)\n"},
+		{args: []string{"describe", "cm", "-l", "app=web"}, code: 1, stderr: "Error: -l: podhost selects pods by label, not configmaps\n"},
 		{args: []string{"describe", "secret/a", "secret/b"}, code: 1, stderr: notFound + "secrets \"a\" not found\n" + notFound + "secrets \"b\" not found\n"},
 		// Nodes are cluster-scoped: -A and -n are ignored with names.
 		{args: []string{"get", "nodes", "host1", "nope", "-A"}, code: 1,
