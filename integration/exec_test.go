@@ -10,10 +10,13 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/clients/clienttest"
 )
 
 // execCLI runs `podhost exec args...` against d with stdin and returns its
@@ -76,7 +79,11 @@ func TestExec(t *testing.T) {
 			stderr: "err\ncommand terminated with exit code 3\n", code: 3},
 		{stdin: "abc", args: []string{"-i", "web", "--", "cat"}, stdout: "abc"},
 		{stdin: "abc\n", args: []string{"-n", "default", "-i", "web", "--", "sh", "-c", "read x; echo got $x"}, stdout: "got abc\n"},
-		{args: []string{"-t", "web", "--", "sh", "-c", "test -t 1 && echo tty; echo err >&2"}, stdout: "tty\r\nerr\r\n"},
+		// -t without -i: no TTY; -it with stdin not a terminal: kubectl's
+		// warning, no TTY, the input delivered (a forced TTY lost it).
+		{args: []string{"-t", "web", "--", "sh", "-c", "test -t 1 || echo notty"}, stdout: "notty\n"},
+		{stdin: "piped\n", args: []string{"-it", "web", "--", "sh", "-c", "test -t 0 || cat"}, stdout: "piped\n",
+			stderr: "Unable to use a TTY - input is not a terminal or the right kind of file\n"},
 		{args: []string{"web", "--", "sh", "-c", "test -t 1 || echo notty"}, stdout: "notty\n"},
 		{args: []string{"-c", "two", "duo", "--", "cat", "/name"}, stdout: "two\n"},
 		{args: []string{"duo", "-c", "one", "--", "cat", "/name"}, stdout: "one\n"},
@@ -142,5 +149,49 @@ func TestExecInterrupt(t *testing.T) {
 	}
 	if err := waitFor(10*time.Second, func() (bool, error) { return !running(), nil }); err != nil {
 		t.Fatal("the exec'd process still runs after the CLI was interrupted")
+	}
+}
+
+// TestExecTerminal: `podhost exec -it` on a terminal gives the command a
+// terminal of that size from the start (stty size is not 0 0), TERM=xterm,
+// and follows its resizes (the terminal's SIGWINCH to podhost), as kubectl
+// exec does.
+func TestExecTerminal(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("web.yaml", sleeper("web", 1, ""))
+	d.waitRunning("web")
+	master, slave := clienttest.OpenPTY(t, 100, 30)
+	script := `stty size; echo "term=$TERM"; while [ "$(stty size)" = "30 100" ]; do sleep 0.1; done; stty size`
+	cmd := exec.Command(env.PodhostBin, "--config", d.configPath, "--socket", d.socket, "exec", "-it", "web", "--", "sh", "-c", script)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true} // the terminal's foreground process: SIGWINCH
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	out := &syncWriter{w: &bytes.Buffer{}}
+	go func() { _, _ = io.Copy(out, master) }()
+	waitOutput := func(what, want string) {
+		t.Helper()
+		if err := waitFor(30*time.Second, func() (bool, error) {
+			return strings.Contains(strings.ReplaceAll(out.String(), "\r", ""), want), nil
+		}); err != nil {
+			_ = cmd.Process.Kill()
+			t.Fatalf("%s: no %q in the terminal's output %q", what, want, out.String())
+		}
+	}
+	waitOutput("the size from the start, TERM", "30 100\nterm=xterm\n")
+	clienttest.SetPTYSize(t, master, 120, 40)
+	waitOutput("the resize", "term=xterm\n40 120\n")
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Fatalf("podhost exec -it: %v; output %q", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("podhost exec -it did not end; output %q", out.String())
 	}
 }

@@ -33,6 +33,13 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
+// String is what was written so far.
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.String()
+}
+
 // countContainers counts containers in the suite's namespace, straight from
 // containerd.
 func countContainers() (int, error) {

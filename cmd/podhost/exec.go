@@ -39,7 +39,7 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
 	f.StringVarP(&opts.Container, "container", "c", "", "container name (default: the kubectl.kubernetes.io/default-container annotation's, else the first)")
 	f.BoolVarP(&opts.Stdin, "stdin", "i", false, "pass stdin to the command")
-	f.BoolVarP(&opts.TTY, "tty", "t", false, "allocate a TTY for the command (with -i on a terminal: raw mode)")
+	f.BoolVarP(&opts.TTY, "tty", "t", false, "with -i, when stdin is a terminal: run the command on a TTY of this terminal's size (raw mode, resizes followed, TERM=xterm), as kubectl")
 	return cmd
 }
 

@@ -67,8 +67,13 @@ func TestExec(t *testing.T) {
 	}{
 		{args: []string{"exec", "web", "--", "sh", "-c", "exit 3"}, code: 3, stderr: "command terminated with exit code 3\n",
 			req: &api.ExecRequest{Namespace: "default", Name: "web", Command: []string{"sh", "-c", "exit 3"}}},
+		// -t without -i: no TTY, as kubectl's SetupTTY
 		{args: []string{"exec", "web", "-n", "ns", "-c", "side", "-t", "--", "sh", "-c", "exit 0"},
-			req: &api.ExecRequest{Namespace: "ns", Name: "web", Container: "side", TTY: true, Command: []string{"sh", "-c", "exit 0"}}},
+			req: &api.ExecRequest{Namespace: "ns", Name: "web", Container: "side", Command: []string{"sh", "-c", "exit 0"}}},
+		// -it with stdin not a terminal: kubectl's warning, no TTY, the input passed
+		{stdin: "piped", args: []string{"exec", "-it", "web", "--", "cat"}, stdout: "piped",
+			stderr: "Unable to use a TTY - input is not a terminal or the right kind of file\n",
+			req:    &api.ExecRequest{Namespace: "default", Name: "web", Stdin: true, Command: []string{"cat"}}},
 		{stdin: "abc", args: []string{"exec", "-i", "web", "--", "cat"}, stdout: "abc"},
 		{args: []string{"exec", "nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},
 		{args: []string{"exec", "pod/nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},

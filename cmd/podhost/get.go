@@ -36,6 +36,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 				return err
 			}
 			opts.Socket, opts.Names = cfg.Socket, names
+			if all {
+				opts.Namespace = "" // every namespace: NAMESPACE first, as kubectl
+			}
 			if resource == "nodes" {
 				return cli.GetNodes(cmd.Context(), opts, g.streams)
 			}
@@ -53,14 +56,14 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Output, "output", "o", "", "output format: wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC")
-	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "", "only pods of this namespace")
+	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the namespace of the pods, ConfigMaps and Secrets listed or named")
 	cmd.Flags().BoolVarP(&opts.Watch, "watch", "w", false, "after the table, print a line each time a pod's row changes")
 	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "label selector, as kubectl's (e.g. -l app=web,tier!=db); pods and nodes")
 	cmd.Flags().BoolVar(&opts.ShowLabels, "show-labels", false, "show all labels as the last column of the table (key=value,...); pods and nodes")
 	cmd.Flags().StringSliceVarP(&opts.LabelColumns, "label-columns", "L", nil, "a table column per label key, comma-separated or repeated (-L app,tier -L env); pods and nodes")
 	cmd.Flags().BoolVar(&opts.NoHeaders, "no-headers", false, "no header line (table, wide and custom-columns output)")
 	cmd.Flags().StringVar(&opts.SortBy, "sort-by", "", "sort the list by the field at this JSONPath, as kubectl (e.g. '{.metadata.name}', .status.startTime); pods only")
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods of every namespace (the default without -n; not with names, as kubectl)")
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "pods, ConfigMaps and Secrets of every namespace, NAMESPACE first (not with names, as kubectl)")
 	cmd.MarkFlagsMutuallyExclusive("all-namespaces", "namespace")
 	return cmd
 }
@@ -79,10 +82,11 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 	var opts cli.GetOptions
 	var showEvents bool
 	cmd := &cobra.Command{
-		Use:     "describe pod|node|configmap|secret NAME... | TYPE/NAME...",
-		Short:   "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
-		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n  podhost describe configmap app\n  podhost describe node",
-		Args:    cobra.MinimumNArgs(1),
+		Use:   "describe pods [NAME...|-l SELECTOR] | node|configmap|secret NAME... | TYPE/NAME...",
+		Short: "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
+		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n" +
+			"  podhost describe pods\n  podhost describe pods -l app=web\n  podhost describe configmap app\n  podhost describe node",
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
@@ -96,8 +100,11 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 				opts.Socket, opts.Names, opts.HideEvents = cfg.Socket, names, !showEvents
 				return cli.DescribeNode(cmd.Context(), opts, g.streams)
 			}
-			if len(names) == 0 {
-				return fmt.Errorf("describe %s needs a NAME: podhost describes named objects only ('podhost get %s' lists them)", args[0], resource)
+			if resource != "pods" && opts.Selector != "" {
+				return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)
+			}
+			if resource != "pods" && len(names) == 0 {
+				return fmt.Errorf("describe %s needs a NAME: podhost describes named %s only ('podhost get %s' lists them)", args[0], resource, resource)
 			}
 			if resource != "pods" {
 				return manifestcmd.DescribeData(manifestcmd.GetDataOptions{Resource: resource, ManifestDir: cfg.ManifestDir,
@@ -109,6 +116,7 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Namespace, "namespace", "n", "default", "the pod's namespace")
+	cmd.Flags().StringVarP(&opts.Selector, "selector", "l", "", "describe the pods this label selector matches (e.g. -l app=web), instead of NAMEs")
 	cmd.Flags().BoolVar(&showEvents, "show-events", true, "show each described pod's events, as kubectl (--show-events=false: none)")
 	return cmd
 }

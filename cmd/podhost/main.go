@@ -50,6 +50,7 @@ type globalOptions struct {
 	streams    cmdutil.IOStreams
 	configPath string         // --config; "" = the default path, may be missing
 	flags      *config.Config // values of config-backed flags (global and daemon)
+	args       []string       // as typed after "podhost" (kubectl hints)
 }
 
 // config loads the config file and merges the flags the user set on cmd
@@ -70,6 +71,9 @@ func newRootCmd(g *globalOptions) *cobra.Command {
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if name, ok := strings.CutPrefix(err.Error(), "unknown flag: --"); ok && kubectlOnlyFlags[name] {
+			return kubectlHint(cmd.Name()+" --"+name, afterFirst(cmd.Root().PersistentFlags(), g.args))
+		}
 		return &usageError{err: err, command: cmd.CommandPath()}
 	})
 	root.SetIn(g.streams.In)
@@ -86,6 +90,11 @@ func newRootCmd(g *globalOptions) *cobra.Command {
 func run(ctx context.Context, args []string, streams cmdutil.IOStreams) int {
 	g := &globalOptions{streams: streams, flags: config.Default()}
 	root := newRootCmd(g)
+	g.args = args
+	if err := checkCommand(root, args); err != nil {
+		printError(streams.ErrOut, err)
+		return 1
+	}
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
 		if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
@@ -98,10 +107,23 @@ func run(ctx context.Context, args []string, streams cmdutil.IOStreams) int {
 	return 0
 }
 
-// usageError is a command-line usage mistake (bad flag).
+// checkCommand refuses, before cobra runs anything, a kubectl command
+// podhost does not have (kubectlCommand: the hint) and an unknown
+// subcommand (unknownCommand).
+func checkCommand(root *cobra.Command, args []string) error {
+	if err := kubectlCommand(root, args); err != nil {
+		return err
+	}
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd(args...)
+	return unknownCommand(root, args)
+}
+
+// usageError is a command-line usage mistake (bad flag, unknown command).
 type usageError struct {
 	err     error
 	command string
+	more    []string // printed as they are after the error line (cobra's suggestions)
 }
 
 func (e *usageError) Error() string { return e.err.Error() }
@@ -118,6 +140,9 @@ func printError(w io.Writer, err error) {
 		fmt.Fprintln(w, line)
 	}
 	if ue := (*usageError)(nil); errors.As(err, &ue) {
+		for _, line := range ue.more {
+			fmt.Fprintln(w, line)
+		}
 		fmt.Fprintf(w, "See '%s --help' for usage.\n", ue.command)
 	}
 }

@@ -197,7 +197,9 @@ func (b *backend) Exec(ctx context.Context, req api.ExecRequest, stdin io.Reader
 	if err != nil {
 		return -1, err
 	}
-	return b.rt.ExecWith(ctx, id, req.Command, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: req.TTY})
+	// As the kube API's exec (StreamRuntime.Exec): TERM=xterm with a TTY,
+	// the console of the client's size from the start, then its resizes.
+	return b.rt.ExecWith(ctx, id, req.Command, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: req.TTY, Resize: req.Resize})
 }
 
 // runningContainerID resolves the container (as pickContainer does) and

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,18 +20,22 @@ import (
 
 // Describe prints each named pod's details, as kubectl describe: in the
 // order named, two blank lines apart; a missing pod is a NotFoundError,
-// returned after the others are printed. As kubectl's, each pod's events
-// are shown, unless HideEvents (--show-events=false).
+// returned after the others are printed. Without names, every pod of the
+// namespace that the selector (-l) matches, by name. As kubectl's, each
+// pod's events are shown, unless HideEvents (--show-events=false).
 func Describe(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
-	if len(o.Names) == 0 {
-		return errors.New("describe needs a pod NAME (podhost get pods lists them)")
+	if strings.TrimSpace(o.Selector) != "" && len(o.Names) > 0 {
+		return errNameAndSelector
 	}
 	if err := cmdutil.ValidatePodNames(o.Namespace, o.Names); err != nil {
 		return err
 	}
 	c := cmdutil.NewClient(o.Socket, s)
-	pods, missing, err := getPods(ctx, c, o.Namespace, o.Names)
+	pods, missing, err := describedPods(ctx, c, o)
 	if err != nil || len(pods) == 0 {
+		if err == nil && len(o.Names) == 0 {
+			cmdutil.NoResources(s.ErrOut, o.Namespace)
+		}
 		return errors.Join(append([]error{err}, missing...)...)
 	}
 	rs, err := c.Runtime(ctx)
@@ -54,6 +61,30 @@ func Describe(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 		}
 	}
 	return errors.Join(append(errs, missing...)...)
+}
+
+// describedPods is the pods o names (getPods), else those of its
+// namespace its selector matches, by namespace and name.
+func describedPods(ctx context.Context, c *api.Client, o GetOptions) ([]*corev1.Pod, []error, error) {
+	if len(o.Names) > 0 {
+		return getPods(ctx, c, o.Namespace, o.Names)
+	}
+	match, err := o.matcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	list, err := c.ListPods(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pods []*corev1.Pod
+	for _, p := range filterPods(list.Items, match) {
+		pods = append(pods, &p)
+	}
+	slices.SortFunc(pods, func(a, b *corev1.Pod) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+	return pods, nil, nil
 }
 
 // getPods asks the daemon for each named pod in turn: the ones it has, a
@@ -86,7 +117,7 @@ func describePod(ctx context.Context, c *api.Client, p *corev1.Pod, showEvents b
 		}
 		view = make([]podview.Event, 0, len(evs))
 		for _, e := range evs {
-			view = append(view, podview.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message})
+			view = append(view, podview.Event{Time: e.Time, First: e.First, Count: e.Count, Type: e.Type, Reason: e.Reason, Message: e.Message})
 		}
 	}
 	return podview.Describe(w, p, view, confirmed, now)

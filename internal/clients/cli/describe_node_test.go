@@ -136,10 +136,10 @@ func TestDescribeNode(t *testing.T) {
 		missing []string
 	}{
 		{o: GetOptions{Namespace: "default"}, count: 1, events: true},
-		{o: GetOptions{Names: []string{"host1"}, HideEvents: true}, count: 1},
-		{o: GetOptions{Names: []string{"nope", "host1", "gone"}}, count: 1, events: true, missing: []string{"nope", "gone"}},
-		{o: GetOptions{Names: []string{"nope"}}, missing: []string{"nope"}},
-		{o: GetOptions{Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
+		{o: GetOptions{Namespace: "default", Names: []string{"host1"}, HideEvents: true}, count: 1},
+		{o: GetOptions{Namespace: "default", Names: []string{"nope", "host1", "gone"}}, count: 1, events: true, missing: []string{"nope", "gone"}},
+		{o: GetOptions{Namespace: "default", Names: []string{"nope"}}, missing: []string{"nope"}},
+		{o: GetOptions{Namespace: "default", Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
 	} {
 		var out bytes.Buffer
 		tc.o.Socket = sock

@@ -20,7 +20,7 @@ import (
 // GetOptions select pods for get and describe.
 type GetOptions struct {
 	Socket    string
-	Namespace string   // "" = all (get); describe defaults to "default"
+	Namespace string   // the pods' namespace (-n; the commands default it to "default"); "" = every namespace (-A)
 	Names     []string // none: every pod; else these, in order (missing ones are NotFoundErrors)
 	Output    string   // "", wide, json, yaml, name, jsonpath=…, custom-columns=…
 	Watch     bool     // -w: the table, then a line per change
@@ -83,9 +83,6 @@ func Get(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
 		return errors.Join(missing...)
 	}
-	if o.objectOutput() && len(o.Names) == 1 && len(pods) > 1 {
-		return cmdutil.InNamespaces("pods", o.Names[0], pods, func(p *corev1.Pod) string { return p.Namespace })
-	}
 	if o.sorts(pods) {
 		if err := sorter.Sort(pods); err != nil {
 			return errors.Join(append([]error{err}, missing...)...)
@@ -130,6 +127,9 @@ func (o GetOptions) validateOutput() error {
 	switch o.Output {
 	case "", "wide", "json", "yaml", "name":
 	default:
+		if f, _, _ := strings.Cut(o.Output, "="); slices.Contains(kubectlOutputs, f) {
+			return cmdutil.KubectlHint("-o "+f, "get pods -o "+o.Output)
+		}
 		if tmplFormat == "" {
 			return fmt.Errorf("unable to match a printer suitable for the output format %q, allowed formats are: custom-columns,json,jsonpath,name,wide,yaml", o.Output)
 		}
@@ -139,6 +139,9 @@ func (o GetOptions) validateOutput() error {
 	}
 	return nil
 }
+
+// kubectlOutputs are kubectl get's output formats podhost's get lacks.
+var kubectlOutputs = []string{"go-template", "go-template-file", "template", "templatefile", "jsonpath-file", "jsonpath-as-json"}
 
 // print writes pods in o's output format; "No resources found" when there
 // are none, unless names were missing (their errors say it).
@@ -153,7 +156,7 @@ func (o GetOptions) print(pods []corev1.Pod, missing bool, s cmdutil.IOStreams) 
 	}
 	if len(pods) == 0 {
 		if !missing {
-			fmt.Fprintln(s.ErrOut, "No resources found")
+			cmdutil.NoResources(s.ErrOut, o.Namespace)
 		}
 		return nil
 	}
@@ -208,9 +211,8 @@ func (o GetOptions) objectOutput() bool {
 }
 
 // oneObject reports whether -o json/yaml/jsonpath print pods as one object,
-// not a List: as kubectl's, when one name was given (and one pod has it:
-// Get refuses one name that pods of several namespaces have with those
-// outputs, podhost's names standing for every namespace without -n).
+// not a List: as kubectl's, when one name was given (names are of one
+// namespace: not with -A).
 func (o GetOptions) oneObject(pods []corev1.Pod) bool {
 	return len(o.Names) == 1 && len(pods) == 1
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestGetPrintsWarningsOnStderr(t *testing.T) {
 	d.RuntimeStatus = api.RuntimeStatus{Address: "/run/c.sock", Since: since, Error: "connection refused", LastConfirmed: since.Add(-time.Second)}
 	for _, output := range []string{"", "json"} {
 		var out, errOut bytes.Buffer
-		if err := Get(context.Background(), GetOptions{Socket: sock, Output: output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+		if err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Output: output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 			t.Fatal(err)
 		}
 		wantErr := "Warning: fifo.yaml: not a regular file\n" +
@@ -61,7 +62,7 @@ func TestDescribeShowsLastConfirmed(t *testing.T) {
 	if err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"web"}}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 		t.Fatal(err)
 	}
-	want := "Last confirmed: " + confirmed.Format(time.RFC1123Z) + " (3m"
+	want := "Last confirmed:  " + confirmed.Format(time.RFC1123Z) + " (3m"
 	if !strings.Contains(out.String(), want) || errOut.Len() != 0 {
 		t.Fatalf("describe lacks %q (stderr %q):\n%s", want, errOut.String(), out.String())
 	}
@@ -88,5 +89,43 @@ func TestInvalidNamesRejectedBeforeTheDaemon(t *testing.T) {
 				t.Errorf("%s -n %s %s: %v, want one line %q…", cmd, tt.ns, tt.name, err, tt.want)
 			}
 		}
+	}
+}
+
+// describe pods without names describes every pod of the namespace the
+// selector matches, by name, as kubectl; none: kubectl's line on stderr.
+func TestDescribeSelected(t *testing.T) {
+	web, db := labelledPod("web", map[string]string{"app": "web"}), labelledPod("db", map[string]string{"app": "db"})
+	other := labelledPod("web2", map[string]string{"app": "web"})
+	other.Namespace = "infra"
+	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{web, db, other}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
+	for _, tc := range []struct {
+		o      GetOptions
+		names  []string
+		errOut string
+	}{
+		{o: GetOptions{Namespace: "default"}, names: []string{"db", "web"}},
+		{o: GetOptions{Namespace: "default", Selector: "app=web"}, names: []string{"web"}},
+		{o: GetOptions{Namespace: "infra", Selector: "app=web"}, names: []string{"web2"}},
+		{o: GetOptions{Namespace: "default", Selector: "app=nope"}, errOut: "No resources found in default namespace.\n"},
+	} {
+		tc.o.Socket = sock
+		var out, errOut bytes.Buffer
+		if err := Describe(context.Background(), tc.o, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range strings.Split(out.String(), "\n") {
+			if n, ok := strings.CutPrefix(l, "Name:"); ok {
+				names = append(names, strings.TrimSpace(n))
+			}
+		}
+		if !slices.Equal(names, tc.names) || errOut.String() != tc.errOut {
+			t.Errorf("describe pods -n %s -l %q: %q, stderr %q; want %q, %q", tc.o.Namespace, tc.o.Selector, names, errOut.String(), tc.names, tc.errOut)
+		}
+	}
+	err := Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Selector: "app=web", Names: []string{"web"}}, cmdutil.IOStreams{Out: io.Discard, ErrOut: io.Discard})
+	if err == nil || err.Error() != errNameAndSelector.Error() {
+		t.Errorf("names and -l: %v", err)
 	}
 }

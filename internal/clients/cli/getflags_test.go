@@ -36,26 +36,26 @@ func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
 		o    GetOptions
 		want string
 	}{
-		{"show-labels", GetOptions{ShowLabels: true}, "" +
+		{"show-labels", GetOptions{Namespace: "default", ShowLabels: true}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         LABELS\n" +
 			"web    0/1     Running   0          <unknown>   app.kubernetes.io/name=shop,app=web,tier=front\n" +
 			"db     0/1     Running   0          <unknown>   <none>\n"},
-		{"label columns", GetOptions{LabelColumns: []string{"app.kubernetes.io/name", "tier"}}, "" +
+		{"label columns", GetOptions{Namespace: "default", LabelColumns: []string{"app.kubernetes.io/name", "tier"}}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         NAME   TIER\n" +
 			"web    0/1     Running   0          <unknown>   shop   front\n" +
 			"db     0/1     Running   0          <unknown>          \n"},
-		{"wide, label columns and labels", GetOptions{Output: "wide", LabelColumns: []string{"app"}, ShowLabels: true}, "" +
+		{"wide, label columns and labels", GetOptions{Namespace: "default", Output: "wide", LabelColumns: []string{"app"}, ShowLabels: true}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         IP       NODE     SOURCE   APP   LABELS\n" +
 			"web    0/1     Running   0          <unknown>   <none>   <none>   <none>   web   app.kubernetes.io/name=shop,app=web,tier=front\n" +
 			"db     0/1     Running   0          <unknown>   <none>   <none>   <none>         <none>\n"},
-		{"no headers", GetOptions{NoHeaders: true, LabelColumns: []string{"app"}}, "" +
+		{"no headers", GetOptions{Namespace: "default", NoHeaders: true, LabelColumns: []string{"app"}}, "" +
 			"web   0/1   Running   0   <unknown>   web\n" +
 			"db    0/1   Running   0   <unknown>   \n"},
-		{"no headers, custom columns", GetOptions{NoHeaders: true, Output: "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app"}, "" +
+		{"no headers, custom columns", GetOptions{Namespace: "default", NoHeaders: true, Output: "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app"}, "" +
 			"web   web\n" +
 			"db    <none>\n"},
-		{"label columns ignored by name", GetOptions{Output: "name", LabelColumns: []string{"app"}, NoHeaders: true}, "pod/web\npod/db\n"},
-		{"label columns ignored by jsonpath", GetOptions{Output: `jsonpath={range .items[*]}{.metadata.name}{" "}{end}`, LabelColumns: []string{"app"}}, "web db "},
+		{"label columns ignored by name", GetOptions{Namespace: "default", Output: "name", LabelColumns: []string{"app"}, NoHeaders: true}, "pod/web\npod/db\n"},
+		{"label columns ignored by jsonpath", GetOptions{Namespace: "default", Output: `jsonpath={range .items[*]}{.metadata.name}{" "}{end}`, LabelColumns: []string{"app"}}, "web db "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Socket = sock
@@ -74,7 +74,7 @@ func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
 func TestGetShowLabelsNeedsTheTable(t *testing.T) {
 	sock := serve(t, &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}, PodList: []*corev1.Pod{webPod()}})
 	for _, output := range []string{"json", "yaml", "name", "jsonpath={.items}", "custom-columns=NAME:.metadata.name"} {
-		err := Get(context.Background(), GetOptions{Socket: sock, Output: output, ShowLabels: true}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Output: output, ShowLabels: true}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 		want := "--show-labels option cannot be used with " + output + " printer"
 		if err == nil || err.Error() != want {
 			t.Errorf("-o %s --show-labels: %v, want %q", output, err, want)
@@ -93,14 +93,14 @@ func TestPodWatcherLabelColumns(t *testing.T) {
 		o    GetOptions
 		want string
 	}{
-		{"show labels and -L", GetOptions{ShowLabels: true, LabelColumns: []string{"example.com/app"}}, "" +
+		{"show labels and -L", GetOptions{Namespace: "default", ShowLabels: true, LabelColumns: []string{"example.com/app"}}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE   APP   LABELS\n" +
 			"web    0/1     Running   0          10s         app=web\n" +
 			"web    0/1     Running   0          10s   shop   app=web,example.com/app=shop\n"},
-		{"no headers, wide", GetOptions{NoHeaders: true, Output: "wide", LabelColumns: []string{"example.com/app"}}, "" +
+		{"no headers, wide", GetOptions{Namespace: "default", NoHeaders: true, Output: "wide", LabelColumns: []string{"example.com/app"}}, "" +
 			"web   0/1   Running   0   10s   <none>   <none>   <none>\n" +
 			"web   0/1   Running   0   10s   <none>   <none>   <none>   shop\n"},
-		{"no label columns: a label change prints nothing", GetOptions{}, "" +
+		{"no label columns: a label change prints nothing", GetOptions{Namespace: "default"}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE\n" +
 			"web    0/1     Running   0          10s\n"},
 	} {

@@ -133,7 +133,7 @@ func (o LogsOptions) streams(ctx context.Context, c *api.Client, s cmdutil.IOStr
 		return nil, err
 	}
 	if len(pods) == 0 {
-		fmt.Fprintf(s.ErrOut, "No resources found in %s namespace.\n", o.Namespace)
+		cmdutil.NoResources(s.ErrOut, o.Namespace)
 		return nil, nil
 	}
 	if o.Container != "" {

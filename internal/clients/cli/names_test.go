@@ -97,7 +97,7 @@ func TestCheckNameArgs(t *testing.T) {
 		}
 	}
 	// Get itself refuses names with a selector, before asking the daemon.
-	err := Get(context.Background(), GetOptions{Socket: filepath.Join(t.TempDir(), "none.sock"), Names: []string{"p01"}, Selector: "app=nomatch"},
+	err := Get(context.Background(), GetOptions{Namespace: "default", Socket: filepath.Join(t.TempDir(), "none.sock"), Names: []string{"p01"}, Selector: "app=nomatch"},
 		cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	if err == nil || err.Error() != nameSel {
 		t.Errorf("get pods p01 -l app=nomatch: %v, want %q", err, nameSel)
@@ -148,9 +148,11 @@ func TestEmptyName(t *testing.T) {
 		name string
 		run  func(names []string) error
 	}{
-		{"get", func(n []string) error { return Get(context.Background(), GetOptions{Socket: noDaemon, Names: n}, s) }},
+		{"get", func(n []string) error {
+			return Get(context.Background(), GetOptions{Namespace: "default", Socket: noDaemon, Names: n}, s)
+		}},
 		{"get -o json", func(n []string) error {
-			return Get(context.Background(), GetOptions{Socket: noDaemon, Names: n, Output: "json"}, s)
+			return Get(context.Background(), GetOptions{Namespace: "default", Socket: noDaemon, Names: n, Output: "json"}, s)
 		}},
 		{"describe", func(n []string) error {
 			return Describe(context.Background(), GetOptions{Socket: noDaemon, Namespace: "default", Names: n}, s)
@@ -209,34 +211,39 @@ func TestGetNames(t *testing.T) {
 	}
 }
 
-// One name that pods of two namespaces have (get searches every namespace
-// without -n): rows of both in the table outputs, an error naming the
-// namespaces for those printing one object or names (get pod web -o
-// jsonpath='{.status.podIP}' printed "" from a List, exit 0).
-func TestGetNameInNamespaces(t *testing.T) {
+// get lists the pods of one namespace, as kubectl's: -n's, "default"
+// without it (describe, logs, exec and delete use the same); -A lists
+// every namespace with a NAMESPACE column first in the table, wide and the
+// watch lines, and leaves custom columns as the user wrote them.
+func TestGetNamespaces(t *testing.T) {
 	infra := ipPod("web", "10.0.0.9")
 	infra.Namespace = "infra"
 	sock := serve(t, &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("web", "10.0.0.1"), infra, ipPod("db", "10.0.0.2")}, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
-	const several = `pods "web" is in several namespaces (default, infra): choose one with -n NAMESPACE`
 	for _, tc := range []struct {
-		ns, output string
-		names      []string
-		out, err   string
+		ns, output  string
+		names       []string
+		out, errOut string
 	}{
-		{output: "jsonpath={.status.podIP}", names: []string{"web"}, err: several},
-		{output: "json", names: []string{"web"}, err: several},
-		{output: "yaml", names: []string{"web"}, err: several},
-		{output: "name", names: []string{"web"}, err: several},
-		{output: "custom-columns=NS:.metadata.namespace", names: []string{"web"}, out: "NS\ndefault\ninfra\n"},
-		{names: []string{"web"}, out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n"},
+		{ns: "default", out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\ndb     0/1     Running   0          <unknown>\n"},
+		{ns: "infra", out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\n"},
+		{ns: "empty", errOut: "No resources found in empty namespace.\n"},
+		{ns: "default", output: "jsonpath={.status.podIP}", names: []string{"web"}, out: "10.0.0.1"},
 		{ns: "infra", output: "jsonpath={.status.podIP}", names: []string{"web"}, out: "10.0.0.9"},
-		{output: "jsonpath={.status.podIP}", names: []string{"db"}, out: "10.0.0.2"},
-		{output: "name", names: []string{"web", "db"}, out: "pod/web\npod/web\npod/db\n"}, // several names: a List, as kubectl
+		{ns: "default", output: "name", out: "pod/web\npod/db\n"},
+		{out: "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE\n" +
+			"default     web    0/1     Running   0          <unknown>\n" +
+			"infra       web    0/1     Running   0          <unknown>\n" +
+			"default     db     0/1     Running   0          <unknown>\n"},
+		{output: "wide", out: "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE         IP         NODE     SOURCE\n" +
+			"default     web    0/1     Running   0          <unknown>   10.0.0.1   <none>   <none>\n" +
+			"infra       web    0/1     Running   0          <unknown>   10.0.0.9   <none>   <none>\n" +
+			"default     db     0/1     Running   0          <unknown>   10.0.0.2   <none>   <none>\n"},
+		{output: "custom-columns=NAME:.metadata.name,IP:.status.podIP", out: "NAME   IP\nweb    10.0.0.1\nweb    10.0.0.9\ndb     10.0.0.2\n"},
 	} {
-		var out bytes.Buffer
-		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
-		if out.String() != tc.out || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
-			t.Errorf("get pods %q -n %q -o %s: %q, %v; want %q, %q", tc.names, tc.ns, tc.output, out.String(), err, tc.out, tc.err)
+		var out, errOut bytes.Buffer
+		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
+		if err != nil || out.String() != tc.out || errOut.String() != tc.errOut {
+			t.Errorf("get pods %q -n %q -o %s: %q, %q, %v; want %q, %q", tc.names, tc.ns, tc.output, out.String(), errOut.String(), err, tc.out, tc.errOut)
 		}
 	}
 }
@@ -277,7 +284,7 @@ func TestGetNamesJSON(t *testing.T) {
 		{[]string{"nope"}, ""},
 	} {
 		var out bytes.Buffer
-		err := Get(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+		err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
 		got := ""
 		if out.Len() > 0 {
 			var v struct {

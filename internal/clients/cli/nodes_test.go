@@ -44,13 +44,13 @@ func TestNodeTable(t *testing.T) {
 		o    GetOptions
 		want string
 	}{
-		{GetOptions{}, "" +
+		{GetOptions{Namespace: "default"}, "" +
 			"NAME    STATUS   ROLES    AGE    VERSION\n" +
 			"host1   Ready    <none>   3d4h   v0.3.0\n"},
-		{GetOptions{Output: "wide"}, "" +
+		{GetOptions{Namespace: "default", Output: "wide"}, "" +
 			"NAME    STATUS   ROLES    AGE    VERSION   INTERNAL-IP   EXTERNAL-IP   OS-IMAGE                       KERNEL-VERSION   CONTAINER-RUNTIME\n" +
 			"host1   Ready    <none>   3d4h   v0.3.0    10.0.0.5      <none>        Debian GNU/Linux 13 (trixie)   6.12.0-1-amd64   containerd://v2.1.4\n"},
-		{GetOptions{LabelColumns: []string{"tier", "kubernetes.io/os", "zone"}, ShowLabels: true, NoHeaders: true},
+		{GetOptions{Namespace: "default", LabelColumns: []string{"tier", "kubernetes.io/os", "zone"}, ShowLabels: true, NoHeaders: true},
 			"host1   Ready   <none>   3d4h   v0.3.0   edge   linux      kubernetes.io/hostname=host1,kubernetes.io/os=linux,tier=edge\n"},
 	} {
 		var out bytes.Buffer
@@ -95,20 +95,20 @@ func TestGetNodes(t *testing.T) {
 	}{
 		{o: GetOptions{Names: []string{"host1", "nope"}, Namespace: "kube-system", NoHeaders: true},
 			stdout: "host1   Ready   <none>   3d4h   v0.3.0\n", err: `nodes "nope" not found`},
-		{o: GetOptions{Names: []string{"nope"}}, err: `nodes "nope" not found`},
-		{o: GetOptions{Output: "name"}, stdout: "node/host1\n"},
-		{o: GetOptions{Names: []string{"host1"}, Output: "jsonpath={.status.nodeInfo.kubeletVersion}"}, stdout: "v0.3.0"},
-		{o: GetOptions{Output: "jsonpath={.kind} {.items[0].metadata.name}"}, stdout: "List host1"},
-		{o: GetOptions{Output: "custom-columns=NAME:.metadata.name,IP:.status.addresses[0].address"}, stdout: "NAME    IP\nhost1   10.0.0.5\n"},
-		{o: GetOptions{Selector: "tier=edge", Output: "name"}, stdout: "node/host1\n"},
-		{o: GetOptions{Selector: "tier in (core)"}, stderr: "No resources found\n"},
-		{o: GetOptions{Selector: "tier in (a"}, err: `unable to parse the label selector "tier in (a"`},
-		{o: GetOptions{Watch: true}, err: "--watch: podhost watches pods, not nodes"},
-		{o: GetOptions{SortBy: ".metadata.name"}, err: "--sort-by: podhost supports it for pods, not nodes"},
-		{o: GetOptions{Output: "yaml", ShowLabels: true}, err: "--show-labels option cannot be used with yaml printer"},
-		{o: GetOptions{Output: "table"}, err: `unable to match a printer suitable for the output format "table"`},
-		{o: GetOptions{Names: []string{"host1"}, Selector: "tier=edge"}, err: errNameAndSelector.Error()},
-		{o: GetOptions{Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
+		{o: GetOptions{Namespace: "default", Names: []string{"nope"}}, err: `nodes "nope" not found`},
+		{o: GetOptions{Namespace: "default", Output: "name"}, stdout: "node/host1\n"},
+		{o: GetOptions{Namespace: "default", Names: []string{"host1"}, Output: "jsonpath={.status.nodeInfo.kubeletVersion}"}, stdout: "v0.3.0"},
+		{o: GetOptions{Namespace: "default", Output: "jsonpath={.kind} {.items[0].metadata.name}"}, stdout: "List host1"},
+		{o: GetOptions{Namespace: "default", Output: "custom-columns=NAME:.metadata.name,IP:.status.addresses[0].address"}, stdout: "NAME    IP\nhost1   10.0.0.5\n"},
+		{o: GetOptions{Namespace: "default", Selector: "tier=edge", Output: "name"}, stdout: "node/host1\n"},
+		{o: GetOptions{Namespace: "default", Selector: "tier in (core)"}, stderr: "No resources found\n"},
+		{o: GetOptions{Namespace: "default", Selector: "tier in (a"}, err: `unable to parse the label selector "tier in (a"`},
+		{o: GetOptions{Namespace: "default", Watch: true}, err: "--watch: podhost watches pods, not nodes"},
+		{o: GetOptions{Namespace: "default", SortBy: ".metadata.name"}, err: "--sort-by: podhost supports it for pods, not nodes"},
+		{o: GetOptions{Namespace: "default", Output: "yaml", ShowLabels: true}, err: "--show-labels option cannot be used with yaml printer"},
+		{o: GetOptions{Namespace: "default", Output: "table"}, err: `unable to match a printer suitable for the output format "table"`},
+		{o: GetOptions{Namespace: "default", Names: []string{"host1"}, Selector: "tier=edge"}, err: errNameAndSelector.Error()},
+		{o: GetOptions{Namespace: "default", Names: []string{""}}, err: cmdutil.ErrEmptyName.Error()},
 	} {
 		var out, errOut bytes.Buffer
 		tc.o.Socket = sock
@@ -127,7 +127,7 @@ func TestGetNodes(t *testing.T) {
 		kind  string
 	}{{nil, "List"}, {[]string{"host1"}, "Node"}} {
 		var out bytes.Buffer
-		if err := GetNodes(context.Background(), GetOptions{Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out}); err != nil {
+		if err := GetNodes(context.Background(), GetOptions{Namespace: "default", Socket: sock, Names: tc.names, Output: "json"}, cmdutil.IOStreams{Out: &out}); err != nil {
 			t.Fatal(err)
 		}
 		var obj struct {

@@ -84,11 +84,12 @@ func TestGetTemplates(t *testing.T) {
 			"NAME   IP          PHASE\nweb    10.88.0.5   Running\ndb     <none>      Running\n", ""},
 		{"bad jsonpath", "web", "jsonpath={.status", "", "error parsing jsonpath"},
 		{"bad columns", "", "custom-columns=NAME", "", "expected <header>:<json-path-expr>"},
-		{"unknown format", "", "go-template={{.}}", "", "allowed formats are: custom-columns,json,jsonpath"},
+		{"unknown format", "", "tmpl={{.}}", "", "allowed formats are: custom-columns,json,jsonpath"},
+		{"kubectl's format", "", "go-template={{.}}", "", `podhost has no "-o go-template": run it with kubectl`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			err := Get(context.Background(), GetOptions{Socket: sock, Names: strings.Fields(tc.pod), Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
+			err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Names: strings.Fields(tc.pod), Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want %q", err, tc.wantErr)
@@ -157,7 +158,7 @@ func TestGetLabelSelector(t *testing.T) {
 	web, db := phasePod("u1", "web", corev1.PodRunning, start), phasePod("u2", "db", corev1.PodRunning, start)
 	web.Labels, db.Labels = map[string]string{"app": "web", "tier": "front"}, map[string]string{"app": "db"}
 	for sel, want := range map[string][]string{"app=web": {"web"}, "app in (web,db)": {"web", "db"}, "tier": {"web"}, "!tier": {"db"}, "app!=web,app!=db": nil, "": {"web", "db"}} {
-		match, err := GetOptions{Selector: sel}.matcher()
+		match, err := GetOptions{Namespace: "default", Selector: sel}.matcher()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,10 +170,10 @@ func TestGetLabelSelector(t *testing.T) {
 			t.Errorf("-l %q: %v, want %v", sel, got, want)
 		}
 	}
-	if _, err := (GetOptions{Selector: "app in ("}).matcher(); err == nil || !strings.Contains(err.Error(), "label selector") {
+	if _, err := (GetOptions{Namespace: "default", Selector: "app in ("}).matcher(); err == nil || !strings.Contains(err.Error(), "label selector") {
 		t.Errorf("bad selector: %v", err)
 	}
-	o := GetOptions{Selector: "app=web"}
+	o := GetOptions{Namespace: "default", Selector: "app=web"}
 	match, _ := o.matcher()
 	var out bytes.Buffer
 	w := newPodWatcher(printers.NewLineWriter(&out), o, match, func() time.Time { return start.Add(10 * time.Second) })
@@ -184,6 +185,28 @@ func TestGetLabelSelector(t *testing.T) {
 	w.event(api.WatchEvent{Type: api.WatchModified, Object: relabelled})
 	if lines := strings.Count(out.String(), "\n"); lines != 3 || strings.Contains(out.String(), "db") {
 		t.Errorf("watch output:\n%s\nwant the header, web, and web once more when relabelled", out.String())
+	}
+}
+
+// get -A -w: NAMESPACE first in the header and every line; a change of
+// AGE alone (now a column further) prints nothing, a status change a line.
+func TestPodWatcherAllNamespaces(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := start.Add(10 * time.Second)
+	var out bytes.Buffer
+	w := newPodWatcher(printers.NewLineWriter(&out), GetOptions{}, func(*corev1.Pod) bool { return true }, func() time.Time { return now })
+	job := phasePod("u1", "job", corev1.PodPending, start)
+	job.Namespace = "infra"
+	w.initial([]corev1.Pod{job})
+	now = now.Add(time.Hour)
+	w.event(api.WatchEvent{Type: api.WatchModified, Object: job})
+	job.Status.Phase = corev1.PodRunning
+	w.event(api.WatchEvent{Type: api.WatchModified, Object: job})
+	want := "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE\n" +
+		"infra       job    0/1     Pending   0          10s\n" +
+		"infra       job    0/1     Running   0          60m\n"
+	if out.String() != want {
+		t.Errorf("watch -A output:\n%s\nwant\n%s", out.String(), want)
 	}
 }
 

@@ -32,14 +32,14 @@ func TestGetSortBy(t *testing.T) {
 		want    []string // names, in the order printed
 		wantErr string
 	}{
-		{"table", GetOptions{SortBy: restarts, NoHeaders: true}, []string{"c", "b", "a"}, ""},
-		{"wide", GetOptions{SortBy: ".metadata.name", Output: "wide"}, []string{"NAME", "a", "b", "c"}, ""},
-		{"name", GetOptions{SortBy: ".metadata.name", Output: "name"}, []string{"pod/a", "pod/b", "pod/c"}, ""},
-		{"custom-columns", GetOptions{SortBy: restarts, Output: "custom-columns=N:.metadata.name"}, []string{"N", "c", "b", "a"}, ""},
-		{"jsonpath", GetOptions{SortBy: restarts, Output: `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`}, []string{"c", "b", "a"}, ""},
-		{"one pod, jsonpath: not a list", GetOptions{SortBy: ".status.nope", Names: []string{"a"}, Output: "jsonpath={.metadata.name}"}, []string{"a"}, ""},
-		{"one pod, table: sorted", GetOptions{SortBy: ".status.nope", Names: []string{"a"}}, nil, `couldn't find any field with path "{.status.nope}"`},
-		{"unsortable", GetOptions{SortBy: ".spec"}, nil, "--sort-by: field {.spec} is an unsortable type: object"},
+		{"table", GetOptions{Namespace: "default", SortBy: restarts, NoHeaders: true}, []string{"c", "b", "a"}, ""},
+		{"wide", GetOptions{Namespace: "default", SortBy: ".metadata.name", Output: "wide"}, []string{"NAME", "a", "b", "c"}, ""},
+		{"name", GetOptions{Namespace: "default", SortBy: ".metadata.name", Output: "name"}, []string{"pod/a", "pod/b", "pod/c"}, ""},
+		{"custom-columns", GetOptions{Namespace: "default", SortBy: restarts, Output: "custom-columns=N:.metadata.name"}, []string{"N", "c", "b", "a"}, ""},
+		{"jsonpath", GetOptions{Namespace: "default", SortBy: restarts, Output: `jsonpath={range .items[*]}{.metadata.name}{"\n"}{end}`}, []string{"c", "b", "a"}, ""},
+		{"one pod, jsonpath: not a list", GetOptions{Namespace: "default", SortBy: ".status.nope", Names: []string{"a"}, Output: "jsonpath={.metadata.name}"}, []string{"a"}, ""},
+		{"one pod, table: sorted", GetOptions{Namespace: "default", SortBy: ".status.nope", Names: []string{"a"}}, nil, `couldn't find any field with path "{.status.nope}"`},
+		{"unsortable", GetOptions{Namespace: "default", SortBy: ".spec"}, nil, "--sort-by: field {.spec} is an unsortable type: object"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Socket = sock
@@ -65,7 +65,7 @@ func TestGetSortBy(t *testing.T) {
 	}
 	for _, format := range []string{"json", "yaml"} {
 		var out bytes.Buffer
-		if err := Get(context.Background(), GetOptions{Socket: sock, SortBy: restarts, Output: format}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}); err != nil {
+		if err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, SortBy: restarts, Output: format}, cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}}); err != nil {
 			t.Fatal(err)
 		}
 		var list corev1.PodList
@@ -77,7 +77,7 @@ func TestGetSortBy(t *testing.T) {
 		}
 	}
 	noDaemon := filepath.Join(t.TempDir(), "none.sock")
-	err := Get(context.Background(), GetOptions{Socket: noDaemon, SortBy: "{.metadata.name"}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+	err := Get(context.Background(), GetOptions{Namespace: "default", Socket: noDaemon, SortBy: "{.metadata.name"}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	if err == nil || !strings.HasPrefix(err.Error(), `--sort-by "{.metadata.name": `) {
 		t.Errorf("bad --sort-by without a daemon: %v", err)
 	}
@@ -95,17 +95,17 @@ func TestGetSortByWatch(t *testing.T) {
 		pods  []corev1.Pod
 		sorts bool
 	}{
-		{GetOptions{Watch: true, SortBy: ".metadata.name"}, []corev1.Pod{b, a}, true},
-		{GetOptions{Watch: true, SortBy: ".status.nope"}, []corev1.Pod{b}, false}, // one row: not sorted, so no error
-		{GetOptions{SortBy: ".status.nope"}, []corev1.Pod{b}, true},
-		{GetOptions{SortBy: ".status.nope", Output: "json", Names: []string{"b"}}, []corev1.Pod{b}, false},
-		{GetOptions{SortBy: ".status.nope", Output: "json"}, []corev1.Pod{b}, true},
+		{GetOptions{Namespace: "default", Watch: true, SortBy: ".metadata.name"}, []corev1.Pod{b, a}, true},
+		{GetOptions{Namespace: "default", Watch: true, SortBy: ".status.nope"}, []corev1.Pod{b}, false}, // one row: not sorted, so no error
+		{GetOptions{Namespace: "default", SortBy: ".status.nope"}, []corev1.Pod{b}, true},
+		{GetOptions{Namespace: "default", SortBy: ".status.nope", Output: "json", Names: []string{"b"}}, []corev1.Pod{b}, false},
+		{GetOptions{Namespace: "default", SortBy: ".status.nope", Output: "json"}, []corev1.Pod{b}, true},
 	} {
 		if got := tc.o.sorts(tc.pods); got != tc.sorts {
 			t.Errorf("%+v: sorts(%d pods) = %v, want %v", tc.o, len(tc.pods), got, tc.sorts)
 		}
 	}
-	o := GetOptions{Watch: true, SortBy: ".metadata.name", NoHeaders: true}
+	o := GetOptions{Namespace: "default", Watch: true, SortBy: ".metadata.name", NoHeaders: true}
 	s, err := printers.NewPodSorter(o.SortBy)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func (w *podWatcher) initial(pods []corev1.Pod) {
 	}
 	for i := range pods {
 		r := w.cols.row(&pods[i], w.now())
-		w.shown[pods[i].UID] = rowKey(r)
+		w.shown[pods[i].UID] = w.rowKey(r)
 		rows = append(rows, r)
 	}
 	w.out.Fit(rows...)
@@ -60,7 +60,7 @@ func (w *podWatcher) event(e api.WatchEvent) {
 		return
 	}
 	row := w.cols.row(p, w.now())
-	key := rowKey(row)
+	key := w.rowKey(row)
 	if e.Type == api.WatchDeleted {
 		delete(w.shown, p.UID)
 		w.out.Print(row)
@@ -74,8 +74,9 @@ func (w *podWatcher) event(e api.WatchEvent) {
 }
 
 // rowKey is the row without its AGE cell.
-func rowKey(row []string) string {
-	cells := append(append([]string{}, row[:4]...), row[5:]...)
+func (w *podWatcher) rowKey(row []string) string {
+	age := w.cols.ageColumn()
+	cells := append(append([]string{}, row[:age]...), row[age+1:]...)
 	return strings.Join(cells, "\x00")
 }
 

@@ -6,6 +6,7 @@ package clienttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -135,4 +137,38 @@ func PodNames(pods []corev1.Pod) []string {
 		names = append(names, p.Name)
 	}
 	return names
+}
+
+// OpenPTY returns a pseudo-terminal's master and slave, of size cols×rows
+// (skips the test where there is none); both are closed when it ends.
+func OpenPTY(t testing.TB, cols, rows uint16) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	t.Cleanup(func() { m.Close() })
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	SetPTYSize(t, m, cols, rows)
+	return m, s
+}
+
+// SetPTYSize sets the terminal's size (the kernel signals SIGWINCH to its
+// foreground process group).
+func SetPTYSize(t testing.TB, f *os.File, cols, rows uint16) {
+	t.Helper()
+	if err := unix.IoctlSetWinsize(int(f.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: cols, Row: rows}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"slices"
 	"strings"
 	"sync"
 
@@ -164,17 +163,21 @@ func ByName[T any](items []T, names []string, name func(*T) string, resource str
 	return out, missing
 }
 
-// InNamespaces is the error for one name that items of several namespaces
-// have, when the output is one object (json, yaml, jsonpath) or a name:
-// podhost looks for names in every namespace without -n, kubectl in one, so
-// which object is meant must be said (get pod web -o jsonpath=… printed
-// nothing from a List of two pods).
-func InNamespaces[T any](resource, name string, items []T, namespace func(*T) string) error {
-	var namespaces []string
-	for i := range items {
-		namespaces = append(namespaces, namespace(&items[i]))
+// KubectlHint is podhost's one line for a kubectl command (or flag, or
+// output) it does not have: the kubectl command line to run instead,
+// against the daemon's Kubernetes API (docs/cli/README.md, "kubectl").
+func KubectlHint(what, kubectlArgs string) error {
+	return fmt.Errorf("podhost has no %q: run it with kubectl against podhost's Kubernetes API: kubectl %s (kubeconfig: podhost kubeconfig)",
+		what, kubectlArgs)
+}
+
+// NoResources prints kubectl get's line for an empty list: "No resources
+// found in NS namespace.", or "No resources found" for every namespace
+// (namespace "").
+func NoResources(w io.Writer, namespace string) {
+	if namespace == "" {
+		fmt.Fprintln(w, "No resources found")
+		return
 	}
-	slices.Sort(namespaces)
-	return fmt.Errorf("%s %q is in several namespaces (%s): choose one with -n NAMESPACE",
-		resource, name, strings.Join(slices.Compact(namespaces), ", "))
+	fmt.Fprintf(w, "No resources found in %s namespace.\n", namespace)
 }

@@ -24,7 +24,7 @@ type GetDataOptions struct {
 	Resource      string // "configmaps" or "secrets" (DataResource)
 	ManifestDir   string
 	AllowInsecure bool
-	Namespace     string   // "" = all
+	Namespace     string   // "" = every namespace (-A: a NAMESPACE column first)
 	Names         []string // none: every object; else these, in order (missing ones are NotFoundErrors)
 	Output        string   // "", json, yaml, name
 	NoHeaders     bool     // the table without its header line
@@ -64,9 +64,6 @@ func GetData(o GetDataOptions, s cmdutil.IOStreams) error {
 	}
 	if len(missing) > 0 && len(o.Names) == 1 {
 		return missing[0]
-	}
-	if o.Output != "" && len(o.Names) == 1 && len(objs) > 1 {
-		return cmdutil.InNamespaces(o.Resource, o.Names[0], objs, func(d *dataObject) string { return d.meta.Namespace })
 	}
 	return errors.Join(append([]error{o.print(objs, len(missing) > 0, s)}, missing...)...)
 }
@@ -111,7 +108,7 @@ func (o GetDataOptions) print(objs []dataObject, missing bool, s cmdutil.IOStrea
 	}
 	if len(objs) == 0 {
 		if !missing {
-			fmt.Fprintln(s.ErrOut, "No resources found")
+			cmdutil.NoResources(s.ErrOut, o.Namespace)
 		}
 		return nil
 	}
@@ -120,11 +117,15 @@ func (o GetDataOptions) print(objs []dataObject, missing bool, s cmdutil.IOStrea
 	if kind == "secret" {
 		header = "NAMESPACE\tNAME\tTYPE\tDATA"
 	}
+	skip := 0 // as kubectl: NAMESPACE only for every namespace (-A)
+	if o.Namespace != "" {
+		header, skip = strings.TrimPrefix(header, "NAMESPACE\t"), 1
+	}
 	if !o.NoHeaders {
 		fmt.Fprintln(tw, header)
 	}
 	for _, d := range objs {
-		fmt.Fprintln(tw, strings.Join(d.row, "\t"))
+		fmt.Fprintln(tw, strings.Join(d.row[skip:], "\t"))
 	}
 	return tw.Flush()
 }

@@ -3,10 +3,10 @@ package configdata
 import (
 	"fmt"
 	"maps"
-	"slices"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/model/fieldpath"
 )
 
 // ResourceFunc resolves a resourceFieldRef of a downwardAPI file (the
@@ -47,33 +47,7 @@ func DownwardAPIPayload(pod *corev1.Pod, items []corev1.DownwardAPIVolumeFile, d
 }
 
 func downwardField(pod *corev1.Pod, path string) (string, error) {
-	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
-	}
-	for prefix, m := range map[string]map[string]string{"metadata.labels": pod.Labels, "metadata.annotations": pod.Annotations} {
-		if rest, ok := strings.CutPrefix(path, prefix+"['"); ok && strings.HasSuffix(rest, "']") {
-			return m[strings.TrimSuffix(rest, "']")], nil
-		}
-	}
-	return "", fmt.Errorf("fieldRef %q is not supported", path)
-}
-
-// formatMap is the kubelet's fieldpath.FormatMap.
-func formatMap(m map[string]string) string {
-	var b strings.Builder
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		fmt.Fprintf(&b, "%v=%q\n", k, m[k])
-	}
-	return strings.TrimSuffix(b.String(), "\n")
+	return fieldpath.ExtractFieldPathAsString(pod, path)
 }
 
 // ProjectedPayload merges the sources of a projected volume: configMap

@@ -179,7 +179,7 @@ func validateDataMeta(m *metav1.ObjectMeta) field.ErrorList {
 	for _, msg := range validation.IsDNS1123Label(m.Namespace) {
 		all = append(all, field.Invalid(p.Child("namespace"), m.Namespace, msg))
 	}
-	return all
+	return append(all, validateLabelsAndAnnotations(m, p)...)
 }
 
 func validateDataKey(p *field.Path, k string) field.ErrorList {

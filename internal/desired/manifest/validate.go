@@ -8,7 +8,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -17,9 +19,12 @@ import (
 )
 
 // Validation follows Kubernetes' ValidatePod (pkg/apis/core/validation) for
-// everything podhost runs, with the same messages where it can. Fields that
-// only matter to a cluster (labels, annotations, nodeName, nodeSelector,
-// affinity, tolerations, priority, serviceAccountName, ...) are ignored.
+// everything podhost runs, with the same messages where it can. Labels and
+// annotations are checked as the API server checks every object's
+// (apimachinery's ValidateLabels and ValidateAnnotations: keys, values,
+// 256 KiB of annotations in all). Fields that only matter to a cluster
+// (nodeName, nodeSelector, affinity, tolerations, priority,
+// serviceAccountName, ...) are ignored.
 // Features podhost cannot honour are rejected rather than silently ignored,
 // because ignoring them would change what runs: ephemeral containers,
 // volume types other than hostPath, emptyDir, configMap, secret,
@@ -86,6 +91,7 @@ func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 	if m.DeletionGracePeriodSeconds != nil {
 		all = append(all, forbidden(p.Child("deletionGracePeriodSeconds"), "metadata.deletionGracePeriodSeconds (set terminationGracePeriodSeconds) is"))
 	}
+	all = append(all, validateLabelsAndAnnotations(m, p)...)
 	if v, ok := m.Annotations[wellknown.AnnotationRollbackAfter]; ok {
 		if _, err := wellknown.ParseRollbackAfter(v); err != nil {
 			all = append(all, field.Invalid(p.Child("annotations").Key(wellknown.AnnotationRollbackAfter), v, err.Error()))
@@ -95,6 +101,13 @@ func validateMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 		all = append(all, validateNameLength(m, p)...)
 	}
 	return all
+}
+
+// validateLabelsAndAnnotations checks m's labels and annotations as the API
+// server checks every object's metadata (ValidateObjectMetaAccessor).
+func validateLabelsAndAnnotations(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
+	all := metav1validation.ValidateLabels(m.Labels, p.Child("labels"))
+	return append(all, apivalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))...)
 }
 
 // maxDirName is the longest file name Linux allows (NAME_MAX).

@@ -11,27 +11,43 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
+	"github.com/podhost/podhost/internal/model/qos"
 	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
-// Event is one pod event as describe shows it.
+// Event is one pod event as describe shows it: the kubelet's recorder
+// aggregates repeats (Count, First; Time is the last occurrence).
 type Event struct {
-	Time                  time.Time
+	Time                  time.Time // the last occurrence (lastTimestamp)
+	First                 time.Time // the first (firstTimestamp); zero: Time
+	Count                 int32     // occurrences; 0 and 1: one
 	Type, Reason, Message string
 }
 
-// Describe writes a kubectl-style description of a pod: metadata, status,
-// containers with their states, conditions, volumes and recent events (no
+// Describe writes a pod's description in kubectl describe pod's layout
+// (k8s.io/kubectl/pkg/describe describePod, ported: what a pod on podhost
+// has — no priority class, service account, tolerations or controller),
+// with podhost's Rolled Back and Last confirmed lines; the events last (no
 // Events section when events is nil, as kubectl's --show-events=false).
 // confirmed is when the status was last confirmed against the runtime
-// (containerd last answered); zero omits the line.
+// (containerd last answered); zero omits the line. Control characters a
+// terminal would act on are escaped, as kubectl's printers do.
 func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Time) error {
-	tw := tabwriter.NewWriter(w, 0, 8, 1, ' ', 0)
-	out := NewTerminalWriter(tw) // container-controlled text: escaped (escape.go)
-	kv := func(k, v string) { fmt.Fprintf(out, "%s:\t%s\n", k, v) }
+	tw := tabwriter.NewWriter(NewTerminalWriter(w), 0, 8, 2, ' ', 0)
+	kv := func(k, v string) { fmt.Fprintf(tw, "%s:\t%s\n", k, v) }
 	kv("Name", p.Name)
 	kv("Namespace", p.Namespace)
-	kv("UID", string(p.UID))
+	if p.Spec.Priority != nil {
+		kv("Priority", fmt.Sprint(*p.Spec.Priority))
+	}
+	if p.Spec.PriorityClassName != "" {
+		kv("Priority Class Name", p.Spec.PriorityClassName)
+	}
+	if p.Spec.NodeName == "" {
+		kv("Node", "<none>")
+	} else {
+		kv("Node", p.Spec.NodeName+"/"+p.Status.HostIP)
+	}
 	if p.Status.StartTime != nil {
 		kv("Start Time", p.Status.StartTime.Format(time.RFC1123Z))
 	}
@@ -45,30 +61,30 @@ func Describe(w io.Writer, p *corev1.Pod, events []Event, confirmed, now time.Ti
 	if !confirmed.IsZero() {
 		kv("Last confirmed", fmt.Sprintf("%s (%s ago)", confirmed.Format(time.RFC1123Z), duration.HumanDuration(now.Sub(confirmed))))
 	}
+	describeSeccomp(tw, "", p.Spec.SecurityContext)
 	kv("IP", p.Status.PodIP)
 	if len(p.Status.PodIPs) == 0 {
 		kv("IPs", "<none>")
 	} else {
-		fmt.Fprintln(out, "IPs:")
+		fmt.Fprintln(tw, "IPs:")
 		for _, ip := range p.Status.PodIPs {
-			fmt.Fprintf(out, "  IP:\t%s\n", ip.IP)
+			fmt.Fprintf(tw, "  IP:\t%s\n", ip.IP)
 		}
 	}
-	kv("Host IP", orNone(p.Status.HostIP))
-	kv("QoS Class", string(p.Status.QOSClass))
 	if len(p.Spec.InitContainers) > 0 {
-		fmt.Fprintln(out, "Init Containers:")
-		describeContainers(out, p.Spec.InitContainers, p.Status.InitContainerStatuses)
+		describeContainers(tw, "Init Containers", p, p.Spec.InitContainers, p.Status.InitContainerStatuses)
 	}
-	fmt.Fprintln(out, "Containers:")
-	describeContainers(out, p.Spec.Containers, p.Status.ContainerStatuses)
-	fmt.Fprintln(out, "Conditions:")
-	fmt.Fprintln(out, "  Type\tStatus")
-	for _, c := range p.Status.Conditions {
-		fmt.Fprintf(out, "  %s\t%s\n", c.Type, c.Status)
+	describeContainers(tw, "Containers", p, p.Spec.Containers, p.Status.ContainerStatuses)
+	if len(p.Status.Conditions) > 0 {
+		fmt.Fprintln(tw, "Conditions:\n  Type\tStatus")
+		for _, c := range p.Status.Conditions {
+			fmt.Fprintf(tw, "  %v \t%v \n", c.Type, c.Status)
+		}
 	}
-	describeVolumes(out, p.Spec.Volumes)
-	describeEvents(out, events, now)
+	describeVolumes(tw, p.Spec.Volumes)
+	kv("QoS Class", string(qos.PodQOS(p)))
+	kv("Node-Selectors", mapString(p.Spec.NodeSelector))
+	describeEvents(tw, events, now)
 	return tw.Flush()
 }
 
@@ -92,114 +108,55 @@ func describeStatus(kv func(k, v string), p *corev1.Pod, now time.Time) {
 	}
 }
 
-func describeContainers(w io.Writer, specs []corev1.Container, statuses []corev1.ContainerStatus) {
-	byName := map[string]corev1.ContainerStatus{}
-	for _, s := range statuses {
-		byName[s.Name] = s
-	}
-	for _, c := range specs {
-		st := byName[c.Name]
-		fmt.Fprintf(w, "  %s:\n", c.Name)
-		fmt.Fprintf(w, "    Container ID:\t%s\n", st.ContainerID)
-		fmt.Fprintf(w, "    Image:\t%s\n", c.Image)
-		if st.ImageID != "" {
-			fmt.Fprintf(w, "    Image ID:\t%s\n", st.ImageID)
-		}
-		if len(c.Command) > 0 {
-			fmt.Fprintf(w, "    Command:\t%s\n", strings.Join(c.Command, " "))
-		}
-		if len(c.Args) > 0 {
-			fmt.Fprintf(w, "    Args:\t%s\n", strings.Join(c.Args, " "))
-		}
-		for _, port := range c.Ports {
-			fmt.Fprintf(w, "    Port:\t%d/%s (host %d)\n", port.ContainerPort, port.Protocol, port.HostPort)
-		}
-		describeState(w, "State", st.State)
-		if st.LastTerminationState.Terminated != nil {
-			describeState(w, "Last State", st.LastTerminationState)
-		}
-		fmt.Fprintf(w, "    Ready:\t%v\n", st.Ready)
-		fmt.Fprintf(w, "    Restart Count:\t%d\n", st.RestartCount)
-		if len(c.Resources.Limits) > 0 {
-			fmt.Fprintf(w, "    Limits:\t%s\n", resourceString(c.Resources.Limits))
-		}
-		if len(c.Resources.Requests) > 0 {
-			fmt.Fprintf(w, "    Requests:\t%s\n", resourceString(c.Resources.Requests))
-		}
-		for _, m := range c.VolumeMounts {
-			ro := "rw"
-			if m.ReadOnly {
-				ro = "ro"
-			}
-			fmt.Fprintf(w, "    Mount:\t%s from %s (%s)\n", m.MountPath, m.Name, ro)
-		}
-	}
-}
-
-func describeState(w io.Writer, label string, s corev1.ContainerState) {
-	switch {
-	case s.Running != nil:
-		fmt.Fprintf(w, "    %s:\tRunning\n      Started:\t%s\n", label, s.Running.StartedAt.Format(time.RFC1123Z))
-	case s.Terminated != nil:
-		t := s.Terminated
-		fmt.Fprintf(w, "    %s:\tTerminated\n      Reason:\t%s\n      Exit Code:\t%d\n", label, t.Reason, t.ExitCode)
-		if !t.StartedAt.IsZero() {
-			fmt.Fprintf(w, "      Started:\t%s\n", t.StartedAt.Format(time.RFC1123Z))
-		}
-		if !t.FinishedAt.IsZero() {
-			fmt.Fprintf(w, "      Finished:\t%s\n", t.FinishedAt.Format(time.RFC1123Z))
-		}
-		if t.Message != "" {
-			fmt.Fprintf(w, "      Message:\t%s\n", t.Message)
-		}
-	case s.Waiting != nil:
-		fmt.Fprintf(w, "    %s:\tWaiting\n      Reason:\t%s\n", label, s.Waiting.Reason)
-		if s.Waiting.Message != "" {
-			fmt.Fprintf(w, "      Message:\t%s\n", s.Waiting.Message)
-		}
-	default:
-		fmt.Fprintf(w, "    %s:\tWaiting\n", label)
-	}
-}
-
-func describeVolumes(w io.Writer, vols []corev1.Volume) {
-	if len(vols) == 0 {
-		fmt.Fprintln(w, "Volumes:\t<none>")
+// describeSeccomp is kubectl's SeccompProfile and LocalhostProfile lines
+// (indent: the container's level).
+func describeSeccomp(w io.Writer, indent string, sc *corev1.PodSecurityContext) {
+	if sc == nil || sc.SeccompProfile == nil {
 		return
 	}
-	fmt.Fprintln(w, "Volumes:")
-	for _, v := range vols {
-		switch {
-		case v.HostPath != nil:
-			t := ""
-			if v.HostPath.Type != nil {
-				t = string(*v.HostPath.Type)
-			}
-			fmt.Fprintf(w, "  %s:\tHostPath %s (type %q)\n", v.Name, v.HostPath.Path, t)
-		case v.EmptyDir != nil:
-			fmt.Fprintf(w, "  %s:\tEmptyDir (medium %q)\n", v.Name, v.EmptyDir.Medium)
-		default:
-			fmt.Fprintf(w, "  %s:\t<unsupported>\n", v.Name)
-		}
+	writeSeccomp(w, indent, sc.SeccompProfile)
+}
+
+func writeSeccomp(w io.Writer, indent string, sp *corev1.SeccompProfile) {
+	fmt.Fprintf(w, "%sSeccompProfile:\t%s\n", indent, sp.Type)
+	if sp.Type == corev1.SeccompProfileTypeLocalhost && sp.LocalhostProfile != nil {
+		fmt.Fprintf(w, "%sLocalhostProfile:\t%s\n", indent, *sp.LocalhostProfile)
 	}
 }
 
-// describeEvents writes the Events section; none for nil events (kubectl
-// describe's --show-events=false), "<none>" for an empty list.
-func describeEvents(w io.Writer, events []Event, now time.Time) {
+// describeEvents writes kubectl's DescribeEvents: none for nil events
+// (--show-events=false), "<none>" for an empty list; the table after a
+// flush, so its columns are its own; an event seen several times as
+// "<last> (x<count> over <since first>)".
+func describeEvents(tw *tabwriter.Writer, events []Event, now time.Time) {
 	if events == nil {
 		return
 	}
 	if len(events) == 0 {
-		fmt.Fprintln(w, "Events:\t<none>")
+		fmt.Fprintln(tw, "Events:\t<none>")
 		return
 	}
-	fmt.Fprintln(w, "Events:")
-	fmt.Fprintln(w, "  Type\tReason\tAge\tMessage")
-	fmt.Fprintln(w, "  ----\t------\t----\t-------")
+	tw.Flush()
+	fmt.Fprintln(tw, "Events:\n  Type\tReason\tAge\tFrom\tMessage")
+	fmt.Fprintln(tw, "  ----\t------\t----\t----\t-------")
 	for _, e := range events {
-		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", EscapeCell(e.Type), EscapeCell(e.Reason), duration.HumanDuration(now.Sub(e.Time)), EscapeCell(e.Message))
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", e.Type, e.Reason, EventAge(e, now), "kubelet", strings.TrimSpace(e.Message))
 	}
+}
+
+// EventAge is kubectl's Age of an event: since it was last seen, with the
+// count and the time since the first for a repeated one ("3m (x95 over
+// 1h)").
+func EventAge(e Event, now time.Time) string {
+	last := duration.HumanDuration(now.Sub(e.Time))
+	if e.Count <= 1 {
+		return last
+	}
+	first := e.First
+	if first.IsZero() {
+		first = e.Time
+	}
+	return fmt.Sprintf("%s (x%d over %s)", last, e.Count, duration.HumanDuration(now.Sub(first)))
 }
 
 func mapString(m map[string]string) string {
@@ -256,15 +213,6 @@ func annotationsString(m map[string]string) string {
 		}
 	}
 	return strings.Join(lines, "\n\t")
-}
-
-func resourceString(rl corev1.ResourceList) string {
-	var parts []string
-	for name, q := range rl {
-		parts = append(parts, string(name)+"="+q.String())
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ", ")
 }
 
 func orNone(s string) string {

@@ -4,7 +4,7 @@ package api
 //
 // The client sends
 //
-//	POST /v1/pods/{namespace}/{name}/exec?container=C&tty=BOOL&stdin=BOOL&command=ARG0&command=ARG1...
+//	POST /v1/pods/{namespace}/{name}/exec?container=C&tty=BOOL&stdin=BOOL[&width=W&height=H]&command=ARG0&command=ARG1...
 //	Connection: Upgrade
 //	Upgrade: podhost-exec
 //
@@ -18,6 +18,9 @@ package api
 //
 //	client → server   0 stdin data; a zero-length stream-0 frame is stdin's EOF
 //	                    (frames with -i off are ignored)
+//	                  5 resize, with a TTY: width and height, 2 bytes each, big-endian
+//	                    (the client's terminal changed size; its size at the start
+//	                    is the query's width and height); ignored without a TTY
 //	server → client   1 stdout data
 //	                  2 stderr data (never sent with a TTY: its output is on stdout)
 //	                  3 exit: payload is the exit code, 4-byte big-endian int32; the last frame
@@ -40,7 +43,10 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
+
+	"github.com/podhost/podhost/internal/model/runtimeapi"
 )
 
 // Frame streams of the exec protocol.
@@ -50,6 +56,7 @@ const (
 	StreamStderr byte = 2
 	StreamExit   byte = 3
 	StreamError  byte = 4
+	StreamResize byte = 5
 )
 
 const (
@@ -70,6 +77,11 @@ type ExecRequest struct {
 	Namespace, Name, Container string
 	Command                    []string
 	Stdin, TTY                 bool
+	// Width and Height, with TTY, are the client's terminal size when the
+	// command starts (0: unknown); Resize carries its later sizes (the
+	// client's to send; the server's received, the first size included).
+	Width, Height uint16
+	Resize        <-chan runtimeapi.TerminalSize
 }
 
 // statusError is an error whose message is exactly msg and which matches
@@ -135,6 +147,10 @@ func ExecQuery(req ExecRequest) string {
 	q.Set("container", req.Container)
 	q.Set("tty", strconv.FormatBool(req.TTY))
 	q.Set("stdin", strconv.FormatBool(req.Stdin))
+	if req.TTY && req.Width > 0 && req.Height > 0 {
+		q.Set("width", strconv.Itoa(int(req.Width)))
+		q.Set("height", strconv.Itoa(int(req.Height)))
+	}
 	q["command"] = req.Command
 	return "/v1/pods/" + url.PathEscape(req.Namespace) + "/" + url.PathEscape(req.Name) + "/exec?" + q.Encode()
 }
@@ -163,11 +179,17 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, std
 		}
 		return -1, err
 	}
+	fw := &frameConn{w: conn}
 	if req.Stdin {
 		if stdin == nil {
 			stdin = strings.NewReader("")
 		}
-		go pumpStdin(conn, stdin)
+		go pumpStdin(fw, stdin)
+	}
+	if req.TTY && req.Resize != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go pumpResizes(fw, req.Resize, done)
 	}
 	code, err := readOutput(br, stdout, stderr)
 	if ctx.Err() != nil {
@@ -212,21 +234,55 @@ func execHandshake(conn net.Conn, req ExecRequest) (*bufio.Reader, error) {
 	return nil, errors.New(msg)
 }
 
+// frameConn serializes the client's frame writes (stdin, resizes).
+type frameConn struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (f *frameConn) frame(stream byte, p []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return writeFrame(f.w, stream, p)
+}
+
 // pumpStdin copies stdin into stdin frames, then sends the EOF frame.
-func pumpStdin(w io.Writer, stdin io.Reader) {
+func pumpStdin(w *frameConn, stdin io.Reader) {
 	buf := make([]byte, chunkSize)
 	for {
 		n, err := stdin.Read(buf)
 		if n > 0 {
-			if werr := writeFrame(w, StreamStdin, buf[:n]); werr != nil {
+			if werr := w.frame(StreamStdin, buf[:n]); werr != nil {
 				return
 			}
 		}
 		if err != nil {
-			_ = writeFrame(w, StreamStdin, nil)
+			_ = w.frame(StreamStdin, nil)
 			return
 		}
 	}
+}
+
+// pumpResizes sends each size of resize as a resize frame, until resize is
+// closed or done is.
+func pumpResizes(w *frameConn, resize <-chan runtimeapi.TerminalSize, done <-chan struct{}) {
+	for {
+		select {
+		case <-done:
+			return
+		case sz, ok := <-resize:
+			if !ok {
+				return
+			}
+			if w.frame(StreamResize, resizePayload(sz)) != nil {
+				return
+			}
+		}
+	}
+}
+
+func resizePayload(sz runtimeapi.TerminalSize) []byte {
+	return binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(nil, sz.Width), sz.Height)
 }
 
 // readOutput copies output frames until the exit or error frame.

@@ -2,14 +2,18 @@ package api
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/podhost/podhost/internal/model/runtimeapi"
 )
 
 // exec serves the exec endpoint (protocol: exec.go).
@@ -19,6 +23,8 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 		Namespace: r.PathValue("namespace"), Name: r.PathValue("name"), Container: q.Get("container"),
 		Command: q["command"], Stdin: q.Get("stdin") == "true", TTY: q.Get("tty") == "true",
 	}
+	width, _ := strconv.ParseUint(q.Get("width"), 10, 16)
+	height, _ := strconv.ParseUint(q.Get("height"), 10, 16)
 	if len(req.Command) == 0 {
 		http.Error(w, "you must specify at least one command for the container", http.StatusBadRequest)
 		return
@@ -30,6 +36,13 @@ func (s *Server) exec(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	e := &execSession{w: w, cancel: cancel, readerDone: make(chan struct{})}
+	if req.TTY && width > 0 && height > 0 {
+		// The size from the start (the runtime sizes the console with
+		// it), then each resize frame.
+		e.resize = make(chan runtimeapi.TerminalSize, 1)
+		e.resize <- runtimeapi.TerminalSize{Width: uint16(width), Height: uint16(height)}
+		req.Width, req.Height, req.Resize = uint16(width), uint16(height), e.resize
+	}
 	var stdin io.Reader
 	if req.Stdin {
 		e.stdinR, e.stdinW = io.Pipe()
@@ -79,7 +92,8 @@ type execSession struct {
 
 	stdinR     *io.PipeReader // the command's stdin (nil without -i)
 	stdinW     *io.PipeWriter
-	readerDone chan struct{} // closed when readClient returns
+	resize     chan runtimeapi.TerminalSize // the terminal's sizes (nil without a TTY and a size)
+	readerDone chan struct{}                // closed when readClient returns
 }
 
 // upgrade switches the connection to the exec protocol, once.
@@ -142,6 +156,10 @@ func (e *execSession) readClient(r io.Reader) {
 			}
 			return
 		}
+		if stream == StreamResize && e.resize != nil && len(p) == 4 {
+			e.resized(runtimeapi.TerminalSize{Width: binary.BigEndian.Uint16(p), Height: binary.BigEndian.Uint16(p[2:])})
+			continue
+		}
 		if stream != StreamStdin || e.stdinW == nil {
 			continue
 		}
@@ -150,6 +168,23 @@ func (e *execSession) readClient(r io.Reader) {
 			continue
 		}
 		_, _ = e.stdinW.Write(p) // fails once stdin is closed: drop the data
+	}
+}
+
+// resized passes the newest size on: one that has not been applied yet is
+// replaced (only the last size matters), so a client's resizes never block
+// its stdin.
+func (e *execSession) resized(sz runtimeapi.TerminalSize) {
+	for {
+		select {
+		case e.resize <- sz:
+			return
+		default:
+		}
+		select {
+		case <-e.resize:
+		default:
+		}
 	}
 }
 

@@ -41,9 +41,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Event is one pod event.
+// Event is one pod event; a repeated one is aggregated, as the kubelet's
+// recorder does: Count occurrences, the first at First, the last at Time.
 type Event struct {
 	Time    time.Time `json:"time"`
+	First   time.Time `json:"first,omitzero"`
+	Count   int32     `json:"count,omitempty"`
 	Type    string    `json:"type"`
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"`
