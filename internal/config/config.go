@@ -145,6 +145,10 @@ type Config struct {
 	RegistryHostsDir string
 	// Disk: log and image garbage collection (disk.go).
 	Disk
+	// ImagesDir holds image archives imported into containerd at start and
+	// when one lands there, pinned against image GC
+	// (internal/host/imagesdir). "" = <StateDir>/images (ImagesDirPath).
+	ImagesDir string
 	// ManifestURL: the HTTP manifest source (url.go).
 	ManifestURL
 	// Security: seccompDefault, podSecurity (security.go).
@@ -202,6 +206,7 @@ type file struct {
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
+	ImagesDir           *string `json:"imagesDir"`
 	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
 	// ShutdownGracePeriodCriticalPods: see Config.
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
@@ -339,6 +344,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.RegistryHostsDir, f.RegistryHostsDir)
 	f.diskFile.applyTo(&c.Disk)
 	f.securityFile.applyTo(&c.Security)
+	setString(&c.ImagesDir, f.ImagesDir)
 	setString(&c.MetricsAddress, f.MetricsAddress)
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
@@ -433,6 +439,9 @@ func (c *Config) Validate() error {
 		{"manifestDir", c.ManifestDir}, {"stateDir", c.StateDir}, {"logDir", c.LogDir},
 		{"runDir", c.RunDir}, {"socket", c.Socket}, {"cniConfDir", c.CNIConfDir},
 	}
+	if c.ImagesDir != "" {
+		paths = append(paths, struct{ key, v string }{"imagesDir", c.ImagesDir})
+	}
 	for _, p := range paths {
 		if !filepath.IsAbs(p.v) {
 			errs = append(errs, fmt.Errorf("%s: must be an absolute path, got %q", p.key, p.v))
@@ -506,4 +515,13 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.Disk.validate(), c.ManifestURL.validate(), c.Security.validate())
 	return errors.Join(errs...)
+}
+
+// ImagesDirPath is the images directory: ImagesDir, else
+// <StateDir>/images (as k3s' agent/images under its data dir).
+func (c *Config) ImagesDirPath() string {
+	if c.ImagesDir != "" {
+		return c.ImagesDir
+	}
+	return filepath.Join(c.StateDir, "images")
 }

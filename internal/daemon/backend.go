@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/podhost/podhost/internal/host/imagesdir"
 	"io"
 	"net/http"
 	"slices"
@@ -23,6 +24,7 @@ import (
 // backend adapts the manager and the status manager to the API server.
 type backend struct {
 	mgr    *manager.Manager
+	images imagesErrors // the images directory's refused archives
 	st     *status.Manager
 	logDir string
 	rt     execer
@@ -101,8 +103,16 @@ func (b *backend) FileErrors() []api.FileError {
 	for _, fe := range b.mgr.FileErrors() {
 		out = append(out, api.FileError{File: fe.File, Error: fe.Err.Error(), Kept: fe.Kept})
 	}
+	if b.images != nil {
+		for _, fe := range b.images.Errors() {
+			out = append(out, api.FileError{File: fe.File, Error: fe.Err.Error(), Source: api.SourceImagesDir})
+		}
+	}
 	return out
 }
+
+// imagesErrors is the images directory's loader (*imagesdir.Loader).
+type imagesErrors interface{ Errors() []imagesdir.FileError }
 
 // Logs streams a container's CRI log file (the current attempt, or the
 // previous one with Previous), flushing as it goes so `logs -f` is live.

@@ -47,7 +47,6 @@ import (
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
-	"github.com/podhost/podhost/internal/kubelet/imagegc"
 	"github.com/podhost/podhost/internal/kubelet/lifecycle"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/pleg"
@@ -275,8 +274,14 @@ func (d *daemon) serve(ctx context.Context) error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil
 	})
+	images, imagesAdded := d.runImagesDir(gctx, g)
 	g.Go(func() error {
-		d.mgr.Run(gctx, manager.Inputs{Snapshots: snaps, Events: events, ProbeUpdates: d.prober.Updates(),
+		select { // the images directory is imported before any pod syncs
+		case <-images.Ready():
+		case <-gctx.Done():
+			return nil
+		}
+		d.mgr.Run(gctx, manager.Inputs{Snapshots: snaps, Events: events, ProbeUpdates: d.prober.Updates(), ImagesAdded: imagesAdded,
 			PrevAdmitted: prev, Housekeeping: housekeepingPeriod, Heartbeat: d.heartbeat})
 		return nil
 	})
@@ -294,7 +299,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
+	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
 		node: d.nodeSource(host, health)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	srv := api.NewServer(b, d.log)
@@ -348,11 +353,6 @@ func (d *daemon) close() {
 	d.prober.Close()
 	d.syncer.Close()
 	d.statuses.Flush() // last: the prober and the stops in flight record events
-}
-
-func (d *daemon) imageGC() *imagegc.Manager {
-	return imagegc.New(d.rt, imagegc.Options{FSPath: d.cfg.ImageFSPath, Referenced: d.mgr.ReferencedImages, Ready: d.mgr.SourcesReady, Logger: d.log,
-		Thresholds: imagegc.Thresholds{High: d.cfg.ImageGCHighThresholdPercent, Low: d.cfg.ImageGCLowThresholdPercent}})
 }
 
 func ignoreCanceled(err error) error {

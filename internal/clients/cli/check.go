@@ -184,8 +184,12 @@ func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p pr
 		}
 	}
 	for _, fe := range fes {
+		name := "manifest-file"
+		if fe.Source == api.SourceImagesDir {
+			name = "images-dir"
+		}
 		for _, line := range strings.Split(fe.Error, "\n") {
-			out = append(out, CheckResult{"manifest-file", StatusWarn, line})
+			out = append(out, CheckResult{name, StatusWarn, line})
 		}
 	}
 	return out

@@ -49,7 +49,8 @@ func ImagesImport(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) err
 	return nil
 }
 
-// ImagesList prints REF DIGEST SIZE.
+// ImagesList prints REF DIGEST SIZE PINNED: PINNED says where a pinned
+// image came from (images-dir:<file>), which image GC never removes.
 func ImagesList(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) error {
 	rt, err := connect(ctx, o)
 	if err != nil {
@@ -61,9 +62,13 @@ func ImagesList(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) error
 		return err
 	}
 	tw := tabwriter.NewWriter(s.Out, 0, 8, 3, ' ', 0)
-	fmt.Fprintln(tw, "REF\tDIGEST\tSIZE")
+	fmt.Fprintln(tw, "REF\tDIGEST\tSIZE\tPINNED")
 	for _, img := range imgs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", img.Ref, img.Digest, units.HumanSize(float64(img.Size)))
+		pinned := img.Pinned
+		if pinned == "" {
+			pinned = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", img.Ref, img.Digest, units.HumanSize(float64(img.Size)), pinned)
 	}
 	return tw.Flush()
 }

@@ -56,10 +56,7 @@ func ImagesPrune(ctx context.Context, o ImagesOptions, s cmdutil.IOStreams) erro
 	if err != nil {
 		return err
 	}
-	imgs := make([]imagegc.Image, len(all))
-	for i, img := range all {
-		imgs[i] = imagegc.Image{Ref: img.Ref, Digest: img.Digest, Size: img.Size, LastUsed: img.LastUsed}
-	}
+	imgs := imagegc.FromRuntime(all)
 	var errs []error
 	for _, ref := range imagegc.Unused(imgs, imagegc.Matcher(refs)) {
 		if err := rt.RemoveImage(ctx, ref); err != nil {

@@ -10,9 +10,13 @@ import (
 
 	"github.com/containerd/containerd/v2/client"
 	"github.com/containerd/containerd/v2/core/images/archive"
+	"github.com/containerd/containerd/v2/pkg/archive/compression"
 	"github.com/containerd/errdefs"
 	"github.com/distribution/reference"
+	digest "github.com/opencontainers/go-digest"
+
 	"github.com/podhost/podhost/internal/model/runtimeapi"
+	"github.com/podhost/podhost/internal/model/wellknown"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -158,28 +162,68 @@ func describe(ctx context.Context, img client.Image) (Image, error) {
 		return Image{}, fmt.Errorf("image %s: size: %w", img.Name(), err)
 	}
 	return Image{Ref: img.Name(), Digest: img.Target().Digest.String(), Config: spec.Config, Size: size,
-		LastUsed: lastUsed(img.Metadata())}, nil
+		LastUsed: lastUsed(img.Metadata()), Pinned: img.Labels()[wellknown.LabelImagePinned]}, nil
 }
 
-// ImportImage imports an OCI layout or `docker save` tar and unpacks the
-// images. Tag-only OCI ref names ("1.0") and unnamed manifests are named
-// import@<digest>.
+// ImportImage imports an OCI layout or `docker save` tar (plain, gzip or
+// zstd) and unpacks the images. Tag-only OCI ref names ("1.0") and unnamed
+// manifests are named import@<digest>.
 func (r *Runtime) ImportImage(ctx context.Context, in io.Reader) ([]Image, error) {
+	return r.ImportArchive(ctx, in, ImportOptions{})
+}
+
+// ImportOptions adjust ImportArchive.
+type ImportOptions struct {
+	// Labels are set on every image imported (replacing the image's
+	// labels, as client.WithImageLabels does).
+	Labels map[string]string
+	// Keep, if set, decides whether the archive may name an image ref
+	// (normalized); a ref it refuses is not created or updated.
+	Keep func(ref string) bool
+}
+
+// ImportArchive is ImportImage with options (the images directory).
+func (r *Runtime) ImportArchive(ctx context.Context, in io.Reader, opts ImportOptions) ([]Image, error) {
 	ctx = r.nsctx(ctx)
+	dec, err := compression.DecompressStream(in)
+	if err != nil {
+		return nil, fmt.Errorf("import: %w", err)
+	}
+	defer dec.Close()
 	var out []Image
-	err := r.withLease(ctx, func(ctx context.Context) (err error) {
-		out, err = r.importImage(ctx, in)
+	err = r.withLease(ctx, func(ctx context.Context) (err error) {
+		out, err = r.importImage(ctx, dec, opts)
 		return err
 	})
 	return out, err
 }
 
-func (r *Runtime) importImage(ctx context.Context, in io.Reader) ([]Image, error) {
-	imgs, err := r.client.Import(ctx, in,
-		client.WithImageRefTranslator(importRefName),
-		client.WithDigestRef(archive.DigestTranslator("import")),
+func (r *Runtime) importImage(ctx context.Context, in io.Reader, opts ImportOptions) ([]Image, error) {
+	refName := importRefName
+	digestRef := archive.DigestTranslator("import")
+	if opts.Keep != nil {
+		refName = func(ref string) string {
+			if n := importRefName(ref); n != "" && opts.Keep(n) {
+				return n
+			}
+			return ""
+		}
+		digestRef = func(d digest.Digest) string {
+			if n := archive.DigestTranslator("import")(d); opts.Keep(n) {
+				return n
+			}
+			return ""
+		}
+	}
+	iopts := []client.ImportOpt{
+		client.WithImageRefTranslator(refName),
+		client.WithDigestRef(digestRef),
 		client.WithSkipDigestRef(func(name string) bool { return name != "" }),
-	)
+	}
+	if opts.Labels != nil {
+		iopts = append(iopts, client.WithImageLabels(opts.Labels))
+	}
+	imgs, err := r.client.Import(ctx, in, iopts...)
 	if err != nil {
 		return nil, fmt.Errorf("import: %w", err)
 	}

@@ -28,7 +28,8 @@ type Options struct {
 	FSPath     string
 	Thresholds Thresholds
 	// Referenced returns the images the manifests reference (every pod
-	// in the directory, admitted or not, running or not).
+	// in the directory, admitted or not, running or not, and those of the
+	// last good copies of the manifests).
 	Referenced func() []string
 	// Ready is false until the manifests were read (Referenced is empty
 	// then, not because no pod wants an image): a pass is skipped. nil =
@@ -154,10 +155,13 @@ func Matcher(refs []string) func(Image) bool {
 func toImages(in []runtimeapi.Image) []Image {
 	out := make([]Image, len(in))
 	for i, img := range in {
-		out[i] = Image{Ref: img.Ref, Digest: img.Digest, Size: img.Size, LastUsed: img.LastUsed}
+		out[i] = Image{Ref: img.Ref, Digest: img.Digest, Size: img.Size, LastUsed: img.LastUsed, Pinned: img.Pinned}
 	}
 	return out
 }
+
+// FromRuntime converts the runtime's image list (`images prune`).
+func FromRuntime(in []runtimeapi.Image) []Image { return toImages(in) }
 
 // Statfs measures the filesystem holding path.
 func Statfs(path string) (Usage, error) {

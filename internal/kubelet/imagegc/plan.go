@@ -4,7 +4,8 @@
 // images no pod uses are removed, least recently used first, until usage
 // is back under the low threshold. An image a manifest in the directory
 // references is never removed, even if its pod is not running; nor one a
-// container (of any pod, even an orphan) was created from.
+// container (of any pod, even an orphan) was created from; nor a pinned
+// one (label podhost.io/pinned: the images directory's).
 //
 // Images are grouped by digest: removing one tag of a digest another tag
 // still names frees nothing, so a digest goes with all its names or not
@@ -21,6 +22,9 @@ type Image struct {
 	Ref, Digest string
 	Size        int64
 	LastUsed    time.Time
+	// Pinned: the image's podhost.io/pinned label (the images directory):
+	// its digest is never removed, like one in use.
+	Pinned string
 }
 
 // Usage is the image filesystem's size and free space, in bytes.
@@ -51,6 +55,7 @@ func ToFree(u Usage, t Thresholds) int64 {
 // Plan returns the refs to remove to free want bytes: whole digests none
 // of whose refs is in use, least recently used first (a digest's last use
 // is that of its most recently used ref); ties by ref for a stable order.
+// A digest with a pinned ref is never removed.
 func Plan(imgs []Image, inUse func(Image) bool, want int64) []string {
 	if want <= 0 {
 		return nil
@@ -102,7 +107,7 @@ func candidates(imgs []Image, inUse func(Image) bool) []group {
 		if img.LastUsed.After(g.lastUsed) {
 			g.lastUsed = img.LastUsed
 		}
-		if inUse(img) {
+		if img.Pinned != "" || inUse(img) {
 			used[img.Digest] = true
 		}
 	}

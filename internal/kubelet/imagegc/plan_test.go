@@ -80,3 +80,19 @@ func TestMatcher(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanNeverRemovesPinned(t *testing.T) {
+	old := time.Unix(1, 0)
+	imgs := []Image{
+		{Ref: "a:1", Digest: "sha256:a", Size: 10, LastUsed: old, Pinned: "images-dir:a.tar"},
+		{Ref: "a:alias", Digest: "sha256:a", Size: 10, LastUsed: old}, // another name of a pinned digest
+		{Ref: "b:1", Digest: "sha256:b", Size: 10, LastUsed: old.Add(time.Hour)},
+	}
+	got := Plan(imgs, func(Image) bool { return false }, 1<<40)
+	if len(got) != 1 || got[0] != "b:1" {
+		t.Fatalf("Plan = %v, want only b:1 (a is pinned)", got)
+	}
+	if got := Unused(imgs, func(Image) bool { return false }); len(got) != 1 || got[0] != "b:1" {
+		t.Fatalf("Unused = %v, want only b:1", got)
+	}
+}

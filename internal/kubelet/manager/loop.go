@@ -22,6 +22,9 @@ type Inputs struct {
 	Snapshots    <-chan source.Snapshot // desired pods (manifest source)
 	Events       <-chan pleg.PodEvent   // container lifecycle (PLEG)
 	ProbeUpdates <-chan types.UID       // probe result changes (prober)
+	// ImagesAdded: images arrived (the images directory): every desired
+	// pod is woken, so one waiting for an image syncs again at once.
+	ImagesAdded <-chan struct{}
 	// PrevAdmitted: pods admitted before a restart (allocation checkpoints).
 	PrevAdmitted map[types.UID]bool
 	Housekeeping time.Duration
@@ -64,6 +67,8 @@ func (m *Manager) Run(ctx context.Context, in Inputs) {
 			}
 		case uid := <-in.ProbeUpdates:
 			m.workers.Wake(uid)
+		case <-in.ImagesAdded:
+			m.wakeDesired()
 		case <-statusChanged:
 			m.releaseWaiting(ctx)
 		case <-killTick:
@@ -347,4 +352,17 @@ func (m *Manager) activePods() []*corev1.Pod {
 
 func isTerminalPhase(p corev1.PodPhase) bool {
 	return p == corev1.PodSucceeded || p == corev1.PodFailed
+}
+
+// wakeDesired wakes the worker of every desired pod.
+func (m *Manager) wakeDesired() {
+	m.mu.RLock()
+	uids := make([]types.UID, 0, len(m.desired))
+	for uid := range m.desired {
+		uids = append(uids, uid)
+	}
+	m.mu.RUnlock()
+	for _, uid := range uids {
+		m.workers.Wake(uid)
+	}
 }

@@ -97,3 +97,10 @@ func (b *backoff) forgetPod(uid types.UID) {
 		}
 	}
 }
+
+// clear drops every entry.
+func (b *backoff) clear() {
+	b.mu.Lock()
+	clear(b.m)
+	b.mu.Unlock()
+}

@@ -166,6 +166,11 @@ func (s *Syncer) inCrashLoop(pod *corev1.Pod, name string, prev *podstate.Contai
 	return false
 }
 
+// ImagesAdded ends every image pull back-off: images arrived (the images
+// directory imported an archive), the next sync of a pod that waits for
+// one tries again at once.
+func (s *Syncer) ImagesAdded() { s.pullBackoff.clear() }
+
 // ensureImage resolves the container's image per pull policy, with
 // ImagePullBackOff between failed pulls.
 func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue, slot *slotHold) (runtimeapi.Image, error) {

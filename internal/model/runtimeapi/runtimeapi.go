@@ -32,6 +32,10 @@ type Image struct {
 	// LastUsed: last container created from it, else its last pull/import
 	// (ListImages only; image GC's order).
 	LastUsed time.Time
+	// Pinned is the image's podhost.io/pinned label (ListImages only):
+	// where it came from ("images-dir:app.tar"); image GC never removes
+	// a pinned image.
+	Pinned string
 	// Pulled is set by EnsureImage when this call fetched the image from
 	// its registry (not when it was already present).
 	Pulled bool

@@ -135,6 +135,22 @@ func ParseRollbackAfter(v string) (time.Duration, error) {
 // used order. It survives podhost restarts, unlike the kubelet's memory.
 const LabelImageLastUsed = "podhost.io/last-used"
 
+// LabelImagePinned is the image label that keeps an image from image GC
+// and `images prune`, naming where it came from: "images-dir:<file>" for
+// an image imported from the images directory (config imagesDir).
+const LabelImagePinned = "podhost.io/pinned"
+
+// PinnedImagesDir is the prefix of LabelImagePinned for images from the
+// images directory: "images-dir:" + the archive's file name.
+const PinnedImagesDir = "images-dir:"
+
+// LabelImagesDirImport records which version of an images-dir archive an
+// image came from: "<inode>.<size>.<mtime ns>.<ctime ns>/<images>", the
+// archive's stat at import and how many images it yielded. A boot that
+// finds every image of an archive with the archive's current stamp skips
+// it without reading it.
+const LabelImagesDirImport = "podhost.io/images-dir-import"
+
 // AnnotationResizePending is set by the manager on the pod it hands to the
 // worker when the manifest asks for resources that were not allocated:
 // "<reason>: <message>" with reason Infeasible or Deferred (condition

@@ -52,12 +52,17 @@ type Event struct {
 	Message string    `json:"message"`
 }
 
-// FileError is a manifest file that failed to load.
+// FileError is a manifest file that failed to load, or (Source
+// SourceImagesDir) an image archive of the images directory.
 type FileError struct {
-	File  string   `json:"file"`
-	Error string   `json:"error"`
-	Kept  []string `json:"kept,omitempty"`
+	File   string   `json:"file"`
+	Error  string   `json:"error"`
+	Kept   []string `json:"kept,omitempty"`
+	Source string   `json:"source,omitempty"` // "" = a manifest
 }
+
+// SourceImagesDir marks a FileError of the images directory.
+const SourceImagesDir = "images-dir"
 
 // LogRequest selects a container log.
 type LogRequest struct {
