@@ -111,7 +111,7 @@ func busyboxLayerFile(dir string) (blobFile, error) {
 	if err != nil {
 		return blobFile{}, err
 	}
-	layer, err := rootfsLayer(bb, strings.Fields(string(out)))
+	layer, err := rootfsLayer(bb, strings.Fields(string(out)), "")
 	if err != nil {
 		return blobFile{}, err
 	}
