@@ -166,12 +166,8 @@ func testImagesDirGC(t *testing.T, d *podhostd, pinned string) {
 		d.removeManifest(name)
 	}
 	d.kill(syscall.SIGTERM)
-	f, err := os.OpenFile(d.configPath, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Fprintf(f, "imageGCHighThresholdPercent: 0\nimageGCLowThresholdPercent: 0\n")
-	f.Close()
+	// The test containerd's root is the image filesystem GC measures.
+	appendConfig(t, d, fmt.Sprintf("imageFSPath: %s\nimageGCHighThresholdPercent: 0\nimageGCLowThresholdPercent: 0\n", env.Root))
 	d.start()
 	if err := waitFor(120*time.Second, func() (bool, error) {
 		_, ok := imagesByName(t)[decoy.Ref]

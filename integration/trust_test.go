@@ -213,7 +213,7 @@ func TestManifestURLPodSecurity(t *testing.T) {
 	url := "http://" + srv.addr + "/pods.yaml"
 	d := newPodhostd(t)
 	useManifestURL(t, d, url)
-	t.Cleanup(func() { srv.set("", 0) })
+	t.Cleanup(func() { srv.set(emptyList, 0) })
 	srv.set(sleeper("web", 1, ""), 0)
 	d.start()
 	web := d.waitRunning("web")

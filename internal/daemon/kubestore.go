@@ -64,17 +64,17 @@ func (s kubeStore) Stored(gr schema.GroupResource, namespace, name string) ([]by
 // Put decodes doc as the daemon's source will, then writes it as YAML
 // (a .json file keeps JSON) into the file that declares the object, or a
 // new one.
-func (s kubeStore) Put(ctx context.Context, gr schema.GroupResource, namespace, name string, doc []byte, create, dryRun bool) (runtime.Object, error) {
+func (s kubeStore) Put(ctx context.Context, gr schema.GroupResource, namespace, name string, doc []byte, create, dryRun bool) (runtime.Object, bool, error) {
 	y, err := yaml.JSONToYAML(doc)
 	if err != nil {
-		return nil, apierrors.NewBadRequest(err.Error())
+		return nil, false, apierrors.NewBadRequest(err.Error())
 	}
 	obj, err := manifestdir.Decode(apiFile, y)
 	if err != nil {
-		return nil, invalid(gr, name, err)
+		return nil, false, invalid(gr, name, err)
 	}
 	if obj.Kind != kindOf(gr) || obj.Namespace != namespace || obj.Name != name {
-		return nil, apierrors.NewBadRequest(fmt.Sprintf("the object is %s %s/%s, the request names %s %s/%s",
+		return nil, false, apierrors.NewBadRequest(fmt.Sprintf("the object is %s %s/%s, the request names %s %s/%s",
 			obj.Kind, obj.Namespace, obj.Name, kindOf(gr), namespace, name))
 	}
 	opts := s.opts
@@ -82,21 +82,23 @@ func (s kubeStore) Put(ctx context.Context, gr schema.GroupResource, namespace, 
 	if create {
 		opts.Mode = manifestdir.CreateOnly
 	}
-	switch _, err := manifestdir.Apply(ctx, s.dir, []manifestdir.Object{obj}, opts); {
+	rs, err := manifestdir.Apply(ctx, s.dir, []manifestdir.Object{obj}, opts)
+	switch {
 	case errors.Is(err, manifestdir.ErrExists):
-		return nil, apierrors.NewAlreadyExists(gr, name)
+		return nil, false, apierrors.NewAlreadyExists(gr, name)
 	case errors.Is(err, manifestdir.ErrNotFound):
-		return nil, apierrors.NewNotFound(gr, name)
+		return nil, false, apierrors.NewNotFound(gr, name)
 	case err != nil:
-		return nil, invalid(gr, name, err)
+		return nil, false, invalid(gr, name, err)
 	}
+	written := len(rs) == 1 && rs[0].Written
 	switch {
 	case obj.Pod != nil:
-		return obj.Pod, nil
+		return obj.Pod, written, nil
 	case obj.ConfigMap != nil:
-		return obj.ConfigMap, nil
+		return obj.ConfigMap, written, nil
 	}
-	return obj.Secret, nil
+	return obj.Secret, written, nil
 }
 
 // invalid is a decoder's or planner's error as the API server's Invalid:

@@ -118,7 +118,7 @@ func (s *Server) applied(r *http.Request, ri *requestInfo, k *kind, o writeOptio
 	} else if doc, err = s.changedDoc(ri, live, want, true); err != nil {
 		return nil, false, err
 	}
-	obj, err := s.store.Put(r.Context(), ri.groupResource(), ri.namespace, ri.name, doc, create, o.dryRun)
+	obj, err := s.put(r.Context(), ri, doc, create, o.dryRun, live)
 	return obj, create, err
 }
 

@@ -61,8 +61,9 @@ type Store interface {
 	// Put validates doc (one object, JSON) as the manifest decoder does and
 	// writes it: as a new document (create; AlreadyExists if one declares
 	// the object) or over the one that declares it. It returns the object
-	// as decoded (defaulted).
-	Put(ctx context.Context, gr schema.GroupResource, namespace, name string, doc []byte, create, dryRun bool) (runtime.Object, error)
+	// as decoded (defaulted) and whether a file was written (false for a
+	// dry run and for a document equal to the stored one).
+	Put(ctx context.Context, gr schema.GroupResource, namespace, name string, doc []byte, create, dryRun bool) (obj runtime.Object, written bool, err error)
 	// Delete removes the document declaring the object; grace, when set,
 	// is the grace period its pod gets (kubectl delete --grace-period).
 	Delete(ctx context.Context, gr schema.GroupResource, namespace, name string, grace *int64, dryRun bool) error

@@ -85,7 +85,11 @@ func (s *Server) putObject(r *http.Request, ri *requestInfo, obj runtime.Object,
 			return nil, err
 		}
 	}
-	return s.store.Put(r.Context(), ri.groupResource(), ri.namespace, ri.name, doc, create, o.dryRun)
+	var before runtime.Object
+	if !create {
+		before, _, _ = s.find(ri)
+	}
+	return s.put(r.Context(), ri, doc, create, o.dryRun, before)
 }
 
 // changedDoc is the stored document with the change from live to want.
@@ -158,7 +162,7 @@ func (s *Server) patch(w http.ResponseWriter, r *http.Request, ri *requestInfo) 
 		var doc []byte
 		if doc, err = s.changedDoc(ri, live, want, false); err == nil {
 			var obj runtime.Object
-			if obj, err = s.store.Put(r.Context(), ri.groupResource(), ri.namespace, ri.name, doc, false, o.dryRun); err == nil {
+			if obj, err = s.put(r.Context(), ri, doc, false, o.dryRun, live); err == nil {
 				writeObject(w, a, http.StatusOK, obj, ri.gv)
 				return
 			}
@@ -242,6 +246,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, ri *requestInfo)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	if !o.dryRun {
+		s.settle(r.Context(), ri, func(o runtime.Object) bool { return o == nil || deletionStarted(o) })
 	}
 	// The object as it now is: a pod terminates (deletionTimestamp set)
 	// until its containers are gone, as on a cluster.
