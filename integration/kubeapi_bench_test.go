@@ -44,15 +44,22 @@ func BenchmarkKubeAPI(b *testing.B) {
 		// Anonymous memory (heap, stacks, TLS buffers): what watches cost.
 		// The file-backed part moves with the footprint reaper's trims of
 		// the executable's pages (docs/decisions.md 16), not with watches.
+		time.Sleep(5 * time.Second) // a quiet window after the gets, not a wait
 		before, _ := rssSplitKiB(d.cmd.Process.Pid)
+		goBefore := goMemory(d)
 		stop := openWatches(b, d, 100)
 		time.Sleep(5 * time.Second) // the measurement window, not a wait
 		after, _ := rssSplitKiB(d.cmd.Process.Pid)
+		goAfter := goMemory(d)
 		stop()
 		rep["anonRssBeforeWatchesKiB"], rep["anonRssWith100WatchesKiB"], rep["watchesCostKiB"] = before, after, after-before
+		rep["goroutinesBefore"], rep["goroutinesWith100Watches"] = goBefore.goroutines, goAfter.goroutines
+		rep["heapStackBeforeKiB"], rep["heapStackWith100WatchesKiB"] = goBefore.heapStackKiB, goAfter.heapStackKiB
 		txt := fmt.Sprintf("kube API, %d pods: kubectl get pods %d ms, podhost get pods %d ms (medians of 9): ratio %.2f (target < 2)\n"+
-			"100 concurrent watches: daemon anonymous RSS %.1f -> %.1f MiB: %+.1f MiB (target < 20)\n",
-			n, rep["kubectlGetMs"], rep["podhostGetMs"], rep["ratio"], float64(before)/1024, float64(after)/1024, float64(after-before)/1024)
+			"100 concurrent watches: daemon anonymous RSS %.1f -> %.1f MiB: %+.1f MiB (target < 20); "+
+			"Go heap+stacks in use %.1f -> %.1f MiB, goroutines %d -> %d\n",
+			n, rep["kubectlGetMs"], rep["podhostGetMs"], rep["ratio"], float64(before)/1024, float64(after)/1024, float64(after-before)/1024,
+			float64(goBefore.heapStackKiB)/1024, float64(goAfter.heapStackKiB)/1024, goBefore.goroutines, goAfter.goroutines)
 		fmt.Print(txt)
 		if out := os.Getenv("BENCH_OUT"); out != "" {
 			j, _ := json.MarshalIndent(rep, "", "  ")
@@ -138,4 +145,16 @@ func openWatches(b *testing.B, d *podhostd, n int) (stop func()) {
 		}()
 	}
 	return cancel
+}
+
+type goMem struct{ goroutines, heapStackKiB int }
+
+// goMemory reads the daemon's goroutines and Go heap and stack in use from
+// its /metrics (the Go collector).
+func goMemory(d *podhostd) goMem {
+	fams := d.scrapeMetrics("")
+	g, _ := metricValue(fams, "go_goroutines", nil)
+	h, _ := metricValue(fams, "go_memstats_heap_inuse_bytes", nil)
+	st, _ := metricValue(fams, "go_memstats_stack_inuse_bytes", nil)
+	return goMem{goroutines: int(g), heapStackKiB: int((h + st) / 1024)}
 }
