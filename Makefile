@@ -60,7 +60,7 @@ test-unit:
 
 # Packages with integration-tagged tests are found automatically
 # (scripts/lib.sh integration_pkgs); PKGS=./integration narrows the run,
-# GOTESTFLAGS="-v -run Smoke" selects tests, INTEGRATION_TIMEOUT (20m).
+# GOTESTFLAGS="-v -run Smoke" selects tests, INTEGRATION_TIMEOUT (35m).
 test-integration:
 	scripts/test-integration.sh
 
