@@ -99,14 +99,21 @@ func TestMasqHelpers(t *testing.T) {
 	if got := masqChain("podhost", "abc"); len(got) != 28 || got[:4] != "CNI-" {
 		t.Errorf("masqChain = %q", got)
 	}
-	listing := `Chain POSTROUTING (policy ACCEPT)
-num  target     prot opt source               destination
-1    CNI-HOSTPORT-MASQ  all  --  0.0.0.0/0  0.0.0.0/0  /* CNI portfwd requiring masquerade */
-2    CNI-aaaa   all  --  10.0.0.2  0.0.0.0/0  /* name: "podhost" id: "x" */
-3    CNI-bbbb   all  --  10.0.0.3  0.0.0.0/0
-4    CNI-aaaa   all  --  10.0.0.4  0.0.0.0/0
-`
-	if got := rulesJumpingTo(listing, "CNI-aaaa"); !reflect.DeepEqual(got, []int{4, 2}) {
-		t.Errorf("rulesJumpingTo = %v", got)
+	for _, c := range []struct {
+		line string
+		want []string
+	}{
+		{`-A POSTROUTING -s 10.0.0.2/32 -m comment --comment "name: \"podhost\" id: \"x\"" -j CNI-aaaa`,
+			[]string{"-s", "10.0.0.2/32", "-m", "comment", "--comment", `name: "podhost" id: "x"`, "-j", "CNI-aaaa"}},
+		{`-A POSTROUTING -s 10.0.0.4/32 -j CNI-aaaa`, []string{"-s", "10.0.0.4/32", "-j", "CNI-aaaa"}},
+		{`-A POSTROUTING -s 10.0.0.3/32 -j CNI-bbbb`, nil},
+		{`-A POSTROUTING -m comment --comment "CNI portfwd requiring masquerade" -j CNI-HOSTPORT-MASQ`, nil},
+		{`-N CNI-aaaa`, nil},
+		{`-A POSTROUTING -m comment --comment "unterminated -j CNI-aaaa`, nil},
+	} {
+		got, ok := jumpSpec(c.line, "CNI-aaaa")
+		if ok != (c.want != nil) || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("jumpSpec(%q) = %q, %v; want %q", c.line, got, ok, c.want)
+		}
 	}
 }

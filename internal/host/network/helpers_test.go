@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -58,13 +57,18 @@ func removeSharedChain(t *testing.T, chain string) {
 		return
 	}
 	for _, builtin := range []string{"PREROUTING", "OUTPUT", "POSTROUTING"} {
-		list, err := exec.Command("iptables", "-w", "-t", "nat", "-L", builtin, "-n", "--line-numbers").Output()
+		list, err := exec.Command("iptables", "-w", "-t", "nat", "-S", builtin).Output()
 		if err != nil {
 			continue
 		}
-		for _, n := range rulesJumpingTo(string(list), chain) {
-			if out, err := exec.Command("iptables", "-w", "-t", "nat", "-D", builtin, strconv.Itoa(n)).CombinedOutput(); err != nil {
-				t.Logf("delete jump %s %d: %v: %s", builtin, n, err, out)
+		for _, line := range strings.Split(string(list), "\n") {
+			spec, ok := jumpSpec(line, chain)
+			if !ok {
+				continue
+			}
+			args := append([]string{"-w", "-t", "nat", "-D", builtin}, spec...)
+			if out, err := exec.Command("iptables", args...).CombinedOutput(); err != nil {
+				t.Logf("delete jump %s %q: %v: %s", builtin, line, err, out)
 			}
 		}
 	}

@@ -1,15 +1,12 @@
 package network
 
 import (
-	"bufio"
-	"context"
 	"crypto/sha512"
 	"errors"
 	"fmt"
-	"os/exec"
-	"sort"
-	"strconv"
-	"strings"
+
+	goiptables "github.com/coreos/go-iptables/iptables"
+	"github.com/mattn/go-shellwords"
 )
 
 // The bridge plugin (every version up to at least v1.9) only removes its
@@ -17,6 +14,10 @@ import (
 // addresses; with the netns gone (crash, reboot without an iptables reset)
 // it skips them. cleanupMasq removes them by name instead: a nat chain
 // CNI-<sha512(network+id)> (28 chars) and POSTROUTING rules jumping to it.
+//
+// Rules are deleted by their spec, never by their number: other processes
+// (another CNI user, a second podhost, a firewall) change POSTROUTING at
+// any time, and a number read a moment earlier may name another rule.
 
 // masqChain is the plugins' utils.FormatChainName(network, id).
 func masqChain(network, id string) string {
@@ -24,67 +25,53 @@ func masqChain(network, id string) string {
 }
 
 // cleanupMasq reports whether it found (and removed) a leaked chain.
-func cleanupMasq(ctx context.Context, network, id string) (bool, error) {
+func cleanupMasq(network, id string) (bool, error) {
 	chain := masqChain(network, id)
 	found := false
 	var errs []error
-	for _, bin := range []string{"iptables", "ip6tables"} {
-		path, err := exec.LookPath(bin)
+	for _, proto := range []goiptables.Protocol{goiptables.ProtocolIPv4, goiptables.ProtocolIPv6} {
+		ipt, err := goiptables.NewWithProtocol(proto)
 		if err != nil {
-			continue
+			continue // no iptables/ip6tables binary
 		}
-		if _, err := iptables(ctx, path, "-S", chain); err != nil {
-			continue // no such chain: nothing leaked
+		if ok, err := ipt.ChainExists("nat", chain); err != nil || !ok {
+			continue // nothing leaked (or nat unusable: nothing to do)
 		}
 		found = true
-		if err := cleanupChain(ctx, path, chain); err != nil {
+		if err := cleanupChain(ipt, chain); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return found, errors.Join(errs...)
 }
 
-func cleanupChain(ctx context.Context, bin, chain string) error {
-	out, err := iptables(ctx, bin, "-L", "POSTROUTING", "-n", "--line-numbers")
+func cleanupChain(ipt *goiptables.IPTables, chain string) error {
+	rules, err := ipt.List("nat", "POSTROUTING")
 	if err != nil {
-		return err
+		return fmt.Errorf("list nat POSTROUTING: %w", err)
 	}
-	for _, n := range rulesJumpingTo(out, chain) {
-		if _, err := iptables(ctx, bin, "-D", "POSTROUTING", strconv.Itoa(n)); err != nil {
-			return err
-		}
-	}
-	if _, err := iptables(ctx, bin, "-F", chain); err != nil {
-		return err
-	}
-	_, err = iptables(ctx, bin, "-X", chain)
-	return err
-}
-
-// rulesJumpingTo parses `-L <chain> -n --line-numbers` output and returns
-// the numbers of the rules whose target is chain, highest first (so that
-// deleting them in order keeps the others' numbers valid).
-func rulesJumpingTo(listing, chain string) []int {
-	var nums []int
-	sc := bufio.NewScanner(strings.NewReader(listing))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 2 || f[1] != chain {
+	for _, r := range rules {
+		spec, ok := jumpSpec(r, chain)
+		if !ok {
 			continue
 		}
-		if n, err := strconv.Atoi(f[0]); err == nil {
-			nums = append(nums, n)
+		if err := ipt.DeleteIfExists("nat", "POSTROUTING", spec...); err != nil {
+			return fmt.Errorf("delete nat POSTROUTING rule %q: %w", r, err)
 		}
 	}
-	sort.Sort(sort.Reverse(sort.IntSlice(nums)))
-	return nums
+	if err := ipt.ClearAndDeleteChain("nat", chain); err != nil {
+		return fmt.Errorf("delete nat chain %s: %w", chain, err)
+	}
+	return nil
 }
 
-func iptables(ctx context.Context, bin string, args ...string) (string, error) {
-	full := append([]string{"-w", "-t", "nat"}, args...)
-	out, err := exec.CommandContext(ctx, bin, full...).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w: %s", bin, strings.Join(full, " "), err, strings.TrimSpace(string(out)))
+// jumpSpec returns the rule spec of an `iptables -S` line ("-A POSTROUTING
+// -s 10.0.0.2/32 -m comment --comment \"name: …\" -j CNI-…") when the rule
+// jumps to chain.
+func jumpSpec(line, chain string) ([]string, bool) {
+	w, err := shellwords.Parse(line)
+	if err != nil || len(w) < 4 || w[0] != "-A" || w[len(w)-2] != "-j" || w[len(w)-1] != chain {
+		return nil, false
 	}
-	return string(out), nil
+	return w[2:], true
 }

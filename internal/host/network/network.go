@@ -184,10 +184,12 @@ func (m *Manager) Teardown(ctx context.Context, id, netnsPath string, ports []Po
 		return fmt.Errorf("cni: teardown %s: %w", id, err)
 	}
 	if netnsPath == "" {
-		found, err := cleanupMasq(ctx, m.netName, id)
+		found, err := cleanupMasq(m.netName, id)
 		if err != nil {
-			m.log.Warn("cni: masquerade rules of a gone netns not removed", "sandbox", id, "err", err)
-		} else if found {
+			// Retried with the teardown: the sandbox is kept until then.
+			return fmt.Errorf("cni: teardown %s: masquerade rules of a gone netns: %w", id, err)
+		}
+		if found {
 			m.log.Info("cni: removed masquerade rules the bridge plugin left (netns gone)", "sandbox", id)
 		}
 	}

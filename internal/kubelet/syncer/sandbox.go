@@ -85,8 +85,9 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 }
 
 // teardownSandbox releases the network (CNI DEL with the recorded ports; an
-// empty netns path when the namespace is gone, e.g. after a reboot), removes
-// the pinned namespaces and files, and deletes the record. Idempotent.
+// empty netns path when the namespace is gone, e.g. after a reboot), then
+// removes the pinned namespaces and files, and deletes the record. A
+// failed DEL leaves everything for the retry. Idempotent.
 func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -105,7 +106,10 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord)
 			netns = ""
 		}
 		if err := s.net.Teardown(ctx, rec.ID, netns, fromStatePorts(rec.Ports)); err != nil {
-			errs = append(errs, fmt.Errorf("network teardown: %w", err))
+			// The namespaces stay until a DEL succeeds, as containerd's
+			// CRI keeps a sandbox's netns: the bridge plugin removes its
+			// masquerade rules only when it can enter the netns.
+			return fmt.Errorf("network teardown: %w", err)
 		}
 	}
 	if rec.Dir != "" || rec.NetNS != "" {
