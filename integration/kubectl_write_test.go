@@ -177,7 +177,17 @@ func TestKubectlStreams(t *testing.T) {
 	if script, err := exec.LookPath("script"); err == nil {
 		tty := exec.Command(script, "-qec", "stty cols 100 rows 30; "+kubectlBin(t)+" exec -it web -- sh -c 'stty size; echo $TERM'", "/dev/null")
 		tty.Env = append(os.Environ(), "KUBECONFIG="+d.kubeconfig, "HOME="+d.dir)
+		// script's stdin stays open until the command ends: at EOF script
+		// writes the terminal's EOF character to kubectl, which forwards it
+		// (a NUL in raw mode, echoed as ^@ between the two lines).
+		stdinR, stdinW, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		tty.Stdin = stdinR
 		out, err := tty.Output()
+		stdinR.Close()
+		stdinW.Close()
 		if got := strings.ReplaceAll(string(out), "\r", ""); err != nil || !strings.Contains(got, "30 100\nxterm") {
 			t.Fatalf("exec -it: %v %q, want the size 30 100 and TERM=xterm", err, got)
 		}
