@@ -85,9 +85,11 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 }
 
 // teardownSandbox releases the network (CNI DEL with the recorded ports; an
-// empty netns path when the namespace is gone, e.g. after a reboot), then
-// removes the pinned namespaces and files, and deletes the record. A
-// failed DEL leaves everything for the retry. Idempotent.
+// empty netns path when the namespace is gone, e.g. after a reboot), removes
+// the pinned namespaces and files, and deletes the record. A failed DEL
+// keeps the record (and so the lease) for the retry; the namespaces go at
+// once, and podhost removes the masquerade rules the bridge plugin then
+// skips (network.Manager.Teardown). Idempotent.
 func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
@@ -106,10 +108,7 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord)
 			netns = ""
 		}
 		if err := s.net.Teardown(ctx, rec.ID, netns, fromStatePorts(rec.Ports)); err != nil {
-			// The namespaces stay until a DEL succeeds, as containerd's
-			// CRI keeps a sandbox's netns: the bridge plugin removes its
-			// masquerade rules only when it can enter the netns.
-			return fmt.Errorf("network teardown: %w", err)
+			errs = append(errs, fmt.Errorf("network teardown: %w", err))
 		}
 	}
 	if rec.Dir != "" || rec.NetNS != "" {
