@@ -67,6 +67,13 @@ type podActions struct {
 	// failed: stop them first, then plan again (they restart unless the
 	// policy is Never).
 	Unhealthy []unhealthyKill
+	// Unknown lists containers whose task containerd could not report
+	// (its shim did not answer within containerd's 2 s: a busy machine,
+	// a containerd restart). They are left alone and the pod planned
+	// again shortly: starting a new attempt would remove — kill — one
+	// that may well be running (the kubelet kills and restarts a CRI
+	// container in unknown state; containerd's UNKNOWN is transient).
+	Unknown []*podstate.Container
 	// Terminal is set when the pod has reached Succeeded or Failed.
 	Terminal bool
 	Phase    corev1.PodPhase
@@ -84,6 +91,11 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 		return planNewSandbox(pod, running)
 	}
 	var a podActions
+	for _, c := range running.Containers {
+		if c.State == podstate.StateUnknown {
+			a.Unknown = append(a.Unknown, c)
+		}
+	}
 	if a.Unhealthy = unhealthySidecars(pod, running, obs); len(a.Unhealthy) > 0 {
 		return a // SyncPod kills them and plans again
 	}
@@ -113,13 +125,14 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			} else {
 				a.planResize(spec, c)
 			}
-		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
+		case c.State == podstate.StateUnknown: // in a.Unknown: wait
+		case c.State == podstate.StateCreated:
 			a.Start = append(a.Start, spec)
 		case shouldRestart(policy, c), policy != corev1.RestartPolicyNever && killedForProbe(obs, c):
 			a.Start = append(a.Start, spec)
 		}
 	}
-	if len(a.Start) == 0 && len(a.Kill) == 0 && len(a.Unhealthy) == 0 {
+	if len(a.Start) == 0 && len(a.Kill) == 0 && len(a.Unhealthy) == 0 && len(a.Unknown) == 0 {
 		a.Terminal, a.Phase = terminalPhase(pod, running)
 	}
 	if initialized && !a.Terminal {
@@ -244,8 +257,10 @@ func nextInit(pod *corev1.Pod, running *podstate.Pod, obs observation) (next *co
 		c := findInSandbox(running, spec.Name, obs.SandboxID)
 		sidecar := qos.IsRestartable(spec)
 		switch {
-		case c == nil, c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
+		case c == nil, c.State == podstate.StateCreated:
 			return spec, false, false
+		case c.State == podstate.StateUnknown: // wait until it is known (podActions.Unknown)
+			return nil, false, false
 		case c.State == podstate.StateRunning && sidecar:
 			if !sidecarStarted(spec, obs.Started) {
 				return nil, false, false

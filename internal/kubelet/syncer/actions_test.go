@@ -170,3 +170,39 @@ func checkActions(t *testing.T, got, want podActions, wantStart []string, wantIn
 		}
 	}
 }
+
+// A container containerd could not report (UNKNOWN: its shim did not answer
+// in time) is left alone — never replaced, which would kill a running one —
+// and the pod is not taken for terminal; an init container in that state
+// holds the init sequence.
+func TestUnknownContainersWait(t *testing.T) {
+	unk := podstate.StateUnknown
+	for _, c := range []struct {
+		name       string
+		pod        *corev1.Pod
+		containers []*podstate.Container
+		wantStart  []string
+	}{
+		{"app unknown, other missing", testPod(corev1.RestartPolicyAlways, nil, "a", "b"),
+			[]*podstate.Container{ctr("a", unk, 0)}, []string{"b"}},
+		{"Never, app unknown, other exited: not terminal", testPod(corev1.RestartPolicyNever, nil, "a", "b"),
+			[]*podstate.Container{ctr("a", unk, 0), ctr("b", podstate.StateExited, 0)}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := computePodActions(c.pod, observation{Running: &podstate.Pod{Containers: c.containers}, SandboxID: "sb1", SandboxReady: true})
+			if len(got.Unknown) != 1 || got.Unknown[0].Name != "a" || got.Terminal || got.KillPod {
+				t.Fatalf("got %+v: want container a unknown, nothing else decided", got)
+			}
+			if g := names(got.Start); !slices.Equal(g, c.wantStart) {
+				t.Fatalf("start %v, want %v", g, c.wantStart)
+			}
+		})
+	}
+	t.Run("init unknown holds the sequence", func(t *testing.T) {
+		pod := testPod(corev1.RestartPolicyAlways, []string{"i1"}, "a")
+		got := computePodActions(pod, observation{Running: &podstate.Pod{Containers: []*podstate.Container{ctr("i1", unk, 0)}}, SandboxID: "sb1", SandboxReady: true})
+		if got.StartInit != nil || len(got.Start) != 0 || got.Terminal || len(got.Unknown) != 1 {
+			t.Fatalf("got %+v: want nothing started while i1 is unknown", got)
+		}
+	})
+}

@@ -106,7 +106,7 @@ func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb records.Sandbox
 	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
 		Unhealthy: unhealthyOf(r), Started: r.Started, Killed: killed})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
-		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "terminal", actions.Terminal)
+		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "unknown", len(actions.Unknown), "terminal", actions.Terminal)
 	return actions
 }
 
@@ -148,8 +148,15 @@ func (s *Syncer) execute(ctx context.Context, pod *corev1.Pod, running *podstate
 		}
 		running = fresh
 	}
+	if len(actions.Unknown) > 0 {
+		rq.after(unknownRecheck) // the next look at containerd knows them
+	}
 	return s.startAll(ctx, startInput{pod: pod, running: running, sandbox: *sb, cgroup: pc, killed: killed, requeue: rq, slot: slot}, actions)
 }
+
+// unknownRecheck is how soon a pod with containers in unknown state is
+// planned again.
+const unknownRecheck = time.Second
 
 // requeue collects when the pod's next sync is due: the earliest end of a
 // back-off the sync waited on.
