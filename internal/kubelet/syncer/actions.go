@@ -29,6 +29,10 @@ type observation struct {
 	// probe-killed container in ContainersToStart in the killing sync
 	// (restart := shouldRestartOnFailure(pod)).
 	Killed map[string]string
+	// StuckUnknown: container instances (by ID) in unknown state for
+	// unknownLimit or longer: replaced as the kubelet replaces a CRI
+	// container in unknown state, no longer waited for.
+	StuckUnknown map[string]bool
 }
 
 // probeFailure is one failed liveness or startup probe of a container
@@ -79,6 +83,11 @@ type podActions struct {
 	Phase    corev1.PodPhase
 }
 
+// waitUnknown: c is in unknown state, not for unknownLimit yet.
+func waitUnknown(c *podstate.Container, obs observation) bool {
+	return c.State == podstate.StateUnknown && !obs.StuckUnknown[c.ID]
+}
+
 // computePodActions decides what SyncPod must do to move the observed pod
 // towards the desired one. It is pure: no I/O, no clock.
 func computePodActions(pod *corev1.Pod, obs observation) podActions {
@@ -92,7 +101,7 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 	}
 	var a podActions
 	for _, c := range running.Containers {
-		if c.State == podstate.StateUnknown {
+		if waitUnknown(c, obs) {
 			a.Unknown = append(a.Unknown, c)
 		}
 	}
@@ -125,8 +134,8 @@ func computePodActions(pod *corev1.Pod, obs observation) podActions {
 			} else {
 				a.planResize(spec, c)
 			}
-		case c.State == podstate.StateUnknown: // in a.Unknown: wait
-		case c.State == podstate.StateCreated:
+		case waitUnknown(c, obs): // in a.Unknown: wait
+		case c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
 			a.Start = append(a.Start, spec)
 		case shouldRestart(policy, c), policy != corev1.RestartPolicyNever && killedForProbe(obs, c):
 			a.Start = append(a.Start, spec)
@@ -257,10 +266,10 @@ func nextInit(pod *corev1.Pod, running *podstate.Pod, obs observation) (next *co
 		c := findInSandbox(running, spec.Name, obs.SandboxID)
 		sidecar := qos.IsRestartable(spec)
 		switch {
-		case c == nil, c.State == podstate.StateCreated:
-			return spec, false, false
-		case c.State == podstate.StateUnknown: // wait until it is known (podActions.Unknown)
+		case c != nil && waitUnknown(c, obs): // wait until it is known (podActions.Unknown)
 			return nil, false, false
+		case c == nil, c.State == podstate.StateCreated, c.State == podstate.StateUnknown:
+			return spec, false, false
 		case c.State == podstate.StateRunning && sidecar:
 			if !sidecarStarted(spec, obs.Started) {
 				return nil, false, false

@@ -3,6 +3,7 @@ package syncer
 import (
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -205,4 +206,33 @@ func TestUnknownContainersWait(t *testing.T) {
 			t.Fatalf("got %+v: want nothing started while i1 is unknown", got)
 		}
 	})
+}
+
+// A container unknown for unknownLimit is replaced as the kubelet replaces
+// a CRI container in unknown state.
+func TestUnknownTooLongIsReplaced(t *testing.T) {
+	a := ctr("a", podstate.StateUnknown, 0)
+	a.ID = "c1"
+	running := &podstate.Pod{Containers: []*podstate.Container{a}}
+	var u unknownTracker
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		at        time.Duration
+		wantStart bool
+	}{{0, false}, {30 * time.Second, false}, {unknownLimit, true}} {
+		got := computePodActions(testPod(corev1.RestartPolicyAlways, nil, "a"),
+			observation{Running: running, SandboxID: "sb1", SandboxReady: true, StuckUnknown: u.stuck(running, t0.Add(c.at))})
+		if started := len(got.Start) == 1; started != c.wantStart || started == (len(got.Unknown) == 1) {
+			t.Fatalf("at +%v: start %v unknown %d, want start %v", c.at, names(got.Start), len(got.Unknown), c.wantStart)
+		}
+	}
+	a.State = podstate.StateRunning
+	if stuck := u.stuck(running, t0.Add(2*unknownLimit)); stuck != nil || len(u.entries) != 0 {
+		t.Fatalf("a known container is forgotten: stuck %v entries %v", stuck, u.entries)
+	}
+	a.State = podstate.StateUnknown
+	u.stuck(running, t0)
+	if u.stuck(&podstate.Pod{}, t0.Add(unknownLimit)); len(u.entries) != 0 {
+		t.Fatalf("an entry not seen for unknownLimit stays: %v", u.entries)
+	}
 }

@@ -178,6 +178,7 @@ type Syncer struct {
 	removals    logRemovals
 	users       *spec.UserCache
 	slots       *startSlots
+	unknown     unknownTracker // containers in unknown state (unknown.go)
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache

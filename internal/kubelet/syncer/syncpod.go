@@ -104,7 +104,7 @@ func (s *Syncer) beginSync(ctx context.Context, pod *corev1.Pod, running *podsta
 func (s *Syncer) plan(pod *corev1.Pod, running *podstate.Pod, sb records.SandboxRecord, ready bool, killed map[string]string) podActions {
 	r := s.prober.Results(pod.UID)
 	actions := computePodActions(pod, observation{Running: running, SandboxID: sb.ID, SandboxReady: ready,
-		Unhealthy: unhealthyOf(r), Started: r.Started, Killed: killed})
+		Unhealthy: unhealthyOf(r), Started: r.Started, Killed: killed, StuckUnknown: s.unknown.stuck(running, s.now())})
 	s.podLog(pod).Debug("sync pod", "createSandbox", actions.CreateSandbox, "killPod", actions.KillPod,
 		"init", actions.StartInit != nil, "sidecars", len(actions.StartSidecars), "start", len(actions.Start), "kill", len(actions.Kill), "unhealthy", len(actions.Unhealthy), "resize", len(actions.Resize), "unknown", len(actions.Unknown), "terminal", actions.Terminal)
 	return actions
