@@ -88,7 +88,7 @@ type fileEdit struct {
 // adds aside) is Unchanged and not written.
 //
 // Everything is checked before anything is written, and refused whole: an
-// edit of an immutable ConfigMap or Secret, a pod whose podhost.io/after
+// object two files of the dir declare (checkDuplicates), an edit of an immutable ConfigMap or Secret, a pod whose podhost.io/after
 // names a pod that will not exist or makes a cycle, an object against
 // opts.Mode (errors wrap ErrExists or ErrNotFound); one line per problem,
 // naming Object.From. The dir is flocked from its scan to the last write.
@@ -114,7 +114,12 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 		return nil, err
 	}
 	idx := index(snap)
+	refs, from := make([]Ref, len(objs)), make([]string, len(objs))
+	for i, o := range objs {
+		refs[i], from[i] = o.Ref, manifest.DisplayName(o.From)
+	}
 	for _, check := range []func() error{
+		func() error { return checkDuplicates(refs, from, snap) },
 		func() error { return checkPodSecurity(objs, opts.PodSecurity) },
 		func() error { return checkOrder(objs, snap) },
 		func() error { return checkImmutable(objs, idx) },

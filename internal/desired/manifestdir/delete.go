@@ -23,7 +23,8 @@ type Removal struct {
 // whatever files hold them: a file left with no document is removed, else
 // it is rewritten atomically without them. It returns one Removal per ref,
 // in the order given; a ref no document declares is not an error (File
-// ""). A file that cannot be rewritten does not stop the others: the error
+// ""). An object two files declare refuses the whole call, naming both
+// files (checkDuplicates): nothing is removed. A file that cannot be rewritten does not stop the others: the error
 // joins every failure, one line each. When ctx ends between files, the
 // error is ctx's alone and the Removals still say what was removed. The
 // dir is flocked from its scan to the last write; a missing dir is empty.
@@ -35,6 +36,9 @@ func Delete(ctx context.Context, dir string, refs []Ref, opts Options) ([]Remova
 	defer unlock()
 	snap, err := scan(dir, opts)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkDuplicates(refs, make([]string, len(refs)), snap); err != nil {
 		return nil, err
 	}
 	idx := index(snap)

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +25,9 @@ const manifestMode = 0o644
 
 // scan reads the manifest dir; a missing dir is an empty one. Problems in
 // single files are passed to warn, one line each: they are not the
-// caller's errors.
+// caller's errors. Duplicates are not: a one-off scan cannot tell which
+// file the daemon read first (source.Scan), and Apply and Delete refuse
+// the objects two files declare (checkDuplicates).
 func scan(dir string, opts Options) (source.Snapshot, error) {
 	snap, err := source.Scan(dir, opts.AllowInsecure)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -35,12 +38,53 @@ func scan(dir string, opts Options) (source.Snapshot, error) {
 	}
 	if opts.Warn != nil {
 		for _, fe := range snap.Errors {
-			for _, line := range strings.Split(fe.Error(), "\n") {
-				opts.Warn(line)
+			for _, e := range fileErrors(fe.Err) {
+				if _, dup := e.(*source.Duplicate); dup {
+					continue
+				}
+				for _, line := range strings.Split(e.Error(), "\n") {
+					opts.Warn(line)
+				}
 			}
 		}
 	}
 	return snap, nil
+}
+
+// fileErrors splits a FileError's joined errors.
+func fileErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// checkDuplicates refuses refs that two files of the dir declare: which
+// of them the daemon runs depends on which it read first, so writing
+// either (or deleting one document) would not do what was asked. One line
+// per object, naming both files; from names each ref's input ("" none).
+func checkDuplicates(refs []Ref, from []string, snap source.Snapshot) error {
+	dups := map[string]*source.Duplicate{}
+	for _, d := range snap.Duplicates {
+		r := Ref{Kind: Kind(strings.ToLower(d.Kind)), Namespace: d.Namespace, Name: d.Name}
+		dups[r.key()] = d
+	}
+	var errs []error
+	for i, r := range refs {
+		d := dups[r.key()]
+		if d == nil {
+			continue
+		}
+		prefix := ""
+		if from[i] != "" {
+			prefix = from[i] + ": "
+		}
+		files := []string{d.Owner, d.File}
+		slices.Sort(files)
+		errs = append(errs, fmt.Errorf("%s%s %s/%s is declared by two files of the manifest dir, %s and %s: remove one of them first (podhost runs the one it read first, `podhost get` warns about the other)",
+			prefix, r.Kind, r.Namespace, r.Name, files[0], files[1]))
+	}
+	return errors.Join(errs...)
 }
 
 // isJSON reports whether a document is JSON (starts with '{').

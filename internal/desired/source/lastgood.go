@@ -2,6 +2,7 @@ package source
 
 import (
 	"bytes"
+	"slices"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/model/records"
@@ -31,49 +32,53 @@ func (s *scanner) loadStored() {
 		return
 	}
 	s.loaded = true
+	var unplaced []string // records of a podhost that kept no order: after the others, by path
 	for _, r := range recs {
 		if IsURLKey(r.Path) {
 			continue // a URLSource's (url.go)
 		}
-		s.stored[r.Path] = r.Data
+		s.stored[r.Path] = r
+		if r.Seen == 0 {
+			unplaced = append(unplaced, r.Path)
+		} else {
+			s.seen[r.Path] = r.Seen
+			s.lastSeen = max(s.lastSeen, r.Seen)
+		}
+		if r.Data == nil {
+			continue // a file holding a Secret: only its place is kept
+		}
 		objs, err := manifest.DecodeObjects(r.Path, r.Data)
 		if err != nil {
 			s.log.Warn("stored last good manifest no longer decodes; ignored", "file", r.Path, "err", err)
 			continue
 		}
-		if len(objs.Secrets) > 0 { // never the case: files with Secrets are not stored
-			continue
-		}
 		s.good[r.Path] = objs
+	}
+	slices.Sort(unplaced)
+	for _, p := range unplaced {
+		s.place(p)
 	}
 }
 
-// persist queues data as the last good content of path, when it changed;
-// flushStored writes the queue.
+// persist queues data as the last good content of path, with its place in
+// the first-seen order, when either changed; flushStored writes the queue.
 //
-// A file holding a Secret is never stored (Secret values must not reach the
-// disk): its last good version lives in memory only, and is re-read from
-// the file when podhost starts. Its stored record, if an earlier version
-// without a Secret left one, is deleted.
+// A file holding a Secret is stored without its content (Secret values
+// must not reach the disk), only its place: its last good version lives in
+// memory only, and is re-read from the file when podhost starts.
 func (s *scanner) persist(path string, data []byte, hasSecret bool) {
 	if s.store == nil {
 		return
 	}
+	rec := records.ManifestRecord{Path: path, Data: data, Seen: s.seen[path]}
 	if hasSecret {
-		s.unstore(path)
+		rec.Data = nil
+	}
+	if old, ok := s.stored[path]; ok && old.Seen == rec.Seen && (old.Data == nil) == (rec.Data == nil) && bytes.Equal(old.Data, rec.Data) {
 		return
 	}
-	if old, ok := s.stored[path]; ok && bytes.Equal(old, data) {
-		return
-	}
-	s.puts = append(s.puts, records.ManifestRecord{Path: path, Data: bytes.Clone(data)})
-}
-
-// unstore queues the deletion of path's stored record, if any.
-func (s *scanner) unstore(path string) {
-	if _, ok := s.stored[path]; ok {
-		s.dels = append(s.dels, path)
-	}
+	rec.Data = bytes.Clone(rec.Data)
+	s.puts = append(s.puts, rec)
 }
 
 // forgetStored queues the deletion of the records of files that are gone
@@ -106,6 +111,6 @@ func (s *scanner) flushStored() {
 		delete(s.stored, p)
 	}
 	for _, r := range puts {
-		s.stored[r.Path] = r.Data
+		s.stored[r.Path] = r
 	}
 }

@@ -40,7 +40,7 @@ func TestLastGoodSurvivesRestart(t *testing.T) {
 		t.Fatalf("first scan = %q, %v", summary(first), err)
 	}
 	if recs, _ := db.ListManifests(); len(recs) != 1 || recs[0].Path != path || string(recs[0].Data) != good {
-		t.Fatalf("stored %q", recs)
+		t.Fatalf("stored %+v", recs)
 	}
 	for name, content := range map[string]string{
 		"garbage":      "\x00\xff not yaml: [",
@@ -61,7 +61,7 @@ func TestLastGoodSurvivesRestart(t *testing.T) {
 				t.Fatalf("kept pods changed UID: %s %s, want %s %s", snap.Pods[0].UID, snap.Pods[1].UID, first.Pods[0].UID, first.Pods[1].UID)
 			}
 			if recs, _ := db.ListManifests(); len(recs) != 1 || string(recs[0].Data) != good {
-				t.Fatalf("an invalid file replaced the stored version: %q", recs)
+				t.Fatalf("an invalid file replaced the stored version: %+v", recs)
 			}
 		})
 	}
@@ -72,7 +72,7 @@ func TestLastGoodSurvivesRestart(t *testing.T) {
 		t.Fatalf("new version = %q", summary(snap))
 	}
 	if recs, _ := db.ListManifests(); len(recs) != 1 || string(recs[0].Data) != podYAML("web", "img:2") {
-		t.Fatalf("stored after edit %q", recs)
+		t.Fatalf("stored after edit %+v", recs)
 	}
 	// Gone: pods and record removed, also across a restart.
 	if err := os.Remove(path); err != nil {
@@ -82,7 +82,7 @@ func TestLastGoodSurvivesRestart(t *testing.T) {
 		t.Fatalf("after delete = %q", summary(snap))
 	}
 	if recs, _ := db.ListManifests(); len(recs) != 0 {
-		t.Fatalf("record of a deleted file kept: %q", recs)
+		t.Fatalf("record of a deleted file kept: %+v", recs)
 	}
 }
 
@@ -102,7 +102,7 @@ func TestLastGoodFileGoneWhileStopped(t *testing.T) {
 		t.Fatalf("after restart without the file = %q, want empty", summary(snap))
 	}
 	if recs, _ := db.ListManifests(); len(recs) != 0 {
-		t.Fatalf("records %q", recs)
+		t.Fatalf("records %+v", recs)
 	}
 }
 

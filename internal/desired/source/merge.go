@@ -42,6 +42,7 @@ func Combine(snaps ...Snapshot) Snapshot {
 		out.ConfigMaps = appendFirst(out.ConfigMaps, s.ConfigMaps, seen)
 		out.Secrets = appendFirst(out.Secrets, s.Secrets, seen)
 		out.Errors = append(out.Errors, s.Errors...)
+		out.Duplicates = append(out.Duplicates, s.Duplicates...)
 	}
 	if problems := order.Check(out.Pods, order.CheckOptions{}); len(problems) > 0 {
 		bad := map[*corev1.Pod]bool{}

@@ -2,10 +2,12 @@ package source
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -63,7 +65,8 @@ func checkInfo(path string, fi fs.FileInfo) error {
 }
 
 // Scan does one full read of dir: every manifest file is read, decoded and
-// validated; duplicates are resolved (first file by name wins). Errors of
+// validated; duplicates are resolved (first file by name wins: a one-off
+// read cannot know which the daemon saw first, see Snapshot.Duplicates). Errors of
 // single files are in Snapshot.Errors; the error return is for the dir itself
 // (missing: wraps fs.ErrNotExist; refused: wraps ErrInsecure).
 func Scan(dir string, allowInsecure bool) (Snapshot, error) {
@@ -89,11 +92,17 @@ type scanner struct {
 	cache         map[string]*cacheEntry
 	good          map[string]manifest.Objects
 
-	store  LastGood                 // nil: nothing persisted (Scan)
-	log    *slog.Logger             // store problems
-	stored map[string][]byte        // what the store holds, by path
-	loaded bool                     // the store was read
-	puts   []records.ManifestRecord // queued by this scan (flushStored)
+	// seen is each file's place in the order the scanner first saw the
+	// files (files new to one scan in name order); with a store it is
+	// persisted, so the owner of a duplicated object survives a restart.
+	seen     map[string]uint64
+	lastSeen uint64
+
+	store  LastGood                          // nil: nothing persisted (Scan)
+	log    *slog.Logger                      // store problems
+	stored map[string]records.ManifestRecord // what the store holds, by path
+	loaded bool                              // the store was read
+	puts   []records.ManifestRecord          // queued by this scan (flushStored)
 	dels   []string
 }
 
@@ -101,7 +110,8 @@ func newScanner(dir string, allowInsecure bool) *scanner {
 	return &scanner{
 		dir: dir, allowInsecure: allowInsecure,
 		cache: map[string]*cacheEntry{}, good: map[string]manifest.Objects{},
-		log: slog.Default(), stored: map[string][]byte{},
+		log: slog.Default(), stored: map[string]records.ManifestRecord{},
+		seen: map[string]uint64{},
 	}
 }
 
@@ -110,7 +120,8 @@ type filePods struct {
 	path string
 	objs manifest.Objects
 	errs []error
-	kept bool // pods are the last good version; the file is now invalid
+	kept bool   // pods are the last good version; the file is now invalid
+	seen uint64 // place in the first-seen order (scanner.place)
 }
 
 func (s *scanner) scan() (Snapshot, error) {
@@ -138,28 +149,35 @@ func (s *scanner) scan() (Snapshot, error) {
 		seen[path] = true
 		files = append(files, fp)
 	}
-	for path := range s.good {
-		if !seen[path] {
-			delete(s.good, path)
-		}
+	for _, m := range []map[string]manifest.Objects{s.good} {
+		maps.DeleteFunc(m, func(path string, _ manifest.Objects) bool { return !seen[path] })
 	}
-	for path := range s.cache {
-		if !seen[path] {
-			delete(s.cache, path)
-		}
-	}
+	maps.DeleteFunc(s.cache, func(path string, _ *cacheEntry) bool { return !seen[path] })
+	maps.DeleteFunc(s.seen, func(path string, _ uint64) bool { return !seen[path] })
 	s.forgetStored(seen)
 	s.flushStored()
+	slices.SortStableFunc(files, func(a, b *filePods) int { return cmp.Compare(a.seen, b.seen) })
 	return assemble(files), nil
+}
+
+// place returns path's place in the first-seen order, giving a new file
+// the next one (ReadDir's name order among the files new to one scan).
+func (s *scanner) place(path string) uint64 {
+	if n, ok := s.seen[path]; ok {
+		return n
+	}
+	s.lastSeen++
+	s.seen[path] = s.lastSeen
+	return s.lastSeen
 }
 
 // loadFile reads one file. ok is false when the file vanished meanwhile.
 func (s *scanner) loadFile(path string) (*filePods, bool) {
-	fp := &filePods{path: path}
 	objs, data, err := s.read(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false
 	}
+	fp := &filePods{path: path, seen: s.place(path)}
 	if err == nil {
 		err = checkImmutable(filepath.Base(path), s.good[path], objs)
 	}
@@ -222,34 +240,30 @@ func (s *scanner) decode(path string) (manifest.Objects, []byte, fs.FileInfo, er
 	return objs, data, fi, err
 }
 
-// assemble resolves duplicate full names (first file by name wins; files
-// come sorted from ReadDir) and builds the snapshot.
+// assemble resolves duplicates (the first file owns: files come in their
+// first-seen order) and builds the snapshot.
 func assemble(files []*filePods) Snapshot {
 	var snap Snapshot
-	owner := map[string]string{} // kind + full name → base name of the defining file
+	owner := map[string]string{} // kind + full name → path of the defining file
 	for _, fp := range files {
-		base := filepath.Base(fp.path)
 		var kept []string
 		for _, cm := range fp.objs.ConfigMaps {
-			if claim(owner, "ConfigMap", cm.Namespace+"/"+cm.Name, base, fp) {
+			if snap.claim(owner, "ConfigMap", cm.Namespace, cm.Name, fp) {
 				snap.ConfigMaps = append(snap.ConfigMaps, cm)
 			}
 		}
 		for _, sec := range fp.objs.Secrets {
-			if claim(owner, "Secret", sec.Namespace+"/"+sec.Name, base, fp) {
+			if snap.claim(owner, "Secret", sec.Namespace, sec.Name, fp) {
 				snap.Secrets = append(snap.Secrets, sec)
 			}
 		}
 		for _, p := range fp.objs.Pods {
-			name := manifest.FullName(p)
-			if other, dup := owner[name]; dup {
-				fp.errs = append(fp.errs, fmt.Errorf("%s: duplicate pod %s, already defined in %s", base, name, other))
+			if !snap.claim(owner, "Pod", p.Namespace, p.Name, fp) {
 				continue
 			}
-			owner[name] = base
 			snap.Pods = append(snap.Pods, p)
 			if fp.kept {
-				kept = append(kept, name)
+				kept = append(kept, manifest.FullName(p))
 			}
 		}
 		if len(fp.errs) > 0 {
@@ -260,14 +274,36 @@ func assemble(files []*filePods) Snapshot {
 	return snap
 }
 
-// claim records base as the file defining kind name, or adds a duplicate
-// error to fp when an earlier file already does.
-func claim(owner map[string]string, kind, name, base string, fp *filePods) bool {
-	key := kind + " " + name
-	if other, dup := owner[key]; dup {
-		fp.errs = append(fp.errs, fmt.Errorf("%s: duplicate %s %s, already defined in %s", base, kind, name, other))
-		return false
+// claim records fp as the file defining the object, or, when an earlier
+// file already does, adds a Duplicate to fp's errors and to the snapshot.
+func (snap *Snapshot) claim(owner map[string]string, kind, ns, name string, fp *filePods) bool {
+	key := kind + " " + ns + "/" + name
+	other, dup := owner[key]
+	if !dup {
+		owner[key] = fp.path
+		return true
 	}
-	owner[key] = base
-	return true
+	d := &Duplicate{Kind: kind, Namespace: ns, Name: name, File: fp.path, Owner: other}
+	fp.errs = append(fp.errs, d)
+	snap.Duplicates = append(snap.Duplicates, d)
+	return false
+}
+
+// Duplicate is a second declaration of an object: File declares what Owner,
+// a file the source read before it, already does. File's declaration is
+// refused (an error of File) until Owner's is gone.
+type Duplicate struct {
+	Kind            string // Pod, ConfigMap or Secret
+	Namespace, Name string
+	File, Owner     string // paths
+}
+
+// Error is the line the file's errors show, naming both files.
+func (d *Duplicate) Error() string {
+	kind := d.Kind
+	if kind == "Pod" {
+		kind = "pod"
+	}
+	return fmt.Sprintf("%s: duplicate %s %s/%s, already defined in %s (this file's is not used; remove one of the two)",
+		filepath.Base(d.File), kind, d.Namespace, d.Name, filepath.Base(d.Owner))
 }

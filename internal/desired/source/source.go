@@ -17,8 +17,10 @@
 // snapshot and are listed in FileError.Kept. With Config.LastGood the last
 // good version survives a restart of podhost: a file invalid at start keeps
 // its pods too. A deleted file removes its pods.
-// Two files declaring the same namespace/name: the first file by name wins,
-// the other gets a FileError. Pods in snapshots are shared between snapshots:
+// Two files declaring the same kind and namespace/name: the file the source
+// saw first owns the object (with Config.LastGood that order is persisted,
+// so a restart does not switch the owner); the other gets a FileError (a
+// Duplicate) and its declaration is not used while the owner's is there. Pods in snapshots are shared between snapshots:
 // treat them as read-only.
 package source
 
@@ -71,12 +73,15 @@ func (e FileError) Error() string { return e.Err.Error() }
 
 // Snapshot is the desired set read from the manifest dir.
 type Snapshot struct {
-	Pods []*corev1.Pod // in file name order, then document order
+	Pods []*corev1.Pod // in the files' first-seen order, then document order
 	// ConfigMaps and Secrets declared in the manifests (same order and
 	// duplicate rule as Pods, per kind).
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
 	Errors     []FileError // sorted by File
+	// Duplicates are the declarations refused because an earlier file
+	// declares the same object (also in Errors, as their file's lines).
+	Duplicates []*Duplicate
 }
 
 // Source watches a manifest dir.

@@ -18,7 +18,8 @@
 //	  <8-byte big-endian sequence>  Event
 //	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
 //	manifests/<file path> ManifestRecord (v2: last content of the file that
-//	                      decoded; raw bytes — never Secret values)
+//	                      decoded; raw bytes — never Secret values — and its
+//	                      place in the first-seen order, Seen)
 //	identities/<ns/name>  IdentityRecord (v3: the UID an upgraded pod keeps
 //	                      while its identity hash is unchanged)
 //	rollouts/<ns/name>    RolloutRecord (v4: a pod's last versions, its

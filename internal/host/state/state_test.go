@@ -403,7 +403,7 @@ func TestManifestRecords(t *testing.T) {
 	got, err := db.ListManifests()
 	want := []records.ManifestRecord{{Path: "/m/a.yaml", Data: []byte("a: 2\n")}, {Path: "/m/b.yaml", Data: []byte("b\x00\xff")}}
 	if err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("ListManifests = %q, %v; want %q", got, err, want)
+		t.Fatalf("ListManifests = %+v, %v; want %+v", got, err, want)
 	}
 	if err := db.DeleteManifest("/m/a.yaml"); err != nil {
 		t.Fatal(err)
@@ -412,7 +412,7 @@ func TestManifestRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got, _ := db.ListManifests(); len(got) != 1 || got[0].Path != "/m/b.yaml" {
-		t.Fatalf("after delete: %q", got)
+		t.Fatalf("after delete: %+v", got)
 	}
 }
 

@@ -123,9 +123,16 @@ type IdentityRecord struct {
 // manifest can carry a Secret, its values must not be stored here (store the
 // file with the Secret's data stripped, or not at all): the state db is not
 // a secret store.
+//
+// Seen is the file's place in the order the daemon first saw the dir's
+// files (1, 2, ...; 0: written by a podhost that did not keep it): of two
+// files declaring the same object, the one seen first owns it, across
+// restarts too. A file holding a Secret is kept with Data nil: only its
+// place.
 type ManifestRecord struct {
 	Path string `json:"path"` // the file's path in the manifest dir (also the key)
-	Data []byte `json:"data"` // raw bytes (base64 in JSON)
+	Data []byte `json:"data"` // raw bytes (base64 in JSON); nil: only Seen is kept
+	Seen uint64 `json:"seen,omitempty"`
 }
 
 // RolloutRecord is the version history of one pod full name
