@@ -29,17 +29,16 @@ func markedPod(name, mark string) string {
 `)
 }
 
-// hostMarks returns the MARK of every running container of pod
-// default/name in containerd, read from the process's environment on the
-// host.
-func hostMarks(t *testing.T, name string) []string {
+// namedTasks returns the containerd ID → host PID of every running
+// container of pod default/name.
+func namedTasks(t *testing.T, name string) map[string]uint32 {
 	t.Helper()
 	ctx := env.Context(context.Background())
 	cs, err := env.Client().Containers(ctx, fmt.Sprintf("labels.%q==%s", wellknown.LabelPodName, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var marks []string
+	out := map[string]uint32{}
 	for _, c := range cs {
 		task, err := c.Task(ctx, nil)
 		if errdefs.IsNotFound(err) {
@@ -48,7 +47,20 @@ func hostMarks(t *testing.T, name string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", task.Pid()))
+		if st, err := task.Status(ctx); err == nil && st.Status == "running" {
+			out[c.ID()] = task.Pid()
+		}
+	}
+	return out
+}
+
+// hostMarks returns the MARK of every running container of pod
+// default/name, read from the process's environment on the host.
+func hostMarks(t *testing.T, name string) []string {
+	t.Helper()
+	var marks []string
+	for _, pid := range namedTasks(t, name) {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 		if err != nil {
 			continue // exited meanwhile
 		}

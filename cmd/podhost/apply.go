@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+
+	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/clients/manifestcmd"
 	"github.com/podhost/podhost/internal/clients/wait"
 	"github.com/podhost/podhost/internal/desired/podsecurity"
@@ -10,6 +13,7 @@ import (
 
 func newApplyCmd(g *globalOptions) *cobra.Command {
 	var opts manifestcmd.ApplyOptions
+	var dry string
 	cmd := &cobra.Command{
 		Use:   "apply -f FILE|DIR|-",
 		Short: "Validate manifests and write them into the manifest directory",
@@ -17,12 +21,18 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 			"write each pod atomically into the manifest directory: into the file that\n" +
 			"already declares it, else a new <name>.yaml (or <namespace>_<name>.yaml;\n" +
 			".json for JSON input). Works with the daemon down.",
-		Example: "  podhost apply -f web.yaml\n  podhost apply -f ./pods/ --dry-run\n  cat web.yaml | podhost apply -f -",
+		Example: "  podhost apply -f web.yaml\n  podhost apply -f ./pods/ --dry-run=client\n  podhost apply -f web.yaml -n infra\n  cat web.yaml | podhost apply -f -",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
 				return err
+			}
+			if opts.DryRun, err = dryRun(dry, g); err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("namespace") {
+				opts.Namespace = ""
 			}
 			opts.ManifestDir = cfg.ManifestDir
 			opts.AllowInsecure = cfg.AllowInsecureManifests
@@ -31,7 +41,7 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 				return err
 			}
 			results, err := manifestcmd.Apply(cmd.Context(), opts, g.streams)
-			if err != nil || opts.WaitTimeout <= 0 || opts.DryRun {
+			if err != nil || opts.WaitTimeout <= 0 || opts.DryRun != cmdutil.DryRunNone {
 				return err
 			}
 			w := wait.ReadyOptions{Socket: cfg.Socket, Timeout: opts.WaitTimeout, UIDs: map[types.UID]string{}}
@@ -48,9 +58,19 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringArrayVarP(&opts.Files, "filename", "f", nil, "manifest file, directory (its *.yaml, *.yml, *.json) or - for stdin (repeatable)")
-	fs.BoolVar(&opts.DryRun, "dry-run", false, "print what would be done, write nothing")
+	cmdutil.AddDryRunFlag(fs, &dry)
+	fs.StringVarP(&opts.Namespace, "namespace", "n", "default", "apply documents that name no namespace in this one (written into them); one naming another is an error")
 	fs.DurationVar(&opts.WaitTimeout, "wait", 0, "wait until the pods are running and ready (--wait alone: "+manifestcmd.DefaultWaitTimeout.String()+")")
 	fs.Lookup("wait").NoOptDefVal = manifestcmd.DefaultWaitTimeout.String()
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
+}
+
+// dryRun parses --dry-run as kubectl, printing its deprecation warnings.
+func dryRun(v string, g *globalOptions) (cmdutil.DryRun, error) {
+	d, warn, err := cmdutil.ParseDryRun(v)
+	if warn != "" {
+		fmt.Fprintln(g.streams.ErrOut, "Warning: "+warn)
+	}
+	return d, err
 }

@@ -18,7 +18,8 @@ func newExecCmd(g *globalOptions) *cobra.Command {
 			"the command's exit code (and prints \"command terminated with exit code N\" if not 0).",
 		Example: "  podhost exec web -- ls /\n  podhost exec pod/web -c sidecar -- cat /etc/hosts\n" +
 			"  podhost exec -it web -- sh\n  echo hi | podhost exec -i web -- cat",
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeNames(g, &opts.Namespace, podFirstArg),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {

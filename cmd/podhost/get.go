@@ -21,7 +21,8 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 			"  podhost get pods --sort-by=.status.startTime\n  podhost get pods --sort-by='{.status.containerStatuses[0].restartCount}'\n" +
 			"  podhost get pod web -o jsonpath='{.status.podIP}'\n  podhost get pods -o custom-columns=NAME:.metadata.name,IP:.status.podIP\n" +
 			"  podhost get nodes -o wide",
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeNames(g, &opts.Namespace, typedArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
@@ -86,7 +87,8 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 		Short: "Show a pod's details (containers, states, conditions, events), the node's (this machine), or a ConfigMap or Secret (Secret values never shown)",
 		Example: "  podhost describe pod web\n  podhost describe pods web db\n  podhost describe pod/web pod/db --show-events=false\n" +
 			"  podhost describe pods\n  podhost describe pods -l app=web\n  podhost describe configmap app\n  podhost describe node",
-		Args: cobra.MinimumNArgs(1),
+		Args:              cobra.MinimumNArgs(1),
+		ValidArgsFunction: completeNames(g, &opts.Namespace, typedArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {
@@ -124,10 +126,11 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 func newLogsCmd(g *globalOptions) *cobra.Command {
 	var opts cli.LogsOptions
 	cmd := &cobra.Command{
-		Use:     "logs NAME|pod/NAME|-l SELECTOR",
-		Short:   "Print a container's logs",
-		Example: "  podhost logs web\n  podhost logs pod/web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m\n  podhost logs web --all-containers --prefix\n  podhost logs -l app=web -f",
-		Args:    cobra.MaximumNArgs(1),
+		Use:               "logs NAME|pod/NAME|-l SELECTOR",
+		Short:             "Print a container's logs",
+		Example:           "  podhost logs web\n  podhost logs pod/web -c sidecar -f\n  podhost logs web --previous --tail 20\n  podhost logs web --since 10m\n  podhost logs web --all-containers --prefix\n  podhost logs -l app=web -f",
+		Args:              cobra.MaximumNArgs(1),
+		ValidArgsFunction: completeNames(g, &opts.Namespace, podFirstArg),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := g.config(cmd)
 			if err != nil {

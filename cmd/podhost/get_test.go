@@ -103,7 +103,7 @@ func TestGetPrinterFlags(t *testing.T) {
 		{args: []string{"get", "pods", "--sort-by", ".metadata.nope"}, code: 1,
 			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.nope}\" in the list of objects\n"},
 		{args: []string{"get", "pods", "--sort-by", ".metadata.creationTimestamp"}, code: 1,
-			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.creationTimestamp}\" in the list of objects (podhost sets no creationTimestamp: .status.startTime is when a pod started)\n"},
+			stderr: "Error: --sort-by: couldn't find any field with path \"{.metadata.creationTimestamp}\" in the list of objects\n"},
 	} {
 		code, stdout, stderr := e.podhost(t, "", append([]string{"--socket", sock}, tc.args...)...)
 		if code != tc.code || stdout != tc.stdout || stderr != tc.stderr {

@@ -233,7 +233,7 @@ func TestApplyDeleteRoundTrip(t *testing.T) {
 	}{
 		{"", []string{"apply", "-f", in}, 0, "pod/api created\n", ""},
 		{"", []string{"apply", "-f", in}, 0, "pod/api unchanged\n", ""},
-		{strings.ReplaceAll(goodPod, "busybox", "alpine"), []string{"apply", "-f", "-"}, 0, "pod/web configured\n", ""},
+		{strings.ReplaceAll(goodPod, "busybox", "alpine"), []string{"apply", "-f", "-"}, 0, "pod/web replaced\n", ""},
 		{"", []string{"apply", "-f", in, "--dry-run"}, 0, "pod/api unchanged (dry run)\n", ""},
 		{"", []string{"delete", "api"}, 0, "pod \"api\" deleted\n", ""},
 		{"", []string{"delete", "api"}, 1, "", "Error from server (NotFound): pods \"api\" not found\n"},
@@ -305,10 +305,38 @@ func TestApplyWaitFlag(t *testing.T) {
 	}
 }
 
-func TestDeleteCompletion(t *testing.T) {
+// The commands that take pod names complete them (the manifest dir's, in
+// -n's namespace), as kubectl's do; get and describe the type first; a name
+// given is not offered again, exec's command and logs' second argument are
+// no pod names.
+func TestPodNameCompletion(t *testing.T) {
 	e := newTestEnv(t)
-	code, stdout, _ := e.podhost(t, "", "__complete", "delete", "")
-	if code != 0 || !strings.HasPrefix(stdout, "web\n") {
-		t.Errorf("completion: %d %q", code, stdout)
+	other := strings.Replace(goodPod, "name: web", "name: db\n  namespace: infra", 1)
+	if err := os.WriteFile(filepath.Join(e.manifests, "db.yaml"), []byte(other), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string // the names, one a line
+	}{
+		{[]string{"delete", ""}, "web"},
+		{[]string{"delete", "web", ""}, ""},
+		{[]string{"delete", "-n", "infra", ""}, "db"},
+		{[]string{"logs", ""}, "web"},
+		{[]string{"logs", "web", ""}, ""},
+		{[]string{"exec", ""}, "web"},
+		{[]string{"exec", "-n", "infra", ""}, "db"},
+		{[]string{"get", ""}, "pods nodes configmaps secrets"},
+		{[]string{"get", "pods", ""}, "web"},
+		{[]string{"get", "po", "-n", "infra", ""}, "db"},
+		{[]string{"get", "configmaps", ""}, ""},
+		{[]string{"describe", "pod", ""}, "web"},
+	} {
+		code, stdout, _ := e.podhost(t, "", append([]string{"__complete"}, c.args...)...)
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		got := strings.Join(lines[:len(lines)-1], " ") // the last line is cobra's directive
+		if code != 0 || got != c.want {
+			t.Errorf("complete %q: %d %q, want %q", c.args, code, got, c.want)
+		}
 	}
 }

@@ -3,8 +3,8 @@ package daemon
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"github.com/podhost/podhost/internal/host/imagesdir"
 	"io"
 	"net/http"
 	"slices"
@@ -12,11 +12,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/host/imagesdir"
 	"github.com/podhost/podhost/internal/host/runtime"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/model/podview"
+	"github.com/podhost/podhost/internal/model/wellknown"
 	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -100,8 +103,17 @@ func (b *backend) Events(namespace, name string) ([]api.Event, error) {
 
 func (b *backend) FileErrors() []api.FileError {
 	var out []api.FileError
-	for _, fe := range b.mgr.FileErrors() {
-		out = append(out, api.FileError{File: fe.File, Error: fe.Err.Error(), Kept: fe.Kept})
+	fes := b.mgr.FileErrors()
+	if len(fes) == 0 && b.images == nil {
+		return nil
+	}
+	from := map[string][]string{} // source → full names of its pods
+	for _, p := range b.Pods() {
+		src := p.Annotations[wellknown.AnnotationConfigSource]
+		from[src] = append(from[src], p.Namespace+"/"+p.Name)
+	}
+	for _, fe := range fes {
+		out = append(out, api.FileError{File: fe.File, Error: fe.Err.Error(), Kept: fe.Kept, Pods: filePods(fe, from[fe.File])})
 	}
 	if b.images != nil {
 		for _, fe := range b.images.Errors() {
@@ -268,4 +280,27 @@ func (f *flushWriter) Write(p []byte) (int, error) {
 	n, err := f.w.Write(p)
 	_ = f.rc.Flush()
 	return n, err
+}
+
+// filePods: the pods a file error concerns — kept, running from the file,
+// declared again (a duplicate) — sorted, each once.
+func filePods(fe source.FileError, running []string) []string {
+	pods := slices.Concat(fe.Kept, running)
+	var walk func(err error)
+	walk = func(err error) {
+		var d *source.Duplicate
+		switch j := err.(type) {
+		case interface{ Unwrap() []error }:
+			for _, e := range j.Unwrap() {
+				walk(e)
+			}
+		default:
+			if errors.As(err, &d) && d.Kind == "Pod" {
+				pods = append(pods, d.Namespace+"/"+d.Name)
+			}
+		}
+	}
+	walk(fe.Err)
+	slices.Sort(pods)
+	return slices.Compact(pods)
 }

@@ -2,11 +2,13 @@ package daemon
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -117,4 +119,15 @@ func restartsOf(p *corev1.Pod, name string) int32 {
 		return cs.RestartCount
 	}
 	return 0
+}
+
+// A file error concerns the pods it keeps, those running from it and those
+// it declares again.
+func TestFilePods(t *testing.T) {
+	dup := &source.Duplicate{Kind: "Pod", Namespace: "infra", Name: "db", File: "/m/b.yaml", Owner: "/m/a.yaml"}
+	cm := &source.Duplicate{Kind: "ConfigMap", Namespace: "infra", Name: "cfg", File: "/m/b.yaml", Owner: "/m/a.yaml"}
+	fe := source.FileError{File: "/m/b.yaml", Err: errors.Join(errors.New("b.yaml: x"), dup, cm), Kept: []string{"default/web"}}
+	if got := filePods(fe, []string{"default/api", "default/web"}); !slices.Equal(got, []string{"default/api", "default/web", "infra/db"}) {
+		t.Fatalf("filePods = %q", got)
+	}
 }

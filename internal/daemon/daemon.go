@@ -305,6 +305,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
 	srv.EnableRollout(rolloutBackend{d.rollout})
+	srv.EnableGrace(graces{d: d, b: b})
 	d.startKubeAPI(gctx, g, b, srv)
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
 	if d.cfg.MetricsAddress != "" {

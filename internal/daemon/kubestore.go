@@ -26,14 +26,28 @@ type kubeStore struct {
 }
 
 func (d *daemon) kubeStore(b *backend) kubeStore {
+	g := graces{d: d, b: b}
 	return kubeStore{dir: d.cfg.ManifestDir, opts: manifestdir.Options{AllowInsecure: d.cfg.AllowInsecureManifests, PodSecurity: d.dirPolicy},
-		grace: func(namespace, name string, seconds int64) {
-			for _, p := range b.Pods() {
-				if p.Namespace == namespace && p.Name == name && p.DeletionTimestamp == nil {
-					d.mgr.SetDeletionGrace(p.UID, seconds)
-				}
-			}
-		}}
+		grace: func(namespace, name string, seconds int64) { g.SetDeletionGrace(namespace, name, seconds) }}
+}
+
+// graces takes the grace period of a delete about to remove a pod's
+// document (the kube API's DELETE, `podhost delete --grace-period`).
+type graces struct {
+	d *daemon
+	b *backend
+}
+
+// SetDeletionGrace: false when no such pod runs (or it is terminating).
+func (g graces) SetDeletionGrace(namespace, name string, seconds int64) bool {
+	found := false
+	for _, p := range g.b.Pods() {
+		if p.Namespace == namespace && p.Name == name && p.DeletionTimestamp == nil {
+			g.d.mgr.SetDeletionGrace(p.UID, seconds)
+			found = true
+		}
+	}
+	return found
 }
 
 // apiFile names documents the API writes in errors (Invalid's messages).

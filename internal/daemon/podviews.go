@@ -3,8 +3,10 @@ package daemon
 import (
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/kubelet/manager"
@@ -28,6 +30,10 @@ type podViews struct {
 
 	mu    sync.Mutex
 	views map[types.UID]podView
+	// seen is when a build first saw each pod: its creationTimestamp
+	// until its status has a startTime (createdAt).
+	seen map[types.UID]metav1.Time
+	now  func() time.Time
 }
 
 // podView is one built pod and what it was built from.
@@ -39,7 +45,7 @@ type podView struct {
 }
 
 func newPodViews(st statusRevisions, node string) *podViews {
-	return &podViews{st: st, node: node, views: map[types.UID]podView{}}
+	return &podViews{st: st, node: node, views: map[types.UID]podView{}, seen: map[types.UID]metav1.Time{}, now: time.Now}
 }
 
 // build returns the API objects of entries, in their order.
@@ -47,7 +53,16 @@ func (v *podViews) build(entries []manager.PodEntry) []*corev1.Pod {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	next := make(map[types.UID]podView, len(entries))
+	seen := make(map[types.UID]metav1.Time, len(entries))
 	out := make([]*corev1.Pod, 0, len(entries))
+	for _, e := range entries {
+		if t, ok := v.seen[e.Pod.UID]; ok {
+			seen[e.Pod.UID] = t
+		} else {
+			seen[e.Pod.UID] = metav1.NewTime(v.now().Truncate(time.Second))
+		}
+	}
+	v.seen = seen
 	for _, e := range entries {
 		if e.Status != nil {
 			// A waiting pod's computed status is not kept: the same pod
@@ -86,11 +101,23 @@ func (v *podViews) view(e manager.PodEntry) (podView, bool) {
 	return podView{src: e.Pod, rev: rev, warnings: warnings, out: v.decorate(e.Pod, st, warnings)}, true
 }
 
+// createdAt is a pod's creationTimestamp: the API server sets it when the
+// kubelet's mirror pod is created, as the kubelet acknowledges the pod
+// (status.startTime, which survives a restart of podhost); before the pod
+// has a status of its own, when podhost first showed it.
+func (v *podViews) createdAt(uid types.UID, st corev1.PodStatus) metav1.Time {
+	if st.StartTime != nil && !st.StartTime.IsZero() {
+		return *st.StartTime
+	}
+	return v.seen[uid]
+}
+
 // decorate copies p with status st and what the API adds to every pod.
 func (v *podViews) decorate(p *corev1.Pod, st corev1.PodStatus, warnings string) *corev1.Pod {
 	cp := p.DeepCopy()
 	cp.Status = st
 	cp.APIVersion, cp.Kind = "v1", "Pod"
+	cp.CreationTimestamp = v.createdAt(p.UID, st)
 	// The kubelet's applyDefaults sets every static pod's nodeName to the
 	// node's, whatever the manifest says.
 	cp.Spec.NodeName = v.node

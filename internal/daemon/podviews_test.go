@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -83,5 +84,33 @@ func TestPodViewsRebuildOnlyChangedPods(t *testing.T) {
 	v.build([]manager.PodEntry{{Pod: c, Status: &waiting}})
 	if got := v.build([]manager.PodEntry{{Pod: c}}); got[0].Status.Reason != "" || got[0].Status.Phase != corev1.PodPending {
 		t.Fatalf("released pod shows %s %q, want Pending without the waiting reason", got[0].Status.Phase, got[0].Status.Reason)
+	}
+}
+
+// A pod has a creationTimestamp from its first view (AGE is not
+// <unknown> right after apply), kept while it waits, and its status'
+// startTime once it has one (so a restart of podhost does not reset it).
+func TestPodViewsCreationTimestamp(t *testing.T) {
+	st := fakeRevisions{}
+	v := newPodViews(st, "node1")
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	v.now = func() time.Time { return clock }
+	waiting := corev1.PodStatus{Phase: corev1.PodPending}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "a", UID: "ua"}}
+	if got := v.build([]manager.PodEntry{{Pod: p, Status: &waiting}})[0].CreationTimestamp; !got.Time.Equal(clock) {
+		t.Fatalf("waiting pod: creationTimestamp %v, want %v", got, clock)
+	}
+	first := clock
+	clock = clock.Add(time.Minute)
+	if got := v.build([]manager.PodEntry{{Pod: p}})[0].CreationTimestamp; !got.Time.Equal(first) {
+		t.Fatalf("pending pod without a status: %v, want the first view's %v", got, first)
+	}
+	started := metav1.NewTime(first.Add(-time.Hour))
+	st["ua"] = struct {
+		st  corev1.PodStatus
+		rev uint64
+	}{corev1.PodStatus{Phase: corev1.PodRunning, StartTime: &started}, 5}
+	if got := v.build([]manager.PodEntry{{Pod: p}})[0].CreationTimestamp; !got.Equal(&started) {
+		t.Fatalf("started pod: %v, want its startTime %v", got, started)
 	}
 }

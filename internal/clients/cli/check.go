@@ -161,8 +161,8 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 }
 
 // checkDaemon lists, when a daemon answers on socket, the manifest files it
-// refused: one warn line each ("manifest-file  web.yaml: not a regular
-// file"). Nothing is printed when no daemon runs (check is a preflight).
+// refused: one warn line per file, its problems joined ("manifest-file
+// web.yaml: spec.containers[0].image: Required value; metadata.labels: …"). Nothing is printed when no daemon runs (check is a preflight).
 func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p probes) []CheckResult {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -188,11 +188,25 @@ func checkDaemon(ctx context.Context, socket string, timeout time.Duration, p pr
 		if fe.Source == api.SourceImagesDir {
 			name = "images-dir"
 		}
-		for _, line := range strings.Split(fe.Error, "\n") {
-			out = append(out, CheckResult{name, StatusWarn, line})
-		}
+		out = append(out, CheckResult{name, StatusWarn, fileLine(fe)})
 	}
 	return out
+}
+
+// fileLine is one refused file's problems on one line: its name once
+// (each problem line starts with it), the problems joined with "; ".
+func fileLine(fe api.FileError) string {
+	lines := strings.Split(strings.TrimSpace(fe.Error), "\n")
+	prefix := ""
+	if i := strings.Index(lines[0], ": "); i > 0 {
+		prefix = lines[0][:i+2]
+	}
+	for i := 1; i < len(lines); i++ {
+		if prefix != "" {
+			lines[i] = strings.TrimPrefix(lines[i], prefix)
+		}
+	}
+	return strings.Join(lines, "; ")
 }
 
 // checkContainerd returns containerd's version ("" when unreachable) and

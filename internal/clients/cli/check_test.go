@@ -260,6 +260,7 @@ func TestCheckStateDB(t *testing.T) {
 	}
 }
 
+// One line per refused file, its problems joined, the file named once.
 func TestCheckListsDaemonFileErrors(t *testing.T) {
 	cfg := checkHost(t)
 	p := fakeProbes(nil)
@@ -277,8 +278,7 @@ func TestCheckListsDaemonFileErrors(t *testing.T) {
 	want := []string{
 		"ok daemon running at " + cfg.Socket + ", 2 manifest files refused",
 		"warn manifest-file fifo.yaml: not a regular file",
-		"warn manifest-file open.yaml: insecure permissions: mode 0666 is group- or world-writable",
-		"warn manifest-file open.yaml: second problem",
+		"warn manifest-file open.yaml: insecure permissions: mode 0666 is group- or world-writable; second problem",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("daemon lines\n%q\nwant\n%q", got, want)

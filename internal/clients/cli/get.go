@@ -15,6 +15,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/clients/printers"
 	"github.com/podhost/podhost/internal/model/podview"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // GetOptions select pods for get and describe.
@@ -80,6 +81,7 @@ func Get(ctx context.Context, o GetOptions, s cmdutil.IOStreams) error {
 		return err
 	}
 	pods, missing := cmdutil.ByName(filterPods(list.Items, match), o.Names, func(p *corev1.Pod) string { return p.Name }, "pods")
+	warnFiles(ctx, c, pods, len(o.Names) == 0 && strings.TrimSpace(o.Selector) == "", s)
 	if len(missing) > 0 && (o.Watch || len(o.Names) == 1) {
 		return errors.Join(missing...)
 	}
@@ -234,4 +236,31 @@ func filterPods(in []corev1.Pod, match func(*corev1.Pod) bool) []corev1.Pod {
 		}
 	}
 	return out
+}
+
+// warnFiles prints, as kubectl prints warnings, the errors of the manifest
+// files that concern the listed pods (api.FileError.Pods), one line each;
+// a file that concerns no pod (it declares none that podhost could read)
+// only with a whole listing (no names, no selector).
+func warnFiles(ctx context.Context, c *api.Client, pods []corev1.Pod, whole bool, s cmdutil.IOStreams) {
+	fes, err := c.FileErrors(ctx)
+	if err != nil {
+		return // the list answered: the daemon's own warning, if any, is printed
+	}
+	listed := make(map[string]bool, len(pods))
+	for _, p := range pods {
+		listed[p.Namespace+"/"+p.Name] = true
+	}
+	warn := c.Warn // each line once, escaped as the daemon's warnings
+	if warn == nil {
+		warn = cmdutil.WarnTo(s.ErrOut)
+	}
+	for _, fe := range fes {
+		if !(whole && len(fe.Pods) == 0) && !slices.ContainsFunc(fe.Pods, func(n string) bool { return listed[n] }) {
+			continue
+		}
+		for _, line := range strings.Split(fe.Error, "\n") {
+			warn(line)
+		}
+	}
 }

@@ -34,9 +34,9 @@ func TestGetPrintsWarningsOnStderr(t *testing.T) {
 		if err := Get(context.Background(), GetOptions{Namespace: "default", Socket: sock, Output: output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
 			t.Fatal(err)
 		}
-		wantErr := "Warning: fifo.yaml: not a regular file\n" +
-			"Warning: open.yaml: insecure permissions: mode 0666 is group- or world-writable\n" +
-			"Warning: containerd at /run/c.sock is unreachable since 2026-11-23T10:00:00Z: connection refused; statuses may be stale\n"
+		wantErr := "Warning: containerd at /run/c.sock is unreachable since 2026-11-23T10:00:00Z: connection refused; statuses may be stale\n" +
+			"Warning: fifo.yaml: not a regular file\n" +
+			"Warning: open.yaml: insecure permissions: mode 0666 is group- or world-writable\n"
 		if errOut.String() != wantErr {
 			t.Errorf("-o %q stderr:\n%s\nwant\n%s", output, errOut.String(), wantErr)
 		}
@@ -50,6 +50,39 @@ func TestGetPrintsWarningsOnStderr(t *testing.T) {
 			if err := json.Unmarshal(out.Bytes(), &l); err != nil || len(l.Items) != 1 {
 				t.Errorf("json stdout: %v\n%s", err, out.String())
 			}
+		}
+	}
+}
+
+// get warns about the files of the pods it lists, not about files of
+// pods in another namespace or not named or selected; a file that
+// concerns no pod only with a whole listing.
+func TestGetWarnsAboutListedPodsFiles(t *testing.T) {
+	other := webPod()
+	other.Namespace, other.Name = "infra", "db"
+	d := &clienttest.FakeDaemon{PodList: []*corev1.Pod{webPod(), other}, RuntimeStatus: api.RuntimeStatus{Healthy: true}, FileErrs: []api.FileError{
+		{File: "/m/web.yaml", Error: "web.yaml: spec.x: Invalid value", Pods: []string{"default/web"}},
+		{File: "/m/db.yaml", Error: "db.yaml: duplicate pod infra/db, already defined in x.yaml", Pods: []string{"infra/db"}},
+		{File: "/m/fifo.yaml", Error: "fifo.yaml: not a regular file"},
+	}}
+	sock := serve(t, d)
+	for _, tc := range []struct {
+		o    GetOptions
+		want string
+	}{
+		{GetOptions{Namespace: "default"}, "Warning: web.yaml: spec.x: Invalid value\nWarning: fifo.yaml: not a regular file\n"},
+		{GetOptions{Namespace: "infra"}, "Warning: db.yaml: duplicate pod infra/db, already defined in x.yaml\nWarning: fifo.yaml: not a regular file\n"},
+		{GetOptions{Namespace: "infra", Names: []string{"db"}}, "Warning: db.yaml: duplicate pod infra/db, already defined in x.yaml\n"},
+		{GetOptions{Namespace: "default", Selector: "app=nope"}, "No resources found in default namespace.\n"},
+		{GetOptions{}, "Warning: web.yaml: spec.x: Invalid value\nWarning: db.yaml: duplicate pod infra/db, already defined in x.yaml\nWarning: fifo.yaml: not a regular file\n"},
+	} {
+		tc.o.Socket = sock
+		var errOut bytes.Buffer
+		if err := Get(context.Background(), tc.o, cmdutil.IOStreams{Out: io.Discard, ErrOut: &errOut}); err != nil {
+			t.Fatal(err)
+		}
+		if errOut.String() != tc.want {
+			t.Errorf("get -n %q %v -l %q: stderr\n%s\nwant\n%s", tc.o.Namespace, tc.o.Names, tc.o.Selector, errOut.String(), tc.want)
 		}
 	}
 }

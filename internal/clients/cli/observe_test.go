@@ -285,8 +285,18 @@ func TestTopTable(t *testing.T) {
 			t.Errorf("top %+v:\n%s\nwant\n%s", tc.o, out.String(), tc.want)
 		}
 	}
-	if err := Top(context.Background(), TopOptions{Socket: sock, Namespace: "default", Name: "gone"}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}); err == nil {
-		t.Error("top of a missing pod succeeded")
+	// kubectl's NotFound for a pod that does not exist; for one that does
+	// but runs no container, podhost says so.
+	d.PodList = []*corev1.Pod{webPod()}
+	d.PodList[0].Name = "pending"
+	for name, want := range map[string]string{
+		"gone":    `Error from server (NotFound): podmetrics.metrics.k8s.io "default/gone" not found`,
+		"pending": `Error from server (NotFound): podmetrics.metrics.k8s.io "default/pending" not found (the pod is not running)`,
+	} {
+		err := Top(context.Background(), TopOptions{Socket: sock, Namespace: "default", Name: name}, cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
+		if err == nil || err.Error() != want {
+			t.Errorf("top pod %s: %v, want %q", name, err, want)
+		}
 	}
 }
 

@@ -34,7 +34,8 @@ func Top(ctx context.Context, o TopOptions, s cmdutil.IOStreams) error {
 	if err := cmdutil.ValidateNames(ns, o.Name); err != nil {
 		return err
 	}
-	pms, err := cmdutil.NewClient(o.Socket, s).Top(ctx, ns, o.Window)
+	c := cmdutil.NewClient(o.Socket, s)
+	pms, err := c.Top(ctx, ns, o.Window)
 	if err != nil {
 		return err
 	}
@@ -46,7 +47,7 @@ func Top(ctx context.Context, o TopOptions, s cmdutil.IOStreams) error {
 	}
 	if len(sel) == 0 {
 		if o.Name != "" {
-			return fmt.Errorf("podmetrics %q not found (the pod is not running)", o.Name)
+			return noMetrics(ctx, c, ns, o.Name)
 		}
 		return errors.New("metrics not available yet: no running pods")
 	}
@@ -82,3 +83,13 @@ func printTop(w io.Writer, pms []api.PodMetrics, allNS, containers bool) error {
 // cpu and mem format as kubectl top: millicores, mebibytes.
 func cpu(m int64) string { return fmt.Sprintf("%dm", m) }
 func mem(b int64) string { return fmt.Sprintf("%dMi", b/(1<<20)) }
+
+// noMetrics is kubectl top's error for a pod without metrics, the
+// metrics API's NotFound; for a pod that exists, podhost says why.
+func noMetrics(ctx context.Context, c *api.Client, namespace, name string) error {
+	err := fmt.Errorf("Error from server (NotFound): podmetrics.metrics.k8s.io %q not found", namespace+"/"+name) //nolint:staticcheck // kubectl's words
+	if _, gerr := c.GetPod(ctx, namespace, name); gerr == nil {
+		err = fmt.Errorf("%w (the pod is not running)", err)
+	}
+	return err
+}

@@ -123,6 +123,7 @@ func SortPod(name string, started time.Time, restarts int32, labels map[string]s
 	p.Name, p.Labels = name, labels
 	if !started.IsZero() {
 		p.Status.StartTime = &metav1.Time{Time: started}
+		p.CreationTimestamp = metav1.NewTime(started)
 	}
 	if restarts >= 0 {
 		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "c", RestartCount: restarts, Ready: true}}

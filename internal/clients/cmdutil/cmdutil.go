@@ -53,9 +53,10 @@ func PodNotFound(err error, name string) error {
 	return err
 }
 
-// NewClient returns an API client that prints the daemon's warnings (refused
-// manifest files, a containerd outage) on stderr as kubectl does: each text
-// once, however many requests it answers.
+// NewClient returns an API client that prints the daemon's warnings (a
+// containerd outage; get passes the refused manifest files of the pods it
+// lists to Warn too) on stderr as kubectl does: each text once, however
+// many requests it answers.
 func NewClient(socket string, s IOStreams) *api.Client {
 	c := api.NewClient(socket)
 	var mu sync.Mutex

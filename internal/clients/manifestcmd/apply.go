@@ -29,7 +29,10 @@ type ApplyOptions struct {
 	// podSecurity.manifestDir): a pod it refuses is an error naming its
 	// input. The zero value lets every pod through.
 	PodSecurity podsecurity.Policy
-	DryRun      bool
+	DryRun      cmdutil.DryRun
+	// Namespace is -n: documents that name no namespace are applied in it
+	// (written into them), one naming another is an error; "": not given.
+	Namespace string
 	// WaitTimeout > 0 asks to wait until the pods run (done by the caller
 	// through the API; Apply itself never waits).
 	WaitTimeout time.Duration
@@ -42,6 +45,7 @@ type Action = manifestdir.Action
 const (
 	Created    = manifestdir.Created
 	Configured = manifestdir.Configured
+	Replaced   = manifestdir.Replaced
 	Unchanged  = manifestdir.Unchanged
 )
 
@@ -62,19 +66,17 @@ type ApplyResult struct {
 // "pod/NAME created|configured|unchanged" per pod. The manifest dir is
 // flocked from the scan to the last write, so concurrent runs serialize.
 func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]ApplyResult, error) {
-	items, err := decodeInputs(opts.Files, s.In)
+	items, err := decodeInputs(opts.Files, opts.Namespace, s.In)
 	if err != nil {
 		return nil, err
 	}
+	dry := opts.DryRun != cmdutil.DryRunNone
 	rs, err := manifestdir.Apply(ctx, opts.ManifestDir, items, manifestdir.Options{
-		AllowInsecure: opts.AllowInsecure, DryRun: opts.DryRun, Warn: cmdutil.WarnTo(s.ErrOut), PodSecurity: opts.PodSecurity})
-	suffix := ""
-	if opts.DryRun {
-		suffix = " (dry run)"
-	}
+		AllowInsecure: opts.AllowInsecure, DryRun: dry, Warn: cmdutil.WarnTo(s.ErrOut), PodSecurity: opts.PodSecurity})
+	suffix := opts.DryRun.Suffix()
 	var results []ApplyResult
 	for _, r := range rs {
-		if opts.DryRun || r.Action == Unchanged || r.Written {
+		if dry || r.Action == Unchanged || r.Written {
 			fmt.Fprintf(s.Out, "%s/%s %s%s\n", r.Object.Kind, r.Object.Name, r.Action, suffix)
 		}
 		results = append(results, ApplyResult{Pod: r.Object.Pod, Kind: string(r.Object.Kind), Name: r.Object.Name, Action: r.Action, File: r.File})
@@ -86,8 +88,9 @@ func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]Apply
 }
 
 // decodeInputs reads and validates every input and rejects duplicate pods
-// across them. It returns every problem found.
-func decodeInputs(files []string, stdin io.Reader) ([]manifestdir.Object, error) {
+// across them; ns is -n (inNamespace; "": not given). It returns every
+// problem found.
+func decodeInputs(files []string, ns string, stdin io.Reader) ([]manifestdir.Object, error) {
 	inputs, err := readInputs(files, stdin)
 	errs := []error{}
 	if err != nil {
@@ -96,7 +99,7 @@ func decodeInputs(files []string, stdin io.Reader) ([]manifestdir.Object, error)
 	var items []manifestdir.Object
 	first := map[manifestdir.Ref]string{} // object → display name of its input
 	for _, in := range inputs {
-		got, x, err := decodeInput(in)
+		got, x, err := decodeInput(in, ns)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -122,7 +125,7 @@ func decodeInputs(files []string, stdin io.Reader) ([]manifestdir.Object, error)
 // decodeInput validates one input and splits it into its objects, one
 // document each; a List (what `get -o yaml|json` prints) counts as its
 // items, as with kubectl. x locates errors about the objects in the input.
-func decodeInput(in input) (objs []manifestdir.Object, x manifest.Expanded, err error) {
+func decodeInput(in input, ns string) (objs []manifestdir.Object, x manifest.Expanded, err error) {
 	if x, err = manifest.ExpandLists(in.name, in.data); err != nil {
 		return nil, x, err
 	}
@@ -136,6 +139,11 @@ func decodeInput(in input) (objs []manifestdir.Object, x manifest.Expanded, err 
 	objs = make([]manifestdir.Object, 0, len(docs))
 	for _, d := range docs {
 		d = manifest.CleanExported(d) // get's output: status and podhost's annotations are not written
+		if ns != "" {
+			if d, err = inNamespace(in.name, d, ns); err != nil {
+				return nil, x, err
+			}
+		}
 		o, err := manifestdir.Decode(in.name, d)
 		if err != nil {
 			return nil, x, x.Locate(err)

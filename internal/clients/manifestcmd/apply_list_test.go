@@ -64,7 +64,7 @@ func TestApplyList(t *testing.T) {
 		},
 		{
 			name: "get's output after an edit configures that pod only", manifests: map[string]string{"web.yaml": web1, "more.yaml": api1},
-			input: strings.Replace(exported(t, web1, api1), "image: img:1", "image: img:2", 1), wantOut: "pod/web configured\npod/api unchanged\n",
+			input: strings.Replace(exported(t, web1, api1), "image: img:1", "image: img:2", 1), wantOut: "pod/web replaced\npod/api unchanged\n",
 			check: func(t *testing.T, dir map[string]string) {
 				web := dir["web.yaml"]
 				for _, gone := range []string{"status:", "podIP", "nodeName", "podhost.io/config-hash", "creationTimestamp"} {

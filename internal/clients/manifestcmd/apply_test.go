@@ -98,13 +98,15 @@ func newEnv(t *testing.T, manifests, inputs map[string]string) env {
 
 func TestApply(t *testing.T) {
 	web1, web2, api1 := podYAML("web", "img:1"), podYAML("web", "img:2"), podYAML("api", "img:1")
+	webLabeled := strings.Replace(web1, "metadata:\n", "metadata:\n  labels: {tier: front}\n", 1)
 	tests := []struct {
 		name      string
 		manifests map[string]string // nil: the manifest dir does not exist
 		inputs    map[string]string
 		files     []string // -f, relative to the input dir ("-" = stdin)
 		stdin     string
-		dryRun    bool
+		dryRun    cmdutil.DryRun
+		namespace string // -n
 		wantOut   string
 		want      map[string]string // manifest dir after
 		wantErr   []string          // error lines (substrings)
@@ -134,14 +136,18 @@ func TestApply(t *testing.T) {
 			wantOut: "pod/web unchanged\n", want: map[string]string{"mine.yaml": web1},
 		},
 		{
-			name: "configured in its current file", manifests: map[string]string{"mine.yaml": web1}, inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"},
-			wantOut: "pod/web configured\n", want: map[string]string{"mine.yaml": web2},
+			name: "replaced (another image) in its current file", manifests: map[string]string{"mine.yaml": web1}, inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"},
+			wantOut: "pod/web replaced\n", want: map[string]string{"mine.yaml": web2},
+		},
+		{
+			name: "configured: a label edit keeps the pod", manifests: map[string]string{"mine.yaml": web1}, inputs: map[string]string{"x.yaml": webLabeled}, files: []string{"x.yaml"},
+			wantOut: "pod/web configured\n", want: map[string]string{"mine.yaml": webLabeled},
 		},
 		{
 			name:      "multi-doc file: only that doc replaced",
 			manifests: map[string]string{"all.yaml": "# my pods\n" + api1 + "---\n" + web1 + "---\n" + podYAML("db", "img:1")},
 			inputs:    map[string]string{"x.yaml": web2}, files: []string{"x.yaml"},
-			wantOut: "pod/web configured\n",
+			wantOut: "pod/web replaced\n",
 			want:    map[string]string{"all.yaml": "# my pods\n" + api1 + "---\n" + web2 + "---\n" + podYAML("db", "img:1")},
 		},
 		{
@@ -158,7 +164,7 @@ func TestApply(t *testing.T) {
 		},
 		{
 			name: "YAML into an existing JSON file is converted", manifests: map[string]string{"web.json": podJSON("web", "img:1")},
-			inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"}, wantOut: "pod/web configured\n",
+			inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"}, wantOut: "pod/web replaced\n",
 			want: map[string]string{"web.json": "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\n    \"name\": \"web\"\n  },\n  \"spec\": {\n    \"containers\": [\n      {\n        \"image\": \"img:2\",\n        \"name\": \"main\"\n      }\n    ]\n  }\n}\n"},
 		},
 		{
@@ -169,16 +175,34 @@ func TestApply(t *testing.T) {
 			name: "dir input and stdin", manifests: map[string]string{"web.yaml": web1},
 			inputs: map[string]string{"d/a.yaml": api1, "d/web.yaml": web2, "d/.hidden.yaml": "garbage", "d/notes.txt": "x"},
 			files:  []string{"d", "-"}, stdin: podYAML("db", "img:1"),
-			wantOut: "pod/api created\npod/web configured\npod/db created\n",
+			wantOut: "pod/api created\npod/web replaced\npod/db created\n",
 			want:    map[string]string{"web.yaml": web2, "api.yaml": api1, "db.yaml": podYAML("db", "img:1")},
 		},
 		{
-			name: "dry run writes nothing", inputs: map[string]string{"x.yaml": web1}, files: []string{"x.yaml"}, dryRun: true,
+			name: "dry run writes nothing", inputs: map[string]string{"x.yaml": web1}, files: []string{"x.yaml"}, dryRun: cmdutil.DryRunClient,
 			wantOut: "pod/web created (dry run)\n", want: nil,
 		},
 		{
-			name: "dry run configured", manifests: map[string]string{"web.yaml": web1}, inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"}, dryRun: true,
-			wantOut: "pod/web configured (dry run)\n", want: map[string]string{"web.yaml": web1},
+			name: "dry run replaced", manifests: map[string]string{"web.yaml": web1}, inputs: map[string]string{"x.yaml": web2}, files: []string{"x.yaml"}, dryRun: cmdutil.DryRunServer,
+			wantOut: "pod/web replaced (server dry run)\n", want: map[string]string{"web.yaml": web1},
+		},
+		{
+			name: "-n: written into a document naming no namespace", inputs: map[string]string{"x.yaml": "# the web pod\n" + web1}, files: []string{"x.yaml"}, namespace: "infra",
+			wantOut: "pod/web created\n",
+			want:    map[string]string{"infra_web.yaml": "# the web pod\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web\n  namespace: infra\nspec:\n  containers:\n    - name: main\n      image: img:1 # pinned\n"},
+		},
+		{
+			name: "-n: a JSON document stays JSON", inputs: map[string]string{"x.json": `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"main","image":"img:1"}]}}`},
+			files: []string{"x.json"}, namespace: "infra", wantOut: "pod/web created\n",
+			want: map[string]string{"infra_web.json": "{\n  \"apiVersion\": \"v1\",\n  \"kind\": \"Pod\",\n  \"metadata\": {\n    \"name\": \"web\",\n    \"namespace\": \"infra\"\n  },\n  \"spec\": {\n    \"containers\": [\n      {\n        \"image\": \"img:1\",\n        \"name\": \"main\"\n      }\n    ]\n  }\n}\n"},
+		},
+		{
+			name: "-n: another namespace is kubectl's error", inputs: map[string]string{"x.yaml": podNSYAML("prod", "web", "img:1")}, files: []string{"x.yaml"}, namespace: "infra",
+			wantErr: []string{`x.yaml: metadata.namespace: the namespace from the provided object "prod" does not match the namespace "infra". You must pass '--namespace=prod' to perform this operation.`},
+		},
+		{
+			name: "-n: the same namespace is unchanged", inputs: map[string]string{"x.yaml": podNSYAML("infra", "web", "img:1")}, files: []string{"x.yaml"}, namespace: "infra",
+			wantOut: "pod/web created\n", want: map[string]string{"infra_web.yaml": podNSYAML("infra", "web", "img:1")},
 		},
 		{
 			name: "all or nothing", manifests: map[string]string{"web.yaml": web1},
@@ -213,7 +237,7 @@ func TestApply(t *testing.T) {
 				files = append(files, f)
 			}
 			var out, errOut bytes.Buffer
-			opts := ApplyOptions{Files: files, ManifestDir: e.manifests, DryRun: tt.dryRun}
+			opts := ApplyOptions{Files: files, ManifestDir: e.manifests, DryRun: tt.dryRun, Namespace: tt.namespace}
 			_, err := Apply(context.Background(), opts, cmdutil.IOStreams{In: strings.NewReader(tt.stdin), Out: &out, ErrOut: &errOut})
 			checkErr(t, err, tt.wantErr)
 			if out.String() != tt.wantOut {

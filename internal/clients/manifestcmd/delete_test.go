@@ -17,6 +17,11 @@ import (
 func TestDelete(t *testing.T) {
 	web, api, db := podYAML("web", "img:1"), podYAML("api", "img:1"), podYAML("db", "img:1")
 	dns := podNSYAML("infra", "web", "img:1")
+	labeled := func(name, app string) string {
+		return strings.Replace(podYAML(name, "img:1"), "metadata:\n", "metadata:\n  labels: {app: "+app+"}\n", 1)
+	}
+	cm := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, labels: {app: web}}\ndata: {k: v}\n"
+	grace := func(n int) *int { return &n }
 	tests := []struct {
 		name      string
 		manifests map[string]string
@@ -81,6 +86,53 @@ func TestDelete(t *testing.T) {
 			opts: DeleteOptions{Names: []string{"web"}, Files: []string{"x.yaml"}}, wantErr: []string{"not both"}, want: map[string]string{},
 		},
 		{
+			name: "-l: the pods of the namespace whose labels match", manifests: map[string]string{"a.yaml": labeled("web", "web"), "b.yaml": labeled("api", "api"), "c.yaml": cm, "infra_web.yaml": dns},
+			opts:    DeleteOptions{Selector: "app=web"},
+			wantOut: "pod \"web\" deleted\n", want: map[string]string{"b.yaml": labeled("api", "api"), "c.yaml": cm, "infra_web.yaml": dns},
+		},
+		{
+			name: "-l with a type", manifests: map[string]string{"a.yaml": labeled("web", "web"), "c.yaml": cm},
+			opts:    DeleteOptions{Names: []string{"configmaps"}, Selector: "app=web"},
+			wantOut: "configmap \"cfg\" deleted\n", want: map[string]string{"a.yaml": labeled("web", "web")},
+		},
+		{
+			name: "--all: every pod of the namespace", manifests: map[string]string{"all.yaml": api + "---\n" + web, "c.yaml": cm, "infra_web.yaml": dns},
+			opts:    DeleteOptions{Names: []string{"pods"}, All: true},
+			wantOut: "pod \"api\" deleted\npod \"web\" deleted\n", want: map[string]string{"c.yaml": cm, "infra_web.yaml": dns},
+		},
+		{
+			name: "--all with nothing there", manifests: map[string]string{"c.yaml": cm},
+			opts: DeleteOptions{All: true}, wantOut: "No resources found\n", want: map[string]string{"c.yaml": cm},
+		},
+		{
+			name: "-l: names are refused", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Selector: "app=web"}, wantErr: []string{`--all and -l take a resource type (pods, configmaps, secrets), not names: "web"`}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "--all and -l", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{All: true, Selector: "app=web"}, wantErr: []string{"cannot set --all and --selector at the same time"}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "dry run", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, DryRun: cmdutil.DryRunClient}, wantOut: "pod \"web\" deleted (dry run)\n", want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "--force: force deleted", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Force: true, Wait: true}, wantOut: "pod \"web\" force deleted\n", want: map[string]string{},
+		},
+		{
+			name: "--grace-period=0 without --force is 1", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, GracePeriod: grace(0)}, wantOut: "pod \"web\" deleted\n", want: map[string]string{},
+		},
+		{
+			name: "--now and --grace-period", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Now: true, GracePeriod: grace(3)}, wantErr: []string{"--now and --grace-period cannot be specified together"}, want: map[string]string{"web.yaml": web},
+		},
+		{
+			name: "--force and a grace period", manifests: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Force: true, GracePeriod: grace(5)}, wantErr: []string{"--force and --grace-period greater than 0 cannot be specified together"}, want: map[string]string{"web.yaml": web},
+		},
+		{
 			name: "invalid -f file", manifests: map[string]string{"web.yaml": web}, inputs: map[string]string{"x.yaml": "kind: Pod\n"},
 			opts: DeleteOptions{Files: []string{"x.yaml"}}, wantErr: []string{"x.yaml: apiVersion: Required value"}, want: map[string]string{"web.yaml": web},
 		},
@@ -90,6 +142,7 @@ func TestDelete(t *testing.T) {
 			e := newEnv(t, tt.manifests, tt.inputs)
 			opts := tt.opts
 			opts.ManifestDir = e.manifests
+			opts.Socket = filepath.Join(t.TempDir(), "down.sock") // no daemon: no grace sent, no wait
 			for i, f := range opts.Files {
 				opts.Files[i] = filepath.Join(e.inputs, f)
 			}

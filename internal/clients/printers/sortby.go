@@ -62,11 +62,7 @@ func (s *PodSorter) Sort(pods []corev1.Pod) error {
 		keys[i], found = k, found || k.found
 	}
 	if !found {
-		hint := ""
-		if s.field == "{.metadata.creationTimestamp}" {
-			hint = " (podhost sets no creationTimestamp: .status.startTime is when a pod started)"
-		}
-		return fmt.Errorf("--sort-by: couldn't find any field with path %q in the list of objects%s", s.field, hint)
+		return fmt.Errorf("--sort-by: couldn't find any field with path %q in the list of objects", s.field)
 	}
 	order := make([]int, len(pods))
 	for i := range order {

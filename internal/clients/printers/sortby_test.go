@@ -56,6 +56,7 @@ func TestPodSorter(t *testing.T) {
 		{"metadata.name", []string{"cache", "db", "web2", "web10"}},
 		{"{metadata.name}", []string{"cache", "db", "web2", "web10"}},
 		{".status.startTime", []string{"db", "web2", "cache", "web10"}},
+		{".metadata.creationTimestamp", []string{"db", "web2", "cache", "web10"}},
 		{"{.status.containerStatuses[0].restartCount}", []string{"db", "cache", "web2", "web10"}},
 		{".metadata.labels.mem", []string{"web2", "db", "web10", "cache"}},
 		{".metadata.labels.rank", []string{"web2", "db", "web10", "cache"}}, // missing first; equal b's keep their order

@@ -14,6 +14,7 @@ import (
 	"github.com/podhost/podhost/internal/desired/order"
 	"github.com/podhost/podhost/internal/desired/podsecurity"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // Options tune Apply, Delete and Lookup.
@@ -53,10 +54,15 @@ var (
 // Action is what Apply did to one object.
 type Action string
 
-// Apply's actions, as the CLI prints them.
+// Apply's actions, as the CLI prints them. A pod edit that changes its
+// identity (manifest.Identity: anything but labels, annotations and
+// containers' resources) is Replaced, not Configured: podhost stops the
+// pod and starts the new one, as `kubectl replace --force` deletes and
+// recreates it (an API server refuses such an edit of a pod).
 const (
 	Created    Action = "created"
 	Configured Action = "configured"
+	Replaced   Action = "replaced"
 	Unchanged  Action = "unchanged"
 )
 
@@ -233,6 +239,9 @@ func plan(dir string, objs []Object, idx map[string]located, taken map[string]bo
 			}
 			e.replace[o.key()] = o.Doc
 			res.Action, res.File = Configured, loc.file
+			if replacesPod(loc.obj, o) {
+				res.Action = Replaced
+			}
 		default:
 			ext := ".yaml"
 			if isJSON(o.Doc) {
@@ -293,4 +302,14 @@ func replaceDocs(path string, replace map[string][]byte) ([]byte, error) {
 		return nil, fmt.Errorf("rewrite %s: file changed meanwhile; retry", path)
 	}
 	return joinDocs(docs), nil
+}
+
+// replacesPod: the new version of a pod has another identity (or UID)
+// than the one it replaces, so podhost stops the pod and starts the new.
+func replacesPod(old, o Object) bool {
+	if old.Pod == nil || o.Pod == nil {
+		return false
+	}
+	return old.Pod.UID != o.Pod.UID ||
+		old.Pod.Annotations[wellknown.AnnotationIdentityHash] != o.Pod.Annotations[wellknown.AnnotationIdentityHash]
 }

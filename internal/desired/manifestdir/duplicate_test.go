@@ -47,7 +47,7 @@ func TestDuplicateRefused(t *testing.T) {
 		t.Fatalf("warnings %q", warned)
 	}
 	// The other pod still applies and deletes.
-	if rs, err := Apply(ctx, dir, decode(t, pod("default", "web", "img:web2")), opts); err != nil || rs[0].Action != Configured {
+	if rs, err := Apply(ctx, dir, decode(t, pod("default", "web", "img:web2")), opts); err != nil || rs[0].Action != Replaced {
 		t.Fatalf("Apply web = %+v, %v", rs, err)
 	}
 	// Removing the copy ends the refusal.

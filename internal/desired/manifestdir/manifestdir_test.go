@@ -93,8 +93,8 @@ func TestApplyResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rs[0].Action != Configured || !rs[0].Written || rs[1].Action != Unchanged || rs[1].Written {
-		t.Errorf("second apply = %s written=%v, %s written=%v; want configured written, unchanged not", rs[0].Action, rs[0].Written, rs[1].Action, rs[1].Written)
+	if rs[0].Action != Replaced || !rs[0].Written || rs[1].Action != Unchanged || rs[1].Written {
+		t.Errorf("second apply = %s written=%v, %s written=%v; want replaced (another image) written, unchanged not", rs[0].Action, rs[0].Written, rs[1].Action, rs[1].Written)
 	}
 	if got := read(t, filepath.Join(dir, "web.yaml")); !strings.Contains(got, "img:2") {
 		t.Errorf("web.yaml = %q, want img:2", got)
@@ -122,7 +122,7 @@ func TestApplyModes(t *testing.T) {
 		t.Errorf("a refused apply wrote: %v, web.yaml = %q", entries(t, dir), got)
 	}
 	rs, err := Apply(ctx, dir, decode(t, pod("default", "web", "img:2")), Options{Mode: ReplaceOnly})
-	if err != nil || rs[0].Action != Configured {
+	if err != nil || rs[0].Action != Replaced {
 		t.Fatalf("update: %v, %+v", err, rs)
 	}
 }
@@ -153,7 +153,7 @@ func TestApplyIntoJSONFileAndLookup(t *testing.T) {
 		t.Fatal(err)
 	}
 	rs, err := Apply(t.Context(), dir, decode(t, pod("default", "web", "img:2")), Options{})
-	if err != nil || rs[0].File != file || rs[0].Action != Configured {
+	if err != nil || rs[0].File != file || rs[0].Action != Replaced {
 		t.Fatalf("apply: %v %+v", err, rs)
 	}
 	got := read(t, file)

@@ -59,6 +59,10 @@ type FileError struct {
 	Error  string   `json:"error"`
 	Kept   []string `json:"kept,omitempty"`
 	Source string   `json:"source,omitempty"` // "" = a manifest
+	// Pods are the pods (namespace/name) the file's errors concern: those
+	// it declares, kept or running, and those it declares again (a
+	// duplicate). `get` warns about the files of the pods it lists.
+	Pods []string `json:"pods,omitempty"`
 }
 
 // SourceImagesDir marks a FileError of the images directory.
@@ -187,9 +191,6 @@ func (s *Server) listPods(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("watch") == "true" && s.obs != nil {
 		s.watchPods(w, r)
 		return
-	}
-	for _, fe := range s.b.FileErrors() {
-		addWarning(w, fe.Error)
 	}
 	addWarning(w, s.b.Runtime().Warning())
 	list := corev1.PodList{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "List"}}

@@ -92,10 +92,9 @@ func TestWarningsAndReadiness(t *testing.T) {
 	if _, err := c.ListPods(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// The files' errors are not the list's warnings (get picks those of
+	// the pods it lists, from /v1/errors): only the daemon's own.
 	want := []string{
-		"fifo.yaml: not a regular file",
-		"multi.yaml: spec.containers: Required value",
-		`multi.yaml: say "hi" \o/`,
 		"containerd at /run/c.sock is unreachable since 2026-11-23T10:00:00Z: connection refused; statuses may be stale",
 	}
 	if !slices.Equal(got, want) {
