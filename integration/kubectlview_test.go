@@ -98,3 +98,46 @@ func TestKubectlViewAnswers(t *testing.T) {
 		t.Fatalf("check: want one line for infra.yaml with both problems, got %q\n%s", lines, out)
 	}
 }
+
+// TestRolloutAfterExportRoundTrip: the README's get -o yaml | edit | apply.
+// Without an edit it is unchanged (no new revision); an edit is a new
+// revision that keeps the previous one (the exported uid does not pin the
+// new version to the old), so rollout undo brings the previous spec back
+// on the host.
+func TestRolloutAfterExportRoundTrip(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("rt.yaml", markedPod("rt", "one"))
+	waitMark(t, d, "rt", "one")
+	d.waitPod("rt", 60*time.Second, "ready", podIsReady)
+	exported := filepath.Join(t.TempDir(), "rt.yaml")
+	yamlOut := d.mustCLI("get", "pod", "rt", "-o", "yaml")
+	if !strings.Contains(yamlOut, "uid: ") {
+		t.Fatalf("get -o yaml has no uid:\n%s", yamlOut)
+	}
+	for _, step := range []struct{ from, to, want string }{
+		{"", "", "pod/rt unchanged\n"},
+		{"value: one", "value: two", "pod/rt replaced\n"},
+	} {
+		edited := yamlOut
+		if step.from != "" {
+			edited = strings.Replace(yamlOut, step.from, step.to, 1)
+		}
+		if err := os.WriteFile(exported, []byte(edited), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out := d.mustCLI("apply", "-f", exported); out != step.want {
+			t.Fatalf("apply of get -o yaml (%q → %q): %q, want %q", step.from, step.to, out, step.want)
+		}
+	}
+	waitMark(t, d, "rt", "two")
+	d.waitPod("rt", 60*time.Second, "ready", podIsReady)
+	hist := d.mustCLI("rollout", "history", "rt")
+	if lines := strings.Split(strings.TrimSpace(hist), "\n"); len(lines) != 4 || !strings.HasPrefix(lines[2], "1 ") || !strings.HasPrefix(lines[3], "2* ") {
+		t.Fatalf("rollout history after the round trip:\n%s", hist)
+	}
+	if out := d.mustCLI("rollout", "undo", "rt"); !strings.Contains(out, "rolled back to revision 1") {
+		t.Fatalf("rollout undo: %s", out)
+	}
+	waitMark(t, d, "rt", "one")
+}

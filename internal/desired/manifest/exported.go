@@ -25,7 +25,9 @@ var PodhostAnnotations = []string{wellknown.AnnotationConfigHash, wellknown.Anno
 // own annotations and spec.nodeName (which podhost sets from the host), so
 // `apply -f` of get's output writes a manifest, not a snapshot of a
 // running pod. metadata.uid stays: with it the pod keeps its identity, as
-// an edit of a static pod with an explicit UID does on the kubelet. Any
+// an edit of a static pod with an explicit UID does on the kubelet (the
+// manifest dir's Apply drops it again when the edit replaces the pod and
+// the file names no uid: manifestdir's unpinExported). Any
 // other document, or one with none of these, is returned unchanged.
 func CleanExported(doc []byte) []byte {
 	if !bytes.Contains(doc, []byte("status")) && !bytes.Contains(doc, []byte("podhost.io/")) && !bytes.Contains(doc, []byte("nodeName")) {
@@ -52,18 +54,7 @@ func CleanExported(doc []byte) []byte {
 	if !changed {
 		return doc
 	}
-	var out []byte
-	var err error
-	if strings.HasPrefix(strings.TrimSpace(string(doc)), "{") {
-		out, err = json.MarshalIndent(obj, "", "  ")
-		out = append(out, '\n')
-	} else {
-		out, err = yaml.Marshal(obj)
-	}
-	if err != nil {
-		return doc
-	}
-	return out
+	return remarshal(doc, obj)
 }
 
 // deleteKeys deletes keys from m; true if one was there.
@@ -76,4 +67,38 @@ func deleteKeys(m map[string]any, keys ...string) bool {
 		}
 	}
 	return found
+}
+
+// WithoutUID returns a Pod document without metadata.uid (YAML stays YAML,
+// JSON JSON), or doc unchanged when it has none or is no Pod document.
+func WithoutUID(doc []byte) []byte {
+	if !bytes.Contains(doc, []byte("uid")) {
+		return doc
+	}
+	v, e := parseDoc(doc, 1, nil)
+	obj, ok := v.(map[string]any)
+	if len(e) > 0 || !ok || obj["kind"] != "Pod" {
+		return doc
+	}
+	meta, ok := obj["metadata"].(map[string]any)
+	if !ok || !deleteKeys(meta, "uid") {
+		return doc
+	}
+	return remarshal(doc, obj)
+}
+
+// remarshal encodes obj as doc was: indented JSON or YAML; doc on failure.
+func remarshal(doc []byte, obj map[string]any) []byte {
+	var out []byte
+	var err error
+	if strings.HasPrefix(strings.TrimSpace(string(doc)), "{") {
+		out, err = json.MarshalIndent(obj, "", "  ")
+		out = append(out, '\n')
+	} else {
+		out, err = yaml.Marshal(obj)
+	}
+	if err != nil {
+		return doc
+	}
+	return out
 }

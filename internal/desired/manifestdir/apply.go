@@ -1,6 +1,7 @@
 package manifestdir
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -120,6 +121,9 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 		return nil, err
 	}
 	idx := index(snap)
+	if objs, err = unpinExported(objs, idx); err != nil {
+		return nil, err
+	}
 	refs, from := make([]Ref, len(objs)), make([]string, len(objs))
 	for i, o := range objs {
 		refs[i], from[i] = o.Ref, manifest.DisplayName(o.From)
@@ -312,4 +316,38 @@ func replacesPod(old, o Object) bool {
 	}
 	return old.Pod.UID != o.Pod.UID ||
 		old.Pod.Annotations[wellknown.AnnotationIdentityHash] != o.Pod.Annotations[wellknown.AnnotationIdentityHash]
+}
+
+// unpinExported returns objs with the exported UID of each replacing pod
+// dropped: a pod document that carries the UID of the pod it replaces (what
+// `get -o yaml` printed), where the file's document names no uid (podhost
+// derived it), and that changes the pod as run. Kept, the UID would pin the
+// new version to the old one's identity: the rollout history would see one
+// revision edited in place and lose the version to go back to. Without it,
+// the edit is a new pod with a UID of its own, as any edit of the file that
+// replaces the pod. A document that changes nothing (only what the server
+// adds differs) stays Unchanged; a uid the file names is the user's and
+// stays.
+func unpinExported(objs []Object, idx map[string]located) ([]Object, error) {
+	out := slices.Clone(objs)
+	for i, o := range out {
+		loc, ok := idx[o.key()]
+		if o.Pod == nil || !ok || loc.obj.Pod == nil || o.Pod.UID != loc.obj.Pod.UID || o.same == loc.obj.same {
+			continue
+		}
+		old := loc.obj.Pod
+		if old.UID != manifest.PodUID(old.Namespace, old.Name, manifest.Identity(old)) {
+			continue // the file names this uid
+		}
+		doc := manifest.WithoutUID(o.Doc)
+		if bytes.Equal(doc, o.Doc) {
+			continue
+		}
+		n, err := Decode(o.From, doc)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = n
+	}
+	return out, nil
 }
