@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/imagesdir"
@@ -19,6 +20,7 @@ import (
 	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/model/podview"
+	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/model/wellknown"
 	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/services/api"
@@ -37,6 +39,31 @@ type backend struct {
 	health    *rthealth.Monitor
 	state     *stateHealth
 	node      *nodeSource
+	// events: every pod's stored events, a deleted pod's too until they
+	// expire (*state.DB).
+	events interface {
+		AllPodEvents() ([]records.PodEvents, error)
+	}
+}
+
+// deletedPodEvents are the stored events of pods in namespace ("" all)
+// that are gone (not among pods): the API server keeps a deleted pod's
+// events, so `events` still tells why it failed or was refused.
+func (b *backend) deletedPodEvents(namespace string, pods []*corev1.Pod) []records.PodEvents {
+	if b.events == nil {
+		return nil
+	}
+	all, err := b.events.AllPodEvents()
+	if err != nil {
+		return nil
+	}
+	live := make(map[types.UID]bool, len(pods))
+	for _, p := range pods {
+		live[p.UID] = true
+	}
+	return slices.DeleteFunc(all, func(pe records.PodEvents) bool {
+		return live[pe.UID] || pe.Name == "" || namespace != "" && pe.Namespace != namespace
+	})
 }
 
 // Node is this machine as a core/v1 Node (GET /v1/node).
@@ -96,7 +123,7 @@ func (b *backend) Events(namespace, name string) ([]api.Event, error) {
 	}
 	out := make([]api.Event, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message})
+		out = append(out, api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, First: e.First, Count: e.Count})
 	}
 	return out, nil
 }

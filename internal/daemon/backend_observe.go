@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/ops/metrics"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -28,7 +29,14 @@ func (b observeBackend) Metrics() http.Handler { return b.metrics.Handler() }
 // AllEvents returns the events of every pod in namespace, oldest first.
 func (b observeBackend) AllEvents(namespace string) ([]api.ObjectEvent, error) {
 	var out []api.ObjectEvent
-	for _, p := range b.Pods() {
+	add := func(ns, name string, evs []records.Event) {
+		for _, e := range evs {
+			out = append(out, api.ObjectEvent{Namespace: ns, Pod: name,
+				Event: api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, First: e.First, Count: e.Count}})
+		}
+	}
+	pods := b.Pods()
+	for _, p := range pods {
 		if namespace != "" && p.Namespace != namespace {
 			continue
 		}
@@ -36,10 +44,10 @@ func (b observeBackend) AllEvents(namespace string) ([]api.ObjectEvent, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, e := range evs {
-			out = append(out, api.ObjectEvent{Namespace: p.Namespace, Pod: p.Name,
-				Event: api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message}})
-		}
+		add(p.Namespace, p.Name, evs)
+	}
+	for _, pe := range b.deletedPodEvents(namespace, pods) {
+		add(pe.Namespace, pe.Name, pe.Events)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil

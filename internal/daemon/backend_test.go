@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/model/podview"
+	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -129,5 +131,32 @@ func TestFilePods(t *testing.T) {
 	fe := source.FileError{File: "/m/b.yaml", Err: errors.Join(errors.New("b.yaml: x"), dup, cm), Kept: []string{"default/web"}}
 	if got := filePods(fe, []string{"default/api", "default/web"}); !slices.Equal(got, []string{"default/api", "default/web", "infra/db"}) {
 		t.Fatalf("filePods = %q", got)
+	}
+}
+
+type fakePodEvents []records.PodEvents
+
+func (f fakePodEvents) AllPodEvents() ([]records.PodEvents, error) { return slices.Clone(f), nil }
+
+// The events of deleted pods are listed (by namespace), not those of pods
+// still shown (listed from the status manager), nor nameless ones.
+func TestDeletedPodEvents(t *testing.T) {
+	ev := []records.Event{{Reason: "Failed"}}
+	b := &backend{events: fakePodEvents{
+		{UID: "live", Namespace: "default", Name: "web", Events: ev},
+		{UID: "gone", Namespace: "default", Name: "old", Events: ev},
+		{UID: "other", Namespace: "infra", Name: "db", Events: ev},
+		{UID: "anon", Events: ev},
+	}}
+	live := []*corev1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "live"}}}
+	var got []string
+	for _, pe := range b.deletedPodEvents("default", live) {
+		got = append(got, pe.Namespace+"/"+pe.Name)
+	}
+	if !slices.Equal(got, []string{"default/old"}) {
+		t.Fatalf("deleted pods' events of default: %v", got)
+	}
+	if n := len(b.deletedPodEvents("", live)); n != 2 {
+		t.Fatalf("every namespace: %d pods, want 2", n)
 	}
 }

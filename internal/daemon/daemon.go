@@ -251,7 +251,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 		OnFinished: func(uid types.UID) { d.mgr.WorkerFinished(uid) }}) // d.mgr is set below, before any worker runs
 	logGC := &gc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
-	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: purgingStore{d.db, d.statuses}, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
+	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
 			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
 }
@@ -299,9 +299,10 @@ func (d *daemon) serve(ctx context.Context) error {
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
+	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
 		node: d.nodeSource(host, health)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
+	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
 	srv.EnableRollout(rolloutBackend{d.rollout})

@@ -21,6 +21,7 @@ import (
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/podhost/podhost/internal/desired/configdata"
+	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/services/kubeapi"
 	"github.com/podhost/podhost/internal/services/kubeapi/openapi"
@@ -56,32 +57,49 @@ func (b kubeBackend) Changed(ctx context.Context) <-chan struct{} {
 }
 
 // Events: every pod's events as the kubelet's event recorder makes them
-// (source kubelet on this node, the pod as the involved object).
+// (source kubelet on this node, the pod as the involved object), a
+// deleted pod's too until they expire, as the API server keeps them.
 func (b kubeBackend) Events() []*corev1.Event {
-	node := b.views.node
 	var out []*corev1.Event
-	for _, p := range b.Pods() {
+	pods := b.Pods()
+	for _, p := range pods {
 		evs, err := b.st.Events(p.UID)
 		if err != nil {
 			continue
 		}
-		seen := map[string]bool{}
-		for _, e := range evs {
-			name := fmt.Sprintf("%s.%x", p.Name, e.Time.UnixNano())
-			for i := 1; seen[name]; i++ {
-				name = fmt.Sprintf("%s.%x%d", p.Name, e.Time.UnixNano(), i)
-			}
-			seen[name] = true
-			t := metav1.NewTime(e.Time)
-			out = append(out, &corev1.Event{
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: p.Namespace, CreationTimestamp: t},
-				InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: p.Namespace,
-					Name: p.Name, UID: p.UID},
-				Reason: e.Reason, Message: e.Message, Type: e.Type, Count: 1, FirstTimestamp: t, LastTimestamp: t,
-				Source:              corev1.EventSource{Component: "kubelet", Host: node},
-				ReportingController: "kubelet", ReportingInstance: node,
-			})
+		out = b.kubeEvents(out, records.PodEvents{UID: p.UID, Namespace: p.Namespace, Name: p.Name, Events: evs})
+	}
+	for _, pe := range b.deletedPodEvents("", pods) {
+		out = b.kubeEvents(out, pe)
+	}
+	return out
+}
+
+// kubeEvents appends pe's events as core/v1 Events.
+func (b kubeBackend) kubeEvents(out []*corev1.Event, pe records.PodEvents) []*corev1.Event {
+	node := b.views.node
+	seen := map[string]bool{}
+	for _, e := range pe.Events {
+		first := e.First
+		if first.IsZero() {
+			first = e.Time
 		}
+		// Named after its first occurrence, as the recorder names it: a
+		// repeat updates the same event.
+		name := fmt.Sprintf("%s.%x", pe.Name, first.UnixNano())
+		for i := 1; seen[name]; i++ {
+			name = fmt.Sprintf("%s.%x%d", pe.Name, first.UnixNano(), i)
+		}
+		seen[name] = true
+		t := metav1.NewTime(first)
+		out = append(out, &corev1.Event{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: pe.Namespace, CreationTimestamp: t},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pe.Namespace,
+				Name: pe.Name, UID: pe.UID},
+			Reason: e.Reason, Message: e.Message, Type: e.Type, Count: max(e.Count, 1), FirstTimestamp: t, LastTimestamp: metav1.NewTime(e.Time),
+			Source:              corev1.EventSource{Component: "kubelet", Host: node},
+			ReportingController: "kubelet", ReportingInstance: node,
+		})
 	}
 	return out
 }

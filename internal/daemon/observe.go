@@ -14,10 +14,8 @@ import (
 
 	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/runtime"
-	"github.com/podhost/podhost/internal/host/state"
 	"github.com/podhost/podhost/internal/kubelet/podcache"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
-	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/kubelet/syncer"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/runtimeapi"
@@ -134,19 +132,6 @@ type cachedLists struct {
 
 func (r cachedLists) ListPods(ctx context.Context) ([]*podstate.Pod, error) {
 	return r.cache.ListPods(ctx)
-}
-
-// purgingStore is the state.db the manager purges pods in:
-// a pod's queued events are dropped first (after a write in flight), so
-// none lands after its purge.
-type purgingStore struct {
-	*state.DB
-	st *status.Manager
-}
-
-func (s purgingStore) PurgePod(uid types.UID) error {
-	s.st.DropEvents(uid)
-	return s.DB.PurgePod(uid)
 }
 
 type meteredRuntime struct {

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/duration"
-
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/clients/printers"
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -92,7 +91,9 @@ func (t eventTable) header() []string {
 }
 
 func (t eventTable) row(e api.ObjectEvent) []string {
-	r := []string{duration.HumanDuration(t.now.Sub(e.Time)), e.Type, e.Reason, "pod/" + e.Pod, e.Message}
+	// LAST SEEN, with kubectl's "(x95 over 1h)" for a repeated event
+	lastSeen := podview.EventAge(podview.Event{Time: e.Time, First: e.First, Count: e.Count}, t.now)
+	r := []string{lastSeen, e.Type, e.Reason, "pod/" + e.Pod, e.Message}
 	if t.allNS {
 		r = append([]string{e.Namespace}, r...)
 	}

@@ -1,6 +1,9 @@
 package state
 
 import (
+	"fmt"
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -85,9 +88,29 @@ func (db *DB) AddEvents(evs []records.PodEvent) error {
 			if err := tx.AddEvent(e.UID, e.Event); err != nil {
 				return err
 			}
+			if err := setEventsPod(tx.tx.Bucket(bucketEvents).Bucket([]byte(e.UID)), e.Namespace, e.Name); err != nil {
+				return fmt.Errorf("events of pod %q: %w", e.UID, err)
+			}
 		}
 		return nil
 	})
+}
+
+// AllPodEvents returns the stored events of every pod (Tx.AllPodEvents).
+func (db *DB) AllPodEvents() ([]records.PodEvents, error) {
+	return view(db, func(tx *Tx) ([]records.PodEvents, error) { return tx.AllPodEvents() })
+}
+
+// ExpireEvents deletes the events of the pods not in keep whose last one
+// is older than before (Tx.ExpireEvents); it returns how many pods' went.
+func (db *DB) ExpireEvents(before time.Time, keep map[types.UID]bool) (int, error) {
+	n := 0
+	err := db.batch(func(tx *Tx) error {
+		var err error
+		n, err = tx.ExpireEvents(before, keep)
+		return err
+	})
+	return n, err
 }
 
 func (db *DB) Events(uid types.UID) ([]records.Event, error) {

@@ -15,8 +15,11 @@
 //	sandboxes/<id>        SandboxRecord  (pinned namespaces, CNI result, cgroup)
 //	statuses/<pod uid>    corev1.PodStatus (last computed status)
 //	events/<pod uid>/     one sub-bucket per pod:
-//	  <8-byte big-endian sequence>  Event
-//	  at most MaxEventsPerPod per pod; adding beyond drops the oldest.
+//	  <8-byte big-endian sequence>  Event (a repeat: counted, moved last)
+//	  pod                           {namespace, name} of the pod
+//	  at most MaxEventsPerPod and MaxEventBytesPerPod per pod; adding
+//	  beyond drops the oldest. Outlives the pod's other records:
+//	  ExpireEvents drops it EventTTL after its last event.
 //	manifests/<file path> ManifestRecord (v2: last content of the file that
 //	                      decoded; raw bytes — never Secret values — and its
 //	                      place in the first-seen order, Seen)

@@ -1,10 +1,13 @@
 package state
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 	bolterrors "go.etcd.io/bbolt/errors"
@@ -13,8 +16,9 @@ import (
 	"github.com/podhost/podhost/internal/model/records"
 )
 
-// AddEvent appends e to the pod's events, dropping the oldest beyond
-// MaxEventsPerPod.
+// AddEvent adds e to the pod's events as records.AddEvent does: a repeat
+// of a stored event replaces it, counted, as the newest; the oldest beyond
+// MaxEventsPerPod or MaxEventBytesPerPod are dropped.
 func (t *Tx) AddEvent(uid types.UID, e records.Event) error {
 	if err := requireKey("event", string(uid)); err != nil {
 		return err
@@ -22,6 +26,18 @@ func (t *Tx) AddEvent(uid types.UID, e records.Event) error {
 	b, err := t.tx.Bucket(bucketEvents).CreateBucketIfNotExists([]byte(uid))
 	if err != nil {
 		return fmt.Errorf("events of pod %q: %w", uid, err)
+	}
+	keys, evs, err := readEvents(b, uid)
+	if err != nil {
+		return err
+	}
+	e = e.Bounded()
+	if i := slices.IndexFunc(evs, e.Same); i >= 0 {
+		e = evs[i].Repeat(e)
+		if err := b.Delete(keys[i]); err != nil {
+			return fmt.Errorf("replace event of pod %q: %w", uid, err)
+		}
+		keys, evs = slices.Delete(keys, i, i+1), slices.Delete(evs, i, i+1)
 	}
 	seq, err := b.NextSequence()
 	if err != nil {
@@ -34,23 +50,32 @@ func (t *Tx) AddEvent(uid types.UID, e records.Event) error {
 	if err := b.Put(seqKey(seq), raw); err != nil {
 		return fmt.Errorf("put event of pod %q: %w", uid, err)
 	}
-	return trimEvents(b, seq)
-}
-
-// trimEvents deletes every key older than the newest MaxEventsPerPod.
-// Keys are sequences, so that is every key below last-MaxEventsPerPod+1.
-func trimEvents(b *bolt.Bucket, last uint64) error {
-	if last <= records.MaxEventsPerPod {
-		return nil
-	}
-	keep := seqKey(last - records.MaxEventsPerPod + 1)
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil && string(k) < string(keep); k, _ = c.First() {
-		if err := c.Delete(); err != nil {
+	all := append(evs, e)
+	for _, k := range keys[:len(all)-len(records.TrimEvents(all))] {
+		if err := b.Delete(k); err != nil {
 			return fmt.Errorf("drop old event: %w", err)
 		}
 	}
 	return nil
+}
+
+// readEvents reads a pod's events bucket: its keys and events, oldest
+// first.
+func readEvents(b *bolt.Bucket, uid types.UID) ([][]byte, []records.Event, error) {
+	var keys [][]byte
+	var evs []records.Event
+	err := b.ForEach(func(k, raw []byte) error {
+		if len(k) != 8 {
+			return nil // not an event (eventsPodKey)
+		}
+		var e records.Event
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("decode event %x of pod %q: %w", k, uid, err)
+		}
+		keys, evs = append(keys, bytes.Clone(k)), append(evs, e)
+		return nil
+	})
+	return keys, evs, err
 }
 
 func seqKey(seq uint64) []byte {
@@ -61,20 +86,15 @@ func seqKey(seq uint64) []byte {
 
 // Events returns the pod's events, oldest first (empty when none).
 func (t *Tx) Events(uid types.UID) ([]records.Event, error) {
-	out := []records.Event{}
 	b := t.tx.Bucket(bucketEvents).Bucket([]byte(uid))
 	if b == nil {
-		return out, nil
+		return []records.Event{}, nil
 	}
-	err := b.ForEach(func(k, raw []byte) error {
-		var e records.Event
-		if err := json.Unmarshal(raw, &e); err != nil {
-			return fmt.Errorf("decode event %x of pod %q: %w", k, uid, err)
-		}
-		out = append(out, e)
-		return nil
-	})
-	return out, err
+	_, evs, err := readEvents(b, uid)
+	if evs == nil {
+		evs = []records.Event{}
+	}
+	return evs, err
 }
 
 // DeleteEvents removes all events of the pod; absent is fine.
@@ -84,4 +104,75 @@ func (t *Tx) DeleteEvents(uid types.UID) error {
 		return fmt.Errorf("delete events of pod %q: %w", uid, err)
 	}
 	return nil
+}
+
+// eventsPodKey holds, in a pod's events bucket, the pod's namespace and
+// name (event keys are 8-byte sequences): a deleted pod's events are
+// listed under its name until they expire.
+var eventsPodKey = []byte("pod")
+
+type eventsPod struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+}
+
+// setEventsPod records the pod's name in its events bucket, once.
+func setEventsPod(b *bolt.Bucket, namespace, name string) error {
+	if name == "" || b.Get(eventsPodKey) != nil {
+		return nil
+	}
+	raw, err := json.Marshal(eventsPod{Namespace: namespace, Name: name})
+	if err != nil {
+		return err
+	}
+	return b.Put(eventsPodKey, raw)
+}
+
+// AllPodEvents returns the events of every pod that has some, with the
+// pod's name when it was recorded.
+func (t *Tx) AllPodEvents() ([]records.PodEvents, error) {
+	var out []records.PodEvents
+	err := t.tx.Bucket(bucketEvents).ForEachBucket(func(k []byte) error {
+		b := t.tx.Bucket(bucketEvents).Bucket(k)
+		pe := records.PodEvents{UID: types.UID(k)}
+		var meta eventsPod
+		if raw := b.Get(eventsPodKey); raw != nil && json.Unmarshal(raw, &meta) == nil {
+			pe.Namespace, pe.Name = meta.Namespace, meta.Name
+		}
+		_, evs, err := readEvents(b, pe.UID)
+		if err != nil {
+			return err
+		}
+		pe.Events = evs
+		out = append(out, pe)
+		return nil
+	})
+	return out, err
+}
+
+// ExpireEvents deletes the events of the pods not in keep whose last
+// event is older than before (the API server's event TTL, counted from the
+// last occurrence), and those of pods with none.
+func (t *Tx) ExpireEvents(before time.Time, keep map[types.UID]bool) (int, error) {
+	var drop [][]byte
+	err := t.tx.Bucket(bucketEvents).ForEachBucket(func(k []byte) error {
+		if keep[types.UID(k)] {
+			return nil
+		}
+		b := t.tx.Bucket(bucketEvents).Bucket(k)
+		_, evs, err := readEvents(b, types.UID(k))
+		if err != nil || len(evs) == 0 || evs[len(evs)-1].Time.Before(before) {
+			drop = append(drop, bytes.Clone(k)) // undecodable: gone too
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range drop {
+		if err := t.tx.Bucket(bucketEvents).DeleteBucket(k); err != nil {
+			return 0, fmt.Errorf("expire events of pod %q: %w", k, err)
+		}
+	}
+	return len(drop), nil
 }

@@ -18,8 +18,9 @@ import (
 type eventQueue struct {
 	kick chan struct{} // cap 1: Run writes the queue
 
-	// writing is held while a batch is written: DropEvents waits for a
-	// write in flight, so a purge that follows it is not undone.
+	// writing is held while a batch is written: Events reads the store
+	// and the queue between batches, never a batch dequeued and not yet
+	// committed.
 	writing sync.Mutex
 	pending []records.PodEvent // guarded by Manager.mu
 }
@@ -36,6 +37,8 @@ func (m *Manager) Event(uid types.UID, typ, reason, message string) {
 	}
 	e := records.PodEvent{UID: uid, Event: records.Event{Time: m.opts.Clock.Now(), Type: typ, Reason: reason, Message: message}}
 	m.mu.Lock()
+	n := m.names[uid]
+	e.Namespace, e.Name = n.Namespace, n.Name
 	if len(m.events.pending) >= maxQueuedEvents {
 		m.events.pending = m.events.pending[1:]
 	}
@@ -48,7 +51,8 @@ func (m *Manager) Event(uid types.UID, typ, reason, message string) {
 	}
 }
 
-// Events returns a pod's events, oldest first: the stored ones, then the
+// Events returns a pod's events, oldest first, aggregated (a repeat is
+// one event with a count, records.AddEvent): the stored ones, then the
 // ones still queued.
 func (m *Manager) Events(uid types.UID) ([]records.Event, error) {
 	m.events.writing.Lock() // not between a batch's dequeue and its commit
@@ -61,30 +65,10 @@ func (m *Manager) Events(uid types.UID) ([]records.Event, error) {
 	defer m.mu.Unlock()
 	for _, e := range m.events.pending {
 		if e.UID == uid {
-			stored = append(stored, e.Event)
+			stored = records.AddEvent(stored, e.Event) // aggregated as the store will
 		}
-	}
-	if n := len(stored) - records.MaxEventsPerPod; n > 0 {
-		stored = stored[n:]
 	}
 	return stored, nil
-}
-
-// DropEvents forgets the queued events of uid, after any write in flight:
-// call it before the pod's stored events are purged.
-func (m *Manager) DropEvents(uid types.UID) {
-	m.events.writing.Lock()
-	defer m.events.writing.Unlock()
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	kept := m.events.pending[:0]
-	for _, e := range m.events.pending {
-		if e.UID != uid {
-			kept = append(kept, e)
-		}
-	}
-	clear(m.events.pending[len(kept):])
-	m.events.pending = kept
 }
 
 // flushEvents writes the queued events in one transaction; on failure they

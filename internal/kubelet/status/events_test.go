@@ -69,19 +69,6 @@ func TestEventsKeptAfterFailedWrite(t *testing.T) {
 	}
 }
 
-// DropEvents forgets one pod's queued events: a purge after it stays clean.
-func TestDropEvents(t *testing.T) {
-	st := newMemStore()
-	m := NewManager(st, ManagerOptions{})
-	m.Event("a", "Normal", "Killing", "")
-	m.Event("b", "Normal", "Started", "")
-	m.DropEvents("a")
-	m.Flush()
-	if st.stored("a") != 0 || st.stored("b") != 1 {
-		t.Fatalf("stored a=%d b=%d, want 0 1", st.stored("a"), st.stored("b"))
-	}
-}
-
 // Run writes the queue as soon as an event is recorded, not at the next
 // status flush.
 func TestRunWritesEventsPromptly(t *testing.T) {
@@ -154,5 +141,26 @@ func TestRevisionFollowsStatusChanges(t *testing.T) {
 	m.RemovePod("a")
 	if _, r, ok := m.StatusRevision("a"); ok || r != 0 {
 		t.Fatalf("removed pod: rev %d, %v", r, ok)
+	}
+}
+
+// A tracked pod's events are stored under its namespace and name (so they
+// are listed under it after it is deleted); repeats read back aggregated,
+// queued or stored.
+func TestEventsNamedAndAggregated(t *testing.T) {
+	st := newMemStore()
+	m := NewManager(st, ManagerOptions{})
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "infra", Name: "web", UID: "w"}}
+	m.AddPod(pod)
+	for range 3 {
+		m.Event("w", "Warning", "Unhealthy", "probe failed")
+	}
+	evs, err := m.Events("w")
+	if err != nil || len(evs) != 1 || evs[0].Count != 3 {
+		t.Fatalf("queued: %+v, %v; want one event x3", evs, err)
+	}
+	m.Flush()
+	if st.names["w"] != "infra/web" {
+		t.Fatalf("stored under %q, want infra/web", st.names["w"])
 	}
 }

@@ -45,6 +45,9 @@ type Manager struct {
 
 	mu   sync.Mutex
 	pods map[types.UID]bool // tracked pods: true desired, false rejected or stopping
+	// names are the tracked pods' namespace and name, stored with their
+	// events (listed under them once the pod is deleted).
+	names map[types.UID]types.NamespacedName
 	// stopping: removed pods tracked until their worker finished
 	// (MarkTerminating); their statuses are shown, not persisted.
 	stopping map[types.UID]bool
@@ -76,7 +79,7 @@ func NewManager(store Store, opts ManagerOptions) *Manager {
 	}
 	return &Manager{
 		store: store, opts: opts, log: opts.Logger,
-		pods: map[types.UID]bool{}, statuses: map[types.UID]corev1.PodStatus{}, revs: map[types.UID]uint64{},
+		pods: map[types.UID]bool{}, names: map[types.UID]types.NamespacedName{}, statuses: map[types.UID]corev1.PodStatus{}, revs: map[types.UID]uint64{},
 		dirty: map[types.UID]bool{}, synced: map[types.UID]bool{}, ready: make(chan struct{}),
 		changed:  make(chan struct{}),
 		shutdown: map[types.UID]bool{}, stopping: map[types.UID]bool{},
@@ -105,6 +108,7 @@ func (m *Manager) AddPod(pod *corev1.Pod) {
 		m.revs[pod.UID] = m.seq
 	}
 	m.pods[pod.UID] = true
+	m.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	if _, ok := m.statuses[pod.UID]; !ok && err == nil && st.Phase != "" && !IsRejected(st) {
 		m.putLocked(pod.UID, clearNodeShutdown(st))
 	}
@@ -137,6 +141,7 @@ func (m *Manager) MarkNodeShutdown(pod *corev1.Pod) {
 func (m *Manager) RejectPod(pod *corev1.Pod, reason, message string) {
 	m.mu.Lock()
 	m.pods[pod.UID] = false
+	m.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
 	delete(m.stopping, pod.UID)
 	m.mu.Unlock()
 	m.Event(pod.UID, corev1.EventTypeWarning, reason, message)
@@ -150,6 +155,7 @@ func (m *Manager) RemovePod(uid types.UID) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	delete(m.pods, uid)
+	delete(m.names, uid)
 	delete(m.stopping, uid)
 	delete(m.statuses, uid)
 	delete(m.revs, uid)

@@ -17,6 +17,7 @@ type memStore struct {
 	mu       sync.Mutex
 	statuses map[types.UID]corev1.PodStatus
 	events   map[types.UID][]records.Event
+	names    map[types.UID]string // namespace/name the events were stored under
 	failPut  bool
 	puts     int
 	// failEvents makes AddEvents fail.
@@ -24,7 +25,7 @@ type memStore struct {
 }
 
 func newMemStore() *memStore {
-	return &memStore{statuses: map[types.UID]corev1.PodStatus{}, events: map[types.UID][]records.Event{}}
+	return &memStore{statuses: map[types.UID]corev1.PodStatus{}, events: map[types.UID][]records.Event{}, names: map[types.UID]string{}}
 }
 
 func (s *memStore) PutStatuses(m map[types.UID]corev1.PodStatus) error {
@@ -58,6 +59,9 @@ func (s *memStore) AddEvents(evs []records.PodEvent) error {
 	}
 	for _, e := range evs {
 		s.events[e.UID] = append(s.events[e.UID], e.Event)
+		if e.Name != "" {
+			s.names[e.UID] = e.Namespace + "/" + e.Name
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ package records
 import (
 	"encoding/json"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -86,22 +87,112 @@ type SandboxRecord struct {
 	CreatedAt time.Time `json:"createdAt"`
 }
 
-// MaxEventsPerPod caps the events kept per pod; the oldest are dropped.
-const MaxEventsPerPod = 100
+// MaxEventsPerPod and MaxEventBytesPerPod cap the events kept per pod
+// (after aggregation, see AddEvent); the oldest are dropped.
+const (
+	MaxEventsPerPod     = 100
+	MaxEventBytesPerPod = 64 << 10
+)
 
-// Event is one pod event (kubectl describe's Events section).
+// maxEventMessage bounds one event's message (a probe's output may be
+// long): a quarter of what a pod's events may weigh.
+const maxEventMessage = MaxEventBytesPerPod / 4
+
+// Event is one pod event (kubectl describe's Events section). A repeated
+// event is one Event with a Count, as the kubelet's event recorder
+// aggregates it (and kubectl shows "(x95 over 3m)").
 type Event struct {
-	Time    time.Time `json:"time"`
+	Time    time.Time `json:"time"` // the last occurrence (lastTimestamp)
 	Type    string    `json:"type"` // Normal | Warning
 	Reason  string    `json:"reason"`
 	Message string    `json:"message"`
+	// First is the first occurrence (firstTimestamp); zero: Time.
+	First time.Time `json:"first,omitzero"`
+	// Count is the number of occurrences; 0 and 1: once.
+	Count int32 `json:"count,omitempty"`
 }
 
-// PodEvent is an event of pod UID.
+// Same reports whether o repeats e: the same type, reason and message (the
+// event correlator's key, the object and source being the pod's kubelet).
+func (e Event) Same(o Event) bool {
+	return e.Type == o.Type && e.Reason == o.Reason && e.Message == o.Message
+}
+
+// Repeat returns e counted once more, last seen at o's time.
+func (e Event) Repeat(o Event) Event {
+	if e.First.IsZero() {
+		e.First = e.Time
+	}
+	e.Count = max(e.Count, 1) + max(o.Count, 1)
+	e.Time = o.Time
+	return e
+}
+
+// Bounded returns e with its message cut to maxEventMessage bytes (at a
+// rune's start, marked).
+func (e Event) Bounded() Event {
+	if len(e.Message) > maxEventMessage {
+		cut := maxEventMessage
+		for cut > 0 && !utf8.RuneStart(e.Message[cut]) {
+			cut--
+		}
+		e.Message = e.Message[:cut] + " …(truncated)"
+	}
+	return e
+}
+
+// Size is what an event weighs against MaxEventBytesPerPod.
+func (e Event) Size() int { return len(e.Type) + len(e.Reason) + len(e.Message) + 64 }
+
+// AddEvent returns evs (oldest first, aggregated) with e added as the
+// kubelet's recorder does: a repeat of an event there is counted into it
+// and moves to the end (it is the newest), else e is appended; then the
+// oldest beyond MaxEventsPerPod or MaxEventBytesPerPod are dropped.
+func AddEvent(evs []Event, e Event) []Event {
+	e = e.Bounded()
+	for i := range evs {
+		if evs[i].Same(e) {
+			e = evs[i].Repeat(e)
+			evs = append(evs[:i:i], evs[i+1:]...)
+			break
+		}
+	}
+	evs = append(evs, e)
+	return TrimEvents(evs)
+}
+
+// TrimEvents drops the oldest of evs beyond MaxEventsPerPod events or
+// MaxEventBytesPerPod bytes (the newest is always kept).
+func TrimEvents(evs []Event) []Event {
+	size, keep := 0, 0
+	for i := len(evs) - 1; i >= 0; i-- {
+		size += evs[i].Size()
+		if keep > 0 && (keep == MaxEventsPerPod || size > MaxEventBytesPerPod) {
+			break
+		}
+		keep++
+	}
+	return evs[len(evs)-keep:]
+}
+
+// PodEvent is an event of pod UID; Namespace and Name, when known, name
+// the pod in its stored events (listed under it after it is deleted).
 type PodEvent struct {
-	UID types.UID
+	UID             types.UID
+	Namespace, Name string
 	Event
 }
+
+// PodEvents are the stored events of one pod (Name "" when not recorded).
+type PodEvents struct {
+	UID             types.UID
+	Namespace, Name string
+	Events          []Event
+}
+
+// EventTTL is how long a deleted pod's events are kept after the last one,
+// as the API server keeps events (its --event-ttl default).
+const EventTTL = time.Hour
 
 // IdentityRecord pins the UID of the pod FullName while its identity hash
 // (manifest.Identity) is IdentityHash, when that UID is not the one the
