@@ -39,13 +39,18 @@ func TestKubectlViewAnswers(t *testing.T) {
 	}
 	write(markedPod("view", "one"))
 	d.mustCLI("apply", "-f", in)
-	if out := d.mustCLI("get", "pods", "view", "--no-headers"); strings.Contains(out, "<unknown>") {
-		t.Fatalf("AGE right after apply: %q", out)
+	// The first listing that shows the pod (it may still be Pending) has
+	// an AGE.
+	first, _ := d.waitCLI(60*time.Second, "pod view listed", func(stdout, _ string) bool { return strings.Contains(stdout, "view") }, "get", "pods", "--no-headers")
+	if strings.Contains(first, "<unknown>") {
+		t.Fatalf("AGE right after apply: %q", first)
 	}
-	d.writeManifest("early.yaml", markedPod("early", "e"))
-	waitMark(t, d, "early", "e")
-	if out := d.mustCLI("get", "pods", "-o", "name", "--sort-by=.metadata.creationTimestamp"); out != "pod/view\npod/early\n" {
-		t.Fatalf("--sort-by=.metadata.creationTimestamp: %q", out)
+	d.writeManifest("later.yaml", markedPod("later", "l"))
+	waitMark(t, d, "later", "l")
+	stamps := d.mustCLI("get", "pods", "--sort-by=.metadata.creationTimestamp", "-o", `jsonpath={range .items[*]}{.metadata.creationTimestamp} {.metadata.name}{"\n"}{end}`)
+	sorted := strings.Split(strings.TrimSpace(stamps), "\n")
+	if len(sorted) != 2 || !slices.IsSorted(sorted) || strings.HasPrefix(sorted[0], " ") || strings.HasPrefix(sorted[1], " ") {
+		t.Fatalf("--sort-by=.metadata.creationTimestamp: %q, want both pods with a creationTimestamp, in its order", stamps)
 	}
 
 	waitMark(t, d, "view", "one")
