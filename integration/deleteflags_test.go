@@ -51,7 +51,7 @@ func TestKubectlApplyDeleteFlags(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
 	in := filepath.Join(t.TempDir(), "pods.yaml")
-	doc := stubbornPod("g1", "x") + "---\n" + stubbornPod("g2", "x") + "---\n" + stubbornPod("g3", "y")
+	doc := stubbornPod("g1", "web") + "---\n" + stubbornPod("g2", "web") + "---\n" + stubbornPod("g3", "db")
 	if err := os.WriteFile(in, []byte(doc), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestKubectlApplyDeleteFlags(t *testing.T) {
 	}
 
 	start := time.Now()
-	out := d.mustCLI("delete", "pods", "-n", "infra", "-l", "app=x", "--grace-period=1")
+	out := d.mustCLI("delete", "pods", "-n", "infra", "-l", "app=web", "--grace-period=1")
 	if took := time.Since(start); took > 60*time.Second {
 		t.Fatalf("delete --grace-period=1 took %v: the pods' own 120 s applied", took)
 	}
@@ -84,7 +84,7 @@ func TestKubectlApplyDeleteFlags(t *testing.T) {
 		t.Fatalf("delete -l: %q", out)
 	}
 	if hostContainers(t, "infra", "g1")+hostContainers(t, "infra", "g2") != 0 || hostContainers(t, "infra", "g3") == 0 {
-		t.Fatal("delete -l app=x: the host does not run exactly g3")
+		t.Fatal("delete -l app=web: the host does not run exactly g3")
 	}
 
 	start = time.Now()
