@@ -205,13 +205,6 @@ func printStructured[T any](o GetOptions, s cmdutil.IOStreams, items []T, obj an
 	return false, nil
 }
 
-// objectOutput reports whether o prints objects (json, yaml, jsonpath) or
-// their names, not rows: outputs for which one name stands for one object.
-func (o GetOptions) objectOutput() bool {
-	tmplFormat, _ := printers.TemplateFormat(o.Output)
-	return o.Output == "json" || o.Output == "yaml" || o.Output == "name" || tmplFormat == printers.FormatJSONPath
-}
-
 // oneObject reports whether -o json/yaml/jsonpath print pods as one object,
 // not a List: as kubectl's, when one name was given (names are of one
 // namespace: not with -A).
@@ -256,7 +249,8 @@ func warnFiles(ctx context.Context, c *api.Client, pods []corev1.Pod, whole bool
 		warn = cmdutil.WarnTo(s.ErrOut)
 	}
 	for _, fe := range fes {
-		if !(whole && len(fe.Pods) == 0) && !slices.ContainsFunc(fe.Pods, func(n string) bool { return listed[n] }) {
+		concerns := slices.ContainsFunc(fe.Pods, func(n string) bool { return listed[n] })
+		if !concerns && (!whole || len(fe.Pods) > 0) {
 			continue
 		}
 		for _, line := range strings.Split(fe.Error, "\n") {
