@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/containerd/containerd/v2/core/content"
 	"github.com/containerd/containerd/v2/core/images"
@@ -26,10 +27,23 @@ const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 // Bounds on what a registry or an archive can make podhost read while it
 // looks for signatures.
 const (
-	maxReferrers     = 16      // bundle referrers read per image
-	maxReferrerBytes = 1 << 20 // a referrer manifest
-	maxBundleBytes   = 1 << 20 // a bundle (a few KiB in practice)
+	maxReferrers     = 16        // bundle referrers read per image, and bundles kept
+	maxReferrerBytes = 64 << 10  // a referrer manifest (under 1 KiB in practice)
+	maxBundleBytes   = 256 << 10 // a bundle (a few KiB in practice, with a certificate chain)
+	maxTotalBytes    = 2 << 20   // everything read for one image
+	remoteTimeout    = time.Minute
 )
+
+// budget is what a lookup may still read.
+type budget struct{ bytes int64 }
+
+func (b *budget) take(n int64) error {
+	if n > b.bytes {
+		return fmt.Errorf("the signatures of one image may not exceed %d bytes", maxTotalBytes)
+	}
+	b.bytes -= n
+	return nil
+}
 
 // SignatureBundles returns the Sigstore bundles attached to the image
 // ref (normalized) at digest dgst as OCI referrers: first those in
@@ -39,21 +53,24 @@ const (
 // error is returned only when nothing was found locally.
 func (r *Runtime) SignatureBundles(ctx context.Context, ref string, dgst digest.Digest, remote bool) ([]runtimeapi.SignatureBundle, error) {
 	ctx = r.nsctx(ctx)
-	out, err := r.localBundles(ctx, dgst)
+	b := &budget{bytes: maxTotalBytes}
+	out, err := r.localBundles(ctx, dgst, b)
 	if err != nil {
 		return nil, err
 	}
 	if !remote {
 		return out, nil
 	}
-	more, err := r.remoteBundles(ctx, ref, dgst)
+	ctx, cancel := context.WithTimeout(ctx, remoteTimeout)
+	defer cancel()
+	more, err := r.remoteBundles(ctx, ref, dgst, b)
 	if err != nil && len(out) == 0 {
 		return nil, fmt.Errorf("none in the content store, and the registry could not be asked: %w", err)
 	}
 	return append(out, more...), nil
 }
 
-func (r *Runtime) localBundles(ctx context.Context, dgst digest.Digest) ([]runtimeapi.SignatureBundle, error) {
+func (r *Runtime) localBundles(ctx context.Context, dgst digest.Digest, bud *budget) ([]runtimeapi.SignatureBundle, error) {
 	imgs, err := r.client.ImageService().List(ctx, "labels."+strconv.Quote(wellknown.LabelSignatureFor)+"=="+strconv.Quote(dgst.String()))
 	if err != nil {
 		return nil, fmt.Errorf("signatures of %s: list: %w", dgst, err)
@@ -71,7 +88,7 @@ func (r *Runtime) localBundles(ctx context.Context, dgst digest.Digest) ([]runti
 		if i == maxReferrers {
 			break
 		}
-		b, err := referrerBundles(ctx, fetch, img.Target, dgst, "local referrer ")
+		b, err := referrerBundles(ctx, fetch, img.Target, dgst, "local referrer ", bud)
 		if err != nil {
 			r.log().Warn("image signature: local referrer unreadable", "image", img.Name, "err", err)
 			continue
@@ -81,7 +98,7 @@ func (r *Runtime) localBundles(ctx context.Context, dgst digest.Digest) ([]runti
 	return out, nil
 }
 
-func (r *Runtime) remoteBundles(ctx context.Context, ref string, dgst digest.Digest) ([]runtimeapi.SignatureBundle, error) {
+func (r *Runtime) remoteBundles(ctx context.Context, ref string, dgst digest.Digest, bud *budget) ([]runtimeapi.SignatureBundle, error) {
 	f, err := r.resolver(ctx).Fetcher(ctx, ref)
 	if err != nil {
 		return nil, fmt.Errorf("signatures of %s: %w", ref, err)
@@ -100,7 +117,7 @@ func (r *Runtime) remoteBundles(ctx context.Context, ref string, dgst digest.Dig
 		if i == maxReferrers {
 			break
 		}
-		b, err := referrerBundles(ctx, f.Fetch, d, dgst, "registry referrer ")
+		b, err := referrerBundles(ctx, f.Fetch, d, dgst, "registry referrer ", bud)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -117,14 +134,14 @@ func (r *Runtime) remoteBundles(ctx context.Context, ref string, dgst digest.Dig
 // layers, each checked against its descriptor's digest and bounded in size.
 // A manifest whose subject is not dgst yields nothing.
 func referrerBundles(ctx context.Context, fetch func(context.Context, ocispec.Descriptor) (io.ReadCloser, error),
-	d ocispec.Descriptor, dgst digest.Digest, source string) ([]runtimeapi.SignatureBundle, error) {
+	d ocispec.Descriptor, dgst digest.Digest, source string, bud *budget) ([]runtimeapi.SignatureBundle, error) {
 	if d.MediaType == "" {
 		d.MediaType = ocispec.MediaTypeImageManifest
 	}
 	if !images.IsManifestType(d.MediaType) {
 		return nil, fmt.Errorf("referrer %s: media type %s is no manifest", d.Digest, d.MediaType)
 	}
-	raw, err := readVerified(ctx, fetch, d, maxReferrerBytes)
+	raw, err := readVerified(ctx, fetch, d, maxReferrerBytes, bud)
 	if err != nil {
 		return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
 	}
@@ -137,7 +154,10 @@ func referrerBundles(ctx context.Context, fetch func(context.Context, ocispec.De
 		if l.MediaType != BundleMediaType {
 			continue
 		}
-		data, err := readVerified(ctx, fetch, l, maxBundleBytes)
+		if len(out) == maxReferrers {
+			break
+		}
+		data, err := readVerified(ctx, fetch, l, maxBundleBytes, bud)
 		if err != nil {
 			return out, fmt.Errorf("referrer %s: bundle %s: %w", d.Digest, l.Digest, err)
 		}
@@ -164,10 +184,14 @@ func bundleReferrer(raw []byte) (ocispec.Manifest, bool) {
 	return m, false
 }
 
-// readVerified reads the blob d, at most limit bytes, and checks its digest.
-func readVerified(ctx context.Context, fetch func(context.Context, ocispec.Descriptor) (io.ReadCloser, error), d ocispec.Descriptor, limit int64) ([]byte, error) {
+// readVerified reads the blob d, at most limit bytes and within the
+// budget, and checks its digest.
+func readVerified(ctx context.Context, fetch func(context.Context, ocispec.Descriptor) (io.ReadCloser, error), d ocispec.Descriptor, limit int64, bud *budget) ([]byte, error) {
 	if d.Size > limit || d.Size < 0 {
 		return nil, fmt.Errorf("size %d beyond the %d bytes allowed", d.Size, limit)
+	}
+	if err := bud.take(d.Size); err != nil {
+		return nil, err
 	}
 	if err := d.Digest.Validate(); err != nil {
 		return nil, err
