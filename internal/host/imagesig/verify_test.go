@@ -186,3 +186,47 @@ func TestNewRefusesBadKeys(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerify: the cost per container start of an image verified
+// before (cached: the key files read again, the fingerprint) and of a
+// first verification (one bundle, one key).
+func BenchmarkVerify(b *testing.B) {
+	dir := b.TempDir()
+	s, err := imagesigtest.NewSigner()
+	if err != nil {
+		b.Fatal(err)
+	}
+	keyPath := filepath.Join(dir, "vendor.pub")
+	if err := s.WritePublicKey(keyPath); err != nil {
+		b.Fatal(err)
+	}
+	dgst := digest.FromString("image")
+	data, err := s.SignDigest(dgst, imagesigtest.CosignSignPredicate)
+	if err != nil {
+		b.Fatal(err)
+	}
+	src := &fakeSource{bundles: []runtimeapi.SignatureBundle{{Source: "bench", Data: data}}}
+	p := Policy{RequireSignatures: true, Keys: []string{keyPath}}
+	b.Run("cached", func(b *testing.B) {
+		v, err := New(p, src, slog.New(slog.DiscardHandler))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if err := v.Verify(context.Background(), "registry.example.com/app:1", dgst.String(), true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("first", func(b *testing.B) {
+		keys, _, err := loadKeys(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, err := check(src.bundles, keys, dgst); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
