@@ -152,7 +152,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
-	if d.images, err = imageVerifier(cfg.ImagePolicy, rt, log); err != nil {
+	if d.images, err = imageVerifier(cfg, rt, log); err != nil {
 		return err
 	}
 	d.build(boot, cg, netw)

@@ -15,11 +15,13 @@ import (
 
 // imageVerifier is the image policy's verifier (config imagePolicy), nil
 // when the policy is off; a key file that does not load is the error.
-func imageVerifier(p config.ImagePolicy, rt *runtime.Runtime, log *slog.Logger) (*imagesig.Verifier, error) {
+func imageVerifier(cfg *config.Config, rt *runtime.Runtime, log *slog.Logger) (*imagesig.Verifier, error) {
+	p := cfg.ImagePolicy
 	if !p.RequireSignatures {
 		return nil, nil
 	}
-	v, err := imagesig.New(imagesig.Policy{RequireSignatures: true, Keys: p.Keys, Images: p.Images}, rt, log)
+	v, err := imagesig.New(imagesig.Policy{RequireSignatures: true, Keys: p.Keys, Images: p.Images,
+		AllowInsecure: cfg.AllowInsecureManifests}, rt, log)
 	if err != nil {
 		return nil, err
 	}

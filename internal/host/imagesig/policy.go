@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 	"github.com/sigstore/sigstore-go/pkg/verify"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
+
+	"github.com/podhost/podhost/internal/desired/source"
 )
 
 // Policy is the config's imagePolicy.
@@ -37,6 +40,11 @@ type Policy struct {
 	// ("busybox" is docker.io/library/busybox). Empty: every image. The
 	// config checks them (config.ImagePolicy).
 	Images []string
+	// AllowInsecure skips the key files' ownership and mode checks (each
+	// key file and its directory must be owned by root and not group- or
+	// world-writable: whoever can write a key decides what runs). The
+	// config's allowInsecureManifests.
+	AllowInsecure bool
 }
 
 // Covers reports whether the policy applies to ref (any image reference;
@@ -75,6 +83,13 @@ func loadKeys(p Policy) ([]key, string, error) {
 	fmt.Fprintf(h, "%v|%q|", p.RequireSignatures, p.Images)
 	keys := make([]key, 0, len(p.Keys))
 	for _, path := range p.Keys {
+		if !p.AllowInsecure {
+			for _, f := range []string{filepath.Dir(path), path} {
+				if err := source.CheckPerms(f); err != nil {
+					return nil, "", fmt.Errorf("imagePolicy.keys: %w", err)
+				}
+			}
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			return nil, "", fmt.Errorf("imagePolicy.keys: %w", err)

@@ -84,7 +84,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			keys, _, err := loadKeys(Policy{RequireSignatures: true, Keys: tc.keys})
+			keys, _, err := loadKeys(Policy{RequireSignatures: true, Keys: tc.keys, AllowInsecure: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -135,7 +135,7 @@ func TestVerifyCachesPerDigestAndPolicy(t *testing.T) {
 	dgst := digest.FromString("image")
 	must := bundleOf(t)
 	src := &fakeSource{bundles: []runtimeapi.SignatureBundle{must(vendor.SignDigest(dgst, imagesigtest.CosignSignPredicate))}}
-	v, err := New(Policy{RequireSignatures: true, Keys: []string{keyPath}, Images: []string{"registry.example.com"}}, src, slog.New(slog.DiscardHandler))
+	v, err := New(Policy{RequireSignatures: true, Keys: []string{keyPath}, Images: []string{"registry.example.com"}, AllowInsecure: true}, src, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,14 +176,26 @@ func TestNewRefusesBadKeys(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("not a key"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []Policy{
-		{RequireSignatures: true},
-		{RequireSignatures: true, Keys: []string{filepath.Join(dir, "missing.pub")}},
-		{RequireSignatures: true, Keys: []string{bad}},
+	_, writable := newSigner(t, dir, "writable.pub")
+	if err := os.Chmod(writable, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{RequireSignatures: true}, "imagePolicy.keys: requireSignatures needs"},
+		{Policy{RequireSignatures: true, Keys: []string{filepath.Join(dir, "missing.pub")}}, "imagePolicy.keys: "},
+		{Policy{RequireSignatures: true, Keys: []string{bad}, AllowInsecure: true}, "imagePolicy.keys: " + bad + ": no PEM public key"},
+		{Policy{RequireSignatures: true, Keys: []string{writable}}, "imagePolicy.keys: " + writable + ": "},
 	} {
-		if _, err := New(p, &fakeSource{}, nil); err == nil || !strings.HasPrefix(err.Error(), "imagePolicy.keys") {
-			t.Errorf("%+v: err %v, want one naming imagePolicy.keys", p, err)
+		_, err := New(tc.p, &fakeSource{}, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want %q", tc.p, err, tc.want)
 		}
+	}
+	if _, err := New(Policy{RequireSignatures: true, Keys: []string{writable}, AllowInsecure: true}, &fakeSource{}, nil); err != nil {
+		t.Errorf("allowInsecure: %v", err)
 	}
 }
 
@@ -206,7 +218,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Fatal(err)
 	}
 	src := &fakeSource{bundles: []runtimeapi.SignatureBundle{{Source: "bench", Data: data}}}
-	p := Policy{RequireSignatures: true, Keys: []string{keyPath}}
+	p := Policy{RequireSignatures: true, Keys: []string{keyPath}, AllowInsecure: true}
 	b.Run("cached", func(b *testing.B) {
 		v, err := New(p, src, slog.New(slog.DiscardHandler))
 		if err != nil {
