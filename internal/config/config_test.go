@@ -89,6 +89,14 @@ rollbackAfter: 2m
 		}},
 		{name: "podSecurity bad level", yaml: "podSecurity: {manifestDir: {level: strict}}\n", wantErr: "podSecurity.manifestDir.level: must be one of privileged, baseline, restricted"},
 		{name: "podSecurity relative path", yaml: "podSecurity: {manifestURL: {allowedHostPaths: [data]}}\n", wantErr: "podSecurity.manifestURL.allowedHostPaths[0]: must be an absolute path"},
+		{name: "imagePolicy", yaml: "imagePolicy: {requireSignatures: true, keys: [/k.pub], images: [r.example.com/vendor, \"127.0.0.1:5000\"]}\n", want: func(c *Config) {
+			c.ImagePolicy = ImagePolicy{RequireSignatures: true, Keys: []string{"/k.pub"}, Images: []string{"r.example.com/vendor", "127.0.0.1:5000"}}
+		}},
+		{name: "imagePolicy without keys", yaml: "imagePolicy: {requireSignatures: true}\n", wantErr: "imagePolicy.keys: requireSignatures needs at least one public key file"},
+		{name: "imagePolicy relative key", yaml: "imagePolicy: {keys: [k.pub]}\n", wantErr: "imagePolicy.keys[0]: must be an absolute path"},
+		{name: "imagePolicy tagged scope", yaml: "imagePolicy: {images: [r.example.com/app:1]}\n", wantErr: "imagePolicy.images[0]: \"r.example.com/app:1\": a scope names no tag"},
+		{name: "imagePolicy bare name scope", yaml: "imagePolicy: {images: [busybox]}\n", wantErr: "imagePolicy.images[0]: \"busybox\": a lone name must be a registry host"},
+		{name: "imagePolicy unknown key", yaml: "imagePolicy: {key: /k.pub}\n", wantErr: "key"},
 		{name: "podSecurity unknown source", yaml: "podSecurity: {manifestFiles: {level: baseline}}\n", wantErr: "manifestFiles"},
 		{name: "bad metrics address", yaml: "metricsAddress: 9101\n", wantErr: "metricsAddress: want host:port"},
 	}

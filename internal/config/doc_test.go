@@ -87,6 +87,8 @@ func render(k fileKey) string {
 		return v
 	case []string:
 		return strings.Join(v, ",")
+	case ImagePolicy:
+		return fmt.Sprintf("{requireSignatures: %v}", v.RequireSignatures)
 	case PodSecurity:
 		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level)
 	}

@@ -19,6 +19,9 @@ type Security struct {
 	// PodSecurity is the Pod Security Standard of each manifest source
 	// (internal/desired/podsecurity). Key podSecurity.
 	PodSecurity PodSecurity
+	// ImagePolicy: which images must be signed, by which keys
+	// (imagepolicy.go). Key imagePolicy.
+	ImagePolicy ImagePolicy
 }
 
 // PodSecurity: one standard per source.
@@ -42,6 +45,7 @@ type PodSecurityPolicy struct {
 type securityFile struct {
 	SeccompDefault *bool            `json:"seccompDefault"`
 	PodSecurity    *podSecurityFile `json:"podSecurity"`
+	ImagePolicy    *imagePolicyFile `json:"imagePolicy"`
 }
 
 type podSecurityFile struct {
@@ -69,6 +73,7 @@ func (f *securityFile) applyTo(s *Security) {
 		f.PodSecurity.ManifestDir.applyTo(&s.PodSecurity.ManifestDir)
 		f.PodSecurity.ManifestURL.applyTo(&s.PodSecurity.ManifestURL)
 	}
+	f.ImagePolicy.applyTo(&s.ImagePolicy)
 }
 
 func (f *podSecurityPolicyFile) applyTo(p *PodSecurityPolicy) {
@@ -82,7 +87,8 @@ func (f *podSecurityPolicyFile) applyTo(p *PodSecurityPolicy) {
 }
 
 func (s Security) validate() error {
-	return errors.Join(s.PodSecurity.ManifestDir.validate("manifestDir"), s.PodSecurity.ManifestURL.validate("manifestURL"))
+	return errors.Join(s.PodSecurity.ManifestDir.validate("manifestDir"), s.PodSecurity.ManifestURL.validate("manifestURL"),
+		s.ImagePolicy.validate())
 }
 
 func (p PodSecurityPolicy) validate(key string) error {

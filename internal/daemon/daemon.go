@@ -39,6 +39,7 @@ import (
 	"github.com/podhost/podhost/internal/desired/rollout"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/cgroups"
+	"github.com/podhost/podhost/internal/host/imagesig"
 	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/runtime"
 	"github.com/podhost/podhost/internal/host/sandbox"
@@ -151,6 +152,9 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
+	if d.images, err = imageVerifier(cfg, rt, log); err != nil {
+		return err
+	}
 	d.build(boot, cg, netw)
 	defer d.close()
 	if err := restoreWorkers(db, d.workers, d.mgr, rebooted, log); err != nil {
@@ -178,6 +182,7 @@ type daemon struct {
 	// dirPolicy, urlPolicy: the manifest dir's and the URL's podSecurity
 	// (the dir's also holds the kube API's writes, as podhost apply's).
 	dirPolicy, urlPolicy podsecurity.Policy
+	images               *imagesig.Verifier // the image policy; nil: off
 	db                   *state.DB
 	rt                   *runtime.Runtime
 	statuses             *status.Manager
@@ -237,11 +242,15 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.data = data
 	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	vols.Data, vols.Allocatable = data, allocatable
+	var images syncer.Runtime = meteredRuntime{d.rt, d.metrics}
+	if d.images != nil {
+		images = verifiedImages{images, d.images}
+	}
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
 	}, syncer.Deps{
-		Runtime: meteredRuntime{d.rt, d.metrics}, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
+		Runtime: images, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
 			sandbox.WithClusterDomain(d.cfg.ClusterDomain)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,

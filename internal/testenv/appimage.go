@@ -20,6 +20,8 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+
+	"github.com/podhost/podhost/internal/host/imagesig/imagesigtest"
 )
 
 // AppImage describes an image archive BuildAppImage writes: the test
@@ -34,6 +36,10 @@ type AppImage struct {
 	Format string
 	// Compression of the whole archive: "", "gzip" or "zstd".
 	Compression string
+	// SignedBy, if set (OCI format only), adds a Sigstore bundle signing
+	// the image's manifest digest (as cosign sign --new-bundle-format) as
+	// an OCI referrer, listed in index.json beside the image.
+	SignedBy *imagesigtest.Signer
 }
 
 // BuildAppImage writes img's archive to path (through a temp file in its
@@ -227,12 +233,20 @@ func writeOCILayout(tw *tar.Writer, img AppImage, layers []blobFile) error {
 	if err != nil {
 		return err
 	}
+	blobs := [][]byte{manifest, config}
+	if img.SignedBy != nil {
+		var extra [][]byte
+		if index, extra, err = addSignature(index, img.SignedBy, manifest); err != nil {
+			return err
+		}
+		blobs = append(blobs, extra...)
+	}
 	layout, _ := json.Marshal(ocispec.ImageLayout{Version: ocispec.ImageLayoutVersion})
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{ocispec.ImageLayoutFile, layout}, {blobPath(digest.FromBytes(manifest)), manifest}, {blobPath(digest.FromBytes(config)), config}} {
-		if err := writeFile(tw, f.name, 0o644, f.data); err != nil {
+	if err := writeFile(tw, ocispec.ImageLayoutFile, 0o644, layout); err != nil {
+		return err
+	}
+	for _, b := range blobs {
+		if err := writeFile(tw, blobPath(digest.FromBytes(b)), 0o644, b); err != nil {
 			return err
 		}
 	}
@@ -242,6 +256,34 @@ func writeOCILayout(tw *tar.Writer, img AppImage, layers []blobFile) error {
 		}
 	}
 	return writeFile(tw, ocispec.ImageIndexFile, 0o644, index) // last, as `docker save` puts its manifest
+}
+
+// addSignature signs manifest with signer and returns index with the
+// bundle's referrer manifest added, and the blobs to write (the referrer,
+// its empty config, the bundle).
+func addSignature(index []byte, signer *imagesigtest.Signer, manifest []byte) ([]byte, [][]byte, error) {
+	subject := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	bundle, err := signer.SignDigest(subject.Digest, imagesigtest.CosignSignPredicate)
+	if err != nil {
+		return nil, nil, err
+	}
+	ref, blobs, err := imagesigtest.Referrer(subject, bundle)
+	if err != nil {
+		return nil, nil, err
+	}
+	var idx ocispec.Index
+	if err := json.Unmarshal(index, &idx); err != nil {
+		return nil, nil, err
+	}
+	idx.Manifests = append(idx.Manifests, ref.Desc)
+	if index, err = json.Marshal(idx); err != nil {
+		return nil, nil, err
+	}
+	out := [][]byte{ref.Data}
+	for _, b := range blobs {
+		out = append(out, b.Data)
+	}
+	return index, out, nil
 }
 
 func writeDockerLayout(tw *tar.Writer, img AppImage, layers []blobFile) error {

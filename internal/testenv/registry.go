@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
+	"github.com/containerd/containerd/v2/core/remotes"
 	"github.com/containerd/containerd/v2/core/remotes/docker"
 	"github.com/containerd/containerd/v2/core/remotes/docker/config"
 	"golang.org/x/crypto/bcrypt"
@@ -366,17 +367,21 @@ func PushImage(ctx context.Context, c *client.Client, localRef, remoteRef string
 	if err != nil {
 		return fmt.Errorf("testenv: push %s: %w", localRef, err)
 	}
+	if err := c.Push(ctx, remoteRef, img.Target, client.WithResolver(pushResolver(ctx, creds))); err != nil {
+		return fmt.Errorf("testenv: push %s as %s: %w", localRef, remoteRef, err)
+	}
+	return nil
+}
+
+// pushResolver resolves test registries over plain HTTP with creds.
+func pushResolver(ctx context.Context, creds Credentials) remotes.Resolver {
 	hosts := config.ConfigureHosts(ctx, config.HostOptions{
 		DefaultScheme: "http",
 		Credentials: func(string) (string, string, error) {
 			return creds.User, creds.Password, nil
 		},
 	})
-	resolver := docker.NewResolver(docker.ResolverOptions{Hosts: hosts})
-	if err := c.Push(ctx, remoteRef, img.Target, client.WithResolver(resolver)); err != nil {
-		return fmt.Errorf("testenv: push %s as %s: %w", localRef, remoteRef, err)
-	}
-	return nil
+	return docker.NewResolver(docker.ResolverOptions{Hosts: hosts})
 }
 
 func dropEnvPrefix(env []string, prefixes ...string) []string {

@@ -229,6 +229,13 @@ func (r *Runtime) importImage(ctx context.Context, in io.Reader, opts ImportOpti
 	}
 	out := make([]Image, 0, len(imgs))
 	for _, m := range imgs {
+		if sig, err := r.labelBundleReferrer(ctx, m); err != nil || sig {
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, Image{Ref: m.Name, Digest: m.Target.Digest.String(), Size: m.Target.Size})
+			continue // a signature, kept for verification: nothing to unpack
+		}
 		img := client.NewImage(r.client, m)
 		if err := r.unpack(ctx, img, ""); err != nil {
 			return nil, fmt.Errorf("import: %w", err)

@@ -18,12 +18,15 @@ import (
 
 // Container state reasons, as the kubelet reports them.
 const (
-	ContainerCreating          = "ContainerCreating"
-	PodInitializing            = "PodInitializing"
-	CrashLoopBackOff           = "CrashLoopBackOff"
-	ErrImagePull               = "ErrImagePull"
-	ImagePullBackOff           = "ImagePullBackOff"
-	ErrImageNeverPull          = "ErrImageNeverPull"
+	ContainerCreating = "ContainerCreating"
+	PodInitializing   = "PodInitializing"
+	CrashLoopBackOff  = "CrashLoopBackOff"
+	ErrImagePull      = "ErrImagePull"
+	ImagePullBackOff  = "ImagePullBackOff"
+	ErrImageNeverPull = "ErrImageNeverPull"
+	// SignatureValidationFailed: the image policy refused the image (the
+	// kubelet's images.ErrSignatureValidationFailed, a CRI's answer there).
+	SignatureValidationFailed  = "SignatureValidationFailed"
 	CreateContainerConfigError = "CreateContainerConfigError"
 	CreateContainerError       = "CreateContainerError"
 	RunContainerError          = "RunContainerError"

@@ -19,6 +19,7 @@ const (
 type backoffEntry struct {
 	delay time.Duration
 	last  time.Time // the last failure (a crash loop: the container's exit)
+	why   string    // the last failure's message (pulls: the back-off's message shows it, as the kubelet's)
 }
 
 type backoff struct {
@@ -78,6 +79,25 @@ func (b *backoff) next(key string, at time.Time) time.Duration {
 	}
 	e.last = at
 	return e.delay
+}
+
+// setWhy records the message of key's last failure (after next).
+func (b *backoff) setWhy(key, why string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.m[key]; ok {
+		e.why = why
+	}
+}
+
+// why is the message of key's last failure ("" = none).
+func (b *backoff) why(key string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if e, ok := b.m[key]; ok {
+		return e.why
+	}
+	return ""
 }
 
 func (b *backoff) reset(key string) {

@@ -36,6 +36,9 @@ type fakeRuntime struct {
 	stops   map[string]int
 	graces  map[string]time.Duration
 	pullErr error
+	// imageErr: EnsureImage's error for one image ref (the image policy's
+	// refusal, say).
+	imageErr map[string]error
 	// pullSize, if set, makes EnsureImage fetch the image (the pull hook
 	// runs, Pulled is set) instead of finding it present.
 	pullSize int64
@@ -72,6 +75,9 @@ func (r *fakeRuntime) EnsureImage(ctx context.Context, ref string, _ corev1.Pull
 	r.log("pull %s", ref)
 	if r.pullErr != nil {
 		return runtimeapi.Image{}, fmt.Errorf("%w: %w", runtimeapi.ErrImagePull, r.pullErr)
+	}
+	if err := r.imageErr[ref]; err != nil {
+		return runtimeapi.Image{}, err
 	}
 	if r.pullSize > 0 {
 		runtimeapi.PullStarted(ctx)

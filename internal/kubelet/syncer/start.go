@@ -17,6 +17,7 @@ import (
 	"github.com/podhost/podhost/internal/host/spec"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/resize"
+	"github.com/podhost/podhost/internal/kubelet/status"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/qos"
@@ -176,7 +177,11 @@ func (s *Syncer) ImagesAdded() { s.pullBackoff.clear() }
 func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Container, rq *requeue, slot *slotHold) (runtimeapi.Image, error) {
 	key := backoffKey(pod.UID, c.Name, "pull")
 	if in, left := s.pullBackoff.inBackoff(key, time.Time{}); in {
-		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", fmt.Sprintf("Back-off pulling image %q", c.Image))
+		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
+		if why := s.pullBackoff.why(key); why != "" {
+			msg += ": " + why // as the kubelet's: the last pull's error
+		}
+		s.setWaiting(pod.UID, c.Name, "ImagePullBackOff", msg)
 		rq.after(left)
 		return runtimeapi.Image{}, fmt.Errorf("image %q: %w", c.Image, errBackoff)
 	}
@@ -199,8 +204,15 @@ func (s *Syncer) ensureImage(ctx context.Context, pod *corev1.Pod, c *corev1.Con
 	case errors.Is(err, runtimeapi.ErrImageNeverPull):
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
 		return img, s.failStart(pod, c.Name, "ErrImageNeverPull", errors.New(msg))
+	case errors.Is(err, runtimeapi.ErrImageSignature):
+		// The image policy refused it (config imagePolicy): no container;
+		// retried with the pull back-off (a signature may be pushed later).
+		rq.after(s.pullBackoff.next(key, s.now()))
+		s.pullBackoff.setWhy(key, status.SignatureValidationFailed+": "+err.Error())
+		return runtimeapi.Image{}, s.failStart(pod, c.Name, status.SignatureValidationFailed, err)
 	default:
 		rq.after(s.pullBackoff.next(key, s.now()))
+		s.pullBackoff.setWhy(key, "ErrImagePull: "+err.Error())
 		return img, s.failStart(pod, c.Name, "ErrImagePull", err)
 	}
 }

@@ -21,7 +21,18 @@ var (
 	ErrImagePull = errors.New("image pull failed")
 	// ErrInvalidImageName: the image reference does not parse.
 	ErrInvalidImageName = errors.New("invalid image name")
+	// ErrImageSignature: the image policy (config imagePolicy) requires a
+	// signature the image does not carry (internal/host/imagesig).
+	ErrImageSignature = errors.New("image signature verification failed")
 )
+
+// SignatureBundle is a Sigstore bundle (application/vnd.dev.sigstore.bundle.v0.3+json)
+// found for an image digest: an OCI referrer of the image in its registry
+// or in containerd's content store (an archive's).
+type SignatureBundle struct {
+	Source string // where it came from: "registry referrer sha256:…", "local referrer sha256:…"
+	Data   []byte
+}
 
 // Image is an image available in the namespace, unpacked.
 type Image struct {

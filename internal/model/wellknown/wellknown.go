@@ -140,6 +140,12 @@ const LabelImageLastUsed = "podhost.io/last-used"
 // an image imported from the images directory (config imagesDir).
 const LabelImagePinned = "podhost.io/pinned"
 
+// LabelSignatureFor is set by an import on the containerd image record of
+// a Sigstore bundle referrer (an OCI artifact whose subject is an image):
+// the subject's digest. Image signature verification finds an archive's
+// signatures by it (internal/host/imagesig), with no registry.
+const LabelSignatureFor = "podhost.io/signature-for"
+
 // PinnedImagesDir is the prefix of LabelImagePinned for images from the
 // images directory: "images-dir:" + the archive's file name.
 const PinnedImagesDir = "images-dir:"
