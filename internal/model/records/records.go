@@ -259,3 +259,15 @@ type Override struct {
 	Manual    bool      `json:"manual,omitempty"` // rollout undo
 	At        time.Time `json:"at"`
 }
+
+// UserNSRecord is the user namespace range of one pod with hostUsers: false
+// (internal/kubelet/userns): container ids 0..Size-1 are host ids
+// HostID..HostID+Size-1, for uids and gids alike (the kubelet's mapping).
+// Written before the pod's sandbox is made, kept while the pod exists
+// (restarts and new sandboxes reuse it), deleted when the pod is removed.
+type UserNSRecord struct {
+	UID      types.UID `json:"uid"`
+	FullName string    `json:"fullName"`
+	HostID   uint32    `json:"hostID"`
+	Size     uint32    `json:"size"`
+}
