@@ -115,6 +115,11 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 			return err
 		}
 		errs = append(errs, more...)
+		// Its sandboxes are gone and every container with them: the
+		// pod's user namespace range is free (the kubelet's Release).
+		if len(errs) == 0 && s.userns != nil {
+			errs = append(errs, s.userns.Release(uid))
+		}
 	}
 	if err := s.removePodCgroups(ctx, uid); err != nil {
 		errs = append(errs, err)

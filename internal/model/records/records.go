@@ -82,9 +82,13 @@ type SandboxRecord struct {
 	Cgroup    string        `json:"cgroup,omitempty"`
 	// ShimGroup is the containerd shim group of the pod's containers
 	// (internal/host/shimgroup); "" in records older than it: the sandbox ID.
-	ShimGroup string    `json:"shimGroup,omitempty"`
-	BootID    string    `json:"bootID,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
+	ShimGroup string `json:"shimGroup,omitempty"`
+	// User is the pinned user namespace of a pod with hostUsers: false
+	// (it owns NetNS, IPC and UTS) and UserNS the range it maps.
+	User      string        `json:"user,omitempty"`
+	UserNS    *UserNSRecord `json:"userNS,omitempty"`
+	BootID    string        `json:"bootID,omitempty"`
+	CreatedAt time.Time     `json:"createdAt"`
 }
 
 // MaxEventsPerPod and MaxEventBytesPerPod cap the events kept per pod
