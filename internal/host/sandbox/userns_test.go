@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -86,4 +87,33 @@ func ownerOf(t *testing.T, path string) uint64 {
 		t.Fatal(err)
 	}
 	return st.Ino
+}
+
+// This host (Linux 6.x, ext4, tmpfs) can: the check says what it checked
+// and leaves nothing behind. A filesystem without idmapped mounts is named
+// in the error.
+func TestCheckUserNS(t *testing.T) {
+	needRoot(t)
+	dir := t.TempDir()
+	got, err := CheckUserNS(filepath.Join(dir, "not", "yet"))
+	if err != nil {
+		t.Fatalf("CheckUserNS: %v", err)
+	}
+	if !strings.Contains(got, "("+dir+")") || !strings.HasSuffix(got, ", tmpfs") {
+		t.Errorf("checked %q: want the dir's filesystem and tmpfs", got)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	assertNoMounts(t, dir)
+	// ramfs has no idmapped mounts.
+	ramfs := t.TempDir()
+	if err := unix.Mount("ramfs", ramfs, "ramfs", 0, ""); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = unix.Unmount(ramfs, unix.MNT_DETACH) }()
+	_, err = CheckUserNS(dir, ramfs)
+	if err == nil || !strings.Contains(err.Error(), "no idmapped mounts on ramfs ("+ramfs+")") {
+		t.Errorf("CheckUserNS on ramfs: %v", err)
+	}
 }
