@@ -226,7 +226,9 @@ func TestCheckUserNS(t *testing.T) {
 	if len(dirs) != 2 || dirs[0] != filepath.Join(cfg.StateDir, "pods") || dirs[1] != cfg.RunDir {
 		t.Errorf("checked %v, want the pods dir and the run dir", dirs)
 	}
-	r = checkUserNS(cfg, func(...string) (string, error) { return "", errors.New("no idmapped mounts on nfs (/var/lib/podhost/pods): EINVAL") })
+	r = checkUserNS(cfg, func(...string) (string, error) {
+		return "", errors.New("no idmapped mounts on nfs (/var/lib/podhost/pods): EINVAL")
+	})
 	if r.Status != StatusWarn || r.Detail != "pods with hostUsers: false will be refused: no idmapped mounts on nfs (/var/lib/podhost/pods): EINVAL" {
 		t.Errorf("refused: %s %q", r.Status, r.Detail)
 	}
