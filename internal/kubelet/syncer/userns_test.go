@@ -41,11 +41,9 @@ func userNSPod() *corev1.Pod {
 	return pod
 }
 
-// A hostUsers: false pod: its range is taken when its sandbox is made,
-// recorded on the sandbox, the sandbox pins a user namespace, the
-// container's rootfs is remapped to the range and labelled with it; the
-// range is released once the deleted pod is cleaned up.
-func TestUserNSPodLifecycle(t *testing.T) {
+// syncedUserNSWorld: a hostUsers: false pod synced once.
+func syncedUserNSWorld(t *testing.T) (*world, *fakeUserNS, *corev1.Pod) {
+	t.Helper()
 	w := newWorld()
 	uns := &fakeUserNS{}
 	w.s.userns = uns
@@ -53,6 +51,15 @@ func TestUserNSPodLifecycle(t *testing.T) {
 	if _, err := syncOnce(t, w, pod); err != nil {
 		t.Fatal(err)
 	}
+	return w, uns, pod
+}
+
+// A hostUsers: false pod: its range is taken when its sandbox is made,
+// recorded on the sandbox, the sandbox pins a user namespace, the
+// container's rootfs is remapped to the range and labelled with it; the
+// range is released once the deleted pod is cleaned up.
+func TestUserNSPodLifecycle(t *testing.T) {
+	w, uns, pod := syncedUserNSWorld(t)
 	if !slices.Equal(uns.gets, []types.UID{pod.UID}) {
 		t.Fatalf("Get calls %v, want one for the pod", uns.gets)
 	}
@@ -82,13 +89,7 @@ func TestUserNSPodLifecycle(t *testing.T) {
 
 // A finished pod that is still wanted keeps its range.
 func TestUserNSKeptWhileDesired(t *testing.T) {
-	w := newWorld()
-	uns := &fakeUserNS{}
-	w.s.userns = uns
-	pod := userNSPod()
-	if _, err := syncOnce(t, w, pod); err != nil {
-		t.Fatal(err)
-	}
+	w, uns, pod := syncedUserNSWorld(t)
 	if err := terminateAll(t, w, pod); err != nil {
 		t.Fatal(err)
 	}
