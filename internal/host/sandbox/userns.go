@@ -77,8 +77,11 @@ func pinChildNamespaces(uns *records.UserNSRecord, targets map[string]string) er
 	proc, err := os.StartProcess("/proc/self/exe", []string{"podhost[userns]"}, &os.ProcAttr{Sys: &syscall.SysProcAttr{
 		Cloneflags:  unix.CLONE_NEWUSER | unix.CLONE_NEWNET | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS,
 		UidMappings: idmap, GidMappings: idmap,
-		Ptrace:    true, // stopped before execve: it never runs
-		Pdeathsig: syscall.SIGKILL,
+		// setgroups stays allowed in the namespace: runc sets the
+		// containers' supplementary groups (Go would write "deny").
+		GidMappingsEnableSetgroups: true,
+		Ptrace:                     true, // stopped before execve: it never runs
+		Pdeathsig:                  syscall.SIGKILL,
 	}})
 	if err != nil {
 		return fmt.Errorf("start user namespace holder: %w", err)
