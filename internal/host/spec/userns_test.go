@@ -64,6 +64,9 @@ func TestBuildUserNS(t *testing.T) {
 				t.Fatalf("user namespace = %+v, want path %s", ns, p.UserNSPath)
 			}
 			eq(t, "net ns joined", nsOf(s, specs.NetworkNamespace).Path, p.NetNS)
+			if v, ok := s.Linux.Sysctl[pingGroupRange]; ok {
+				t.Errorf("%s = %q: CRI sets no ping_group_range in a user namespace (its gids are not mapped)", pingGroupRange, v)
+			}
 			for dst, src := range map[string]string{
 				"/mnt": "/idmapped/v", "/etc/hosts": "/idmapped" + p.Hosts, "/etc/resolv.conf": "/idmapped" + p.Resolv,
 				"/etc/hostname": "/idmapped" + p.Hostname, "/dev/termination-log": "/idmapped" + c.TerminationLog,
