@@ -189,3 +189,32 @@ func findFile(t *testing.T, dir, name string) string {
 	}
 	return found
 }
+
+// TestUserNamespacesRefusedWithoutIDMap: with the state dir (the pods'
+// volumes) on ramfs, which has no idmapped mounts, the daemon's start
+// check fails and a hostUsers: false pod's sandbox is refused with the
+// reason (FailedCreatePodSandBox, CreatePodSandboxError), as the kubelet
+// refuses it on a runtime without user namespaces; nothing is made for it.
+func TestUserNamespacesRefusedWithoutIDMap(t *testing.T) {
+	ramfs := filepath.Join(t.TempDir(), "state")
+	if err := os.Mkdir(ramfs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("ramfs", ramfs, "ramfs", 0, "mode=0700"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(ramfs, syscall.MNT_DETACH) }) // after the daemon's teardown
+	d := newPodhostd(t)
+	d.stateDir = ramfs
+	d.start()
+	d.writeManifest("a.yaml", usernsPod("uns-r", t.TempDir()))
+	want := "can't set spec.hostUsers: false: no idmapped mounts on ramfs (" + ramfs
+	d.waitEvent("uns-r", "FailedCreatePodSandBox", want, 60*time.Second)
+	p := d.waitPod("uns-r", 60*time.Second, "CreatePodSandboxError", func(p *corev1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreatePodSandboxError"
+	})
+	if n := len(podContainers(t, string(p.UID))); n != 0 {
+		t.Errorf("%d containers made for a refused pod", n)
+	}
+}
