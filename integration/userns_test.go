@@ -97,8 +97,9 @@ func podRange(t *testing.T, uid, container string) uint64 {
 // uid 0 and the volumes are mounted idmapped: the emptyDir is writable, the
 // root-only configMap file and hostPath file are readable and owned by
 // root. The range survives kill -9 of the daemon (a new container of the
-// pod after the restart gets it, a new pod does not), and a deleted pod's
-// range goes to the next pod.
+// pod after the restart gets it, a new pod does not), a deleted pod's
+// range goes to the next pod, and a lost state db gets the ranges back from
+// the containers.
 func TestUserNamespaces(t *testing.T) {
 	d := newPodhostd(t)
 	d.start()
@@ -171,6 +172,23 @@ func TestUserNamespaces(t *testing.T) {
 	e := d.waitRunning("uns-e")
 	if he := podRange(t, string(e.UID), "main"); he != hb {
 		t.Errorf("uns-e got host id %d, want b's released %d (the lowest free)", he, hb)
+	}
+
+	// The state db lost (kill -9, file deleted): the ranges come back from
+	// the containers' labels, so the next pod gets a free range, not one
+	// of a, c or e (the lowest ones).
+	d.kill(syscall.SIGKILL)
+	if err := os.Remove(filepath.Join(d.stateDir, "state.db")); err != nil {
+		t.Fatal(err)
+	}
+	d.start()
+	d.writeManifest("f.yaml", usernsPod("uns-f", hostDir))
+	pf := d.waitRunning("uns-f")
+	if hf := podRange(t, string(pf.UID), "main"); hf == ha || hf == hb || hf == hc {
+		t.Errorf("uns-f got host id %d after the state db was rebuilt: a range in use (a %d, c %d, e %d)", hf, ha, hc, hb)
+	}
+	if h := podRange(t, string(a.UID), "main"); h != ha {
+		t.Errorf("uns-a after the rebuild: host id %d, want %d", h, ha)
 	}
 }
 
