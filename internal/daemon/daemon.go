@@ -246,15 +246,17 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	if d.images != nil {
 		images = verifiedImages{images, d.images}
 	}
+	unsCfg, unsMgr := d.userNamespaces()
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
-		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg,
 	}, syncer.Deps{
 		Runtime: images, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
 			sandbox.WithClusterDomain(d.cfg.ClusterDomain)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: podLogs(d.cfg.LogDir, d.rt.LogDriver), Logger: d.log,
+		UserNS: unsMgr,
 	})
 	d.workers = podworkers.New(newMeteredHandler(d.syncer, d.metrics, d.statuses), podworkers.Options{Store: d.db, Cache: d.cache, Logger: d.log, ResyncInterval: d.cfg.ResyncPeriod,
 		OnFinished: func(uid types.UID) { d.mgr.WorkerFinished(uid) }}) // d.mgr is set below, before any worker runs

@@ -163,6 +163,12 @@ func Setup(ctx context.Context) (*Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("testenv: %w", err)
 	}
+	// Traversable, as /run/containerd (0711): runc init of a container in
+	// a user namespace (hostUsers: false) reaches the bundle's rootfs below
+	// containerd's state dir as the pod's unprivileged host uid.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		return nil, fmt.Errorf("testenv: %w", err)
+	}
 	e := &Env{
 		Dir:           dir,
 		RepoRoot:      root,

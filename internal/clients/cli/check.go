@@ -21,6 +21,7 @@ import (
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/network"
+	"github.com/podhost/podhost/internal/host/sandbox"
 	"github.com/podhost/podhost/internal/host/state"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/kubelet/admission"
@@ -72,6 +73,8 @@ type probes struct {
 	// localnetFirewall reports whether network.FirewallChain is in place
 	// (nil: not checked).
 	localnetFirewall func() (bool, error)
+	// userns checks user namespaces and idmapped mounts (nil: not checked).
+	userns func(dirs ...string) (string, error)
 }
 
 func hostProbes() probes {
@@ -92,6 +95,7 @@ func hostProbes() probes {
 		toolVersion:      toolVersion,
 		host:             realHostInfo(),
 		localnetFirewall: network.FirewallInstalled,
+		userns:           sandbox.CheckUserNS,
 	}
 }
 
@@ -152,6 +156,9 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 	}
 	if p.localnetFirewall != nil {
 		results = append(results, checkLocalnetFirewall(p.localnetFirewall))
+	}
+	if p.userns != nil {
+		results = append(results, checkUserNS(cfg, p.userns))
 	}
 	if p.host.readFile != nil {
 		results = append(results, systemdChecks(cfg, p.host)...)

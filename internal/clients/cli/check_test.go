@@ -204,8 +204,33 @@ func TestCheckPrintsAndFails(t *testing.T) {
 			n++
 		}
 	}
-	if n != 14 { // 9 + localnet-fw, watchdog, node-shutdown, apparmor, seccomp
-		t.Errorf("%d lines, want 14:\n%s", n, out.String())
+	if n != 15 { // 9 + localnet-fw, userns, watchdog, node-shutdown, apparmor, seccomp
+		t.Errorf("%d lines, want 15:\n%s", n, out.String())
+	}
+}
+
+func TestCheckUserNS(t *testing.T) {
+	cfg := checkHost(t)
+	var dirs []string
+	ok := func(d ...string) (string, error) { dirs = d; return "ext4 (/x), tmpfs", nil }
+	r := checkUserNS(cfg, ok)
+	if os.Geteuid() != 0 {
+		if r.Status != StatusWarn || !strings.Contains(r.Detail, "needs root") {
+			t.Fatalf("non-root: %s %q", r.Status, r.Detail)
+		}
+		return
+	}
+	if r.Status != StatusOK || r.Detail != "hostUsers: false: user namespaces, idmapped mounts on ext4 (/x), tmpfs" {
+		t.Errorf("ok: %s %q", r.Status, r.Detail)
+	}
+	if len(dirs) != 2 || dirs[0] != filepath.Join(cfg.StateDir, "pods") || dirs[1] != cfg.RunDir {
+		t.Errorf("checked %v, want the pods dir and the run dir", dirs)
+	}
+	r = checkUserNS(cfg, func(...string) (string, error) {
+		return "", errors.New("no idmapped mounts on nfs (/var/lib/podhost/pods): EINVAL")
+	})
+	if r.Status != StatusWarn || r.Detail != "pods with hostUsers: false will be refused: no idmapped mounts on nfs (/var/lib/podhost/pods): EINVAL" {
+		t.Errorf("refused: %s %q", r.Status, r.Detail)
 	}
 }
 

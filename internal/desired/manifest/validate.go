@@ -31,7 +31,7 @@ import (
 // downwardAPI and projected,
 // container restartPolicy other than Always on an init container (a native
 // sidecar), pod-level resources,
-// runtime classes, user namespaces, a shared PID namespace.
+// runtime classes, a shared PID namespace.
 
 const notSupported = "not supported by podhost"
 
@@ -139,6 +139,7 @@ func validateSpec(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	all = append(all, validatePolicies(s, p)...)
 	all = append(all, validateDNS(s, p)...)
 	all = append(all, validateUnsupported(s, p)...)
+	all = append(all, validateHostUsers(s, p)...)
 	all = append(all, validatePodSecurityContext(s, p.Child("securityContext"))...)
 	return all
 }
@@ -254,9 +255,6 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	}
 	if s.RuntimeClassName != nil && *s.RuntimeClassName != "" {
 		all = append(all, unsupported(p.Child("runtimeClassName"), *s.RuntimeClassName, "podhost always uses runc"))
-	}
-	if s.HostUsers != nil && !*s.HostUsers {
-		all = append(all, forbidden(p.Child("hostUsers"), "hostUsers: false (user namespaces) is"))
 	}
 	if len(s.ResourceClaims) > 0 {
 		all = append(all, forbidden(p.Child("resourceClaims"), "dynamic resource allocation is"))

@@ -48,8 +48,8 @@ func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path) field.Er
 	if sc.ProcMount != nil {
 		switch *sc.ProcMount {
 		case corev1.DefaultProcMount:
-		case corev1.UnmaskedProcMount: // the kubelet requires hostUsers: false, which podhost refuses
-			all = append(all, unsupported(p.Child("procMount"), string(*sc.ProcMount), "Unmasked needs user namespaces; supported: Default"))
+		case corev1.UnmaskedProcMount: // the kubelet allows it with hostUsers: false; podhost does not mount an unmasked /proc
+			all = append(all, unsupported(p.Child("procMount"), string(*sc.ProcMount), "supported: Default"))
 		default:
 			all = append(all, field.NotSupported(p.Child("procMount"), *sc.ProcMount, []corev1.ProcMountType{corev1.DefaultProcMount}))
 		}

@@ -474,8 +474,33 @@ func TestValidateRules(t *testing.T) {
 			"spec.shareProcessNamespace: Forbidden: a pod-shared PID namespace is not supported by podhost"},
 		{"runtimeClassName", func(p *corev1.Pod) { p.Spec.RuntimeClassName = ptrTo("gvisor") },
 			`spec.runtimeClassName: Unsupported value: "gvisor": not supported by podhost (podhost always uses runc)`},
-		{"hostUsers false", func(p *corev1.Pod) { p.Spec.HostUsers = ptrTo(false) },
-			"spec.hostUsers: Forbidden"},
+		{"hostUsers false", func(p *corev1.Pod) { p.Spec.HostUsers = ptrTo(false) }, ""},
+		{"hostUsers false with hostNetwork", func(p *corev1.Pod) {
+			p.Spec.HostUsers, p.Spec.HostNetwork = ptrTo(false), true
+			p.Spec.Containers[0].Ports = nil
+		}, "spec.hostNetwork: Forbidden: when `hostUsers` is false"},
+		{"hostUsers false with hostPID", func(p *corev1.Pod) { p.Spec.HostUsers, p.Spec.HostPID = ptrTo(false), true },
+			"spec.hostPID: Forbidden: when `hostUsers` is false"},
+		{"hostUsers false with hostIPC", func(p *corev1.Pod) { p.Spec.HostUsers, p.Spec.HostIPC = ptrTo(false), true },
+			"spec.hostIPC: Forbidden: when `hostUsers` is false"},
+		{"hostUsers false, runAsUser beyond the namespace", func(p *corev1.Pod) {
+			p.Spec.HostUsers = ptrTo(false)
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptrTo(int64(65536))}
+		}, "spec.containers[0].securityContext.runAsUser: Invalid value: 65536: must be less than 65536 when `hostUsers` is false"},
+		{"hostUsers false, fsGroup beyond the namespace", func(p *corev1.Pod) {
+			p.Spec.HostUsers = ptrTo(false)
+			p.Spec.SecurityContext = &corev1.PodSecurityContext{FSGroup: ptrTo(int64(70000)), RunAsUser: ptrTo(int64(65535))}
+		}, "spec.securityContext.fsGroup: Invalid value: 70000: must be less than 65536"},
+		{"hostUsers true, runAsUser 65536", func(p *corev1.Pod) {
+			p.Spec.HostUsers = ptrTo(true)
+			p.Spec.Containers[0].SecurityContext = &corev1.SecurityContext{RunAsUser: ptrTo(int64(65536))}
+		}, ""},
+		{"hostUsers false, HostToContainer propagation", func(p *corev1.Pod) {
+			p.Spec.HostUsers = ptrTo(false)
+			p.Spec.Volumes = []corev1.Volume{{Name: "v", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+			prop := corev1.MountPropagationHostToContainer
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "v", MountPath: "/v", MountPropagation: &prop}}
+		}, `spec.containers[0].volumeMounts[0].mountPropagation: Unsupported value: "HostToContainer": not supported by podhost (a pod with hostUsers: false`},
 		{"os windows", func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: "windows"} },
 			`spec.os.name: Unsupported value: "windows": not supported by podhost (supported: linux)`},
 		{"cluster-only fields are ignored", func(p *corev1.Pod) {

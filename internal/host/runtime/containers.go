@@ -71,10 +71,14 @@ func (r *Runtime) createContainer(ctx context.Context, cfg ContainerConfig) erro
 	if group == "" {
 		group = cfg.Labels[wellknown.LabelPodUID]
 	}
+	snapOpts := []snapshots.Opt{snapshots.WithLabels(map[string]string{wellknown.LabelSnapshotContainer: cfg.ID})}
+	if len(cfg.UserNS) > 0 {
+		snapOpts = append(snapOpts, client.WithUserNSRemapperLabels(cfg.UserNS, cfg.UserNS))
+	}
 	opts := []client.NewContainerOpts{
 		client.WithImage(img),
 		client.WithSnapshotter(sn),
-		client.WithNewSnapshot(cfg.ID, img, snapshots.WithLabels(map[string]string{wellknown.LabelSnapshotContainer: cfg.ID})),
+		client.WithNewSnapshot(cfg.ID, img, snapOpts...),
 	}
 	if cfg.SystemdCgroup {
 		opts = append(opts, client.WithRuntime(plugins.RuntimeRuncV2, &options.Options{SystemdCgroup: true}))

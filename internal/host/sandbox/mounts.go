@@ -16,6 +16,9 @@ import (
 // pinIPCUTS pins new IPC and UTS namespaces (each unless the pod uses the
 // host's) on files in the sandbox dir.
 func (m *Manager) pinIPCUTS(p *Paths, u *undoStack, pod *corev1.Pod) error {
+	if p.User != "" {
+		return nil // pinned with the user namespace that owns them
+	}
 	targets := map[string]string{}
 	flags := 0
 	if !pod.Spec.HostIPC {

@@ -34,11 +34,16 @@ import (
 	"github.com/containerd/containerd/v2/pkg/netns"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/podhost/podhost/internal/model/records"
 )
 
 // Paths of one sandbox. "" means the host's (namespace, shm) or not made.
 type Paths struct {
 	Dir, NetNS, IPC, UTS, Hosts, Resolv, Hostname, Shm string
+	// User is the pod's pinned user namespace (hostUsers: false), which
+	// owns its NetNS, IPC and UTS; "" is the host's.
+	User string
 }
 
 // File names inside the sandbox dir.
@@ -102,8 +107,11 @@ func NewManager(runDir string, opts ...Option) *Manager {
 	return m
 }
 
-// Create makes the sandbox for pod. On error everything it made is undone.
-func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod) (p Paths, err error) {
+// Create makes the sandbox for pod. uns, when not nil, is the pod's user
+// namespace range (hostUsers: false): the sandbox then pins a user
+// namespace with that mapping, owning the pod's other namespaces. On error
+// everything it made is undone.
+func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod, uns *records.UserNSRecord) (p Paths, err error) {
 	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
 		return Paths{}, fmt.Errorf("sandbox: invalid id %q", id)
 	}
@@ -121,6 +129,7 @@ func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod) (p Pat
 		fn   func(*Paths, *undoStack, *corev1.Pod) error
 	}{
 		{"dir", m.makeDir},
+		{"userns", func(p *Paths, u *undoStack, pod *corev1.Pod) error { return m.pinUserNS(p, u, pod, uns) }},
 		{"netns", m.makeNetNS},
 		{"ipcuts", m.pinIPCUTS},
 		{"shm", m.mountShm},
@@ -156,7 +165,7 @@ func (m *Manager) makeDir(p *Paths, u *undoStack, _ *corev1.Pod) error {
 }
 
 func (m *Manager) makeNetNS(p *Paths, u *undoStack, pod *corev1.Pod) error {
-	if pod.Spec.HostNetwork {
+	if pod.Spec.HostNetwork || p.NetNS != "" {
 		return nil
 	}
 	dir := netnsDirOf(p.Dir)

@@ -93,7 +93,7 @@ func TestCreateRemove(t *testing.T) {
 	m, runDir := testManager(t)
 	pod := testPod("web")
 	pod.Spec.HostAliases = []corev1.HostAlias{{IP: "10.1.1.1", Hostnames: []string{"db"}}}
-	p, err := m.Create(ctx, "sb1", pod)
+	p, err := m.Create(ctx, "sb1", pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestRemoveByDirAlone(t *testing.T) {
 	needRoot(t)
 	ctx := context.Background()
 	m, runDir := testManager(t)
-	p, err := m.Create(ctx, "sb3", testPod("web"))
+	p, err := m.Create(ctx, "sb3", testPod("web"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestHostNamespaces(t *testing.T) {
 	m, _ := testManager(t)
 	pod := testPod("hostnet")
 	pod.Spec.HostNetwork, pod.Spec.HostIPC = true, true
-	p, err := m.Create(ctx, "sb2", pod)
+	p, err := m.Create(ctx, "sb2", pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestHostNamespaces(t *testing.T) {
 
 	// hostNetwork alone still gets a private IPC namespace and shm.
 	pod.Spec.HostIPC = false
-	p, err = m.Create(ctx, "sb3", pod)
+	p, err = m.Create(ctx, "sb3", pod, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestCreateRollback(t *testing.T) {
 				}
 				return nil
 			}
-			if _, err := m.Create(ctx, "sb", testPod("web")); !errors.Is(err, boom) {
+			if _, err := m.Create(ctx, "sb", testPod("web"), nil); !errors.Is(err, boom) {
 				t.Fatalf("err = %v, want injected", err)
 			}
 			assertEmptyDir(t, filepath.Join(runDir, "sandboxes"))
@@ -260,15 +260,15 @@ func TestCreateRejects(t *testing.T) {
 	ctx := context.Background()
 	m, _ := testManager(t)
 	for _, id := range []string{"", "a/b", ".."} {
-		if _, err := m.Create(ctx, id, testPod("x")); err == nil {
+		if _, err := m.Create(ctx, id, testPod("x"), nil); err == nil {
 			t.Errorf("Create(%q) must fail", id)
 		}
 	}
-	p, err := m.Create(ctx, "dup", testPod("x"))
+	p, err := m.Create(ctx, "dup", testPod("x"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Create(ctx, "dup", testPod("x")); err == nil {
+	if _, err := m.Create(ctx, "dup", testPod("x"), nil); err == nil {
 		t.Error("Create with an existing id must fail")
 	}
 	if _, err := os.Stat(p.Dir); err != nil {
@@ -288,7 +288,7 @@ func TestCreateRejects(t *testing.T) {
 func TestExistsAfterUnmount(t *testing.T) {
 	needRoot(t)
 	m, _ := testManager(t)
-	p, err := m.Create(context.Background(), "sb", testPod("web"))
+	p, err := m.Create(context.Background(), "sb", testPod("web"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

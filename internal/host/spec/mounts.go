@@ -232,7 +232,7 @@ func propagation(mode *corev1.MountPropagationMode, privileged bool) (string, er
 // none), then an rshared mount's source must be on a shared mount and an
 // rslave one's on a shared or slave mount (lookup finds it; nil:
 // mount.Lookup), else the container's creation fails.
-func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error), mkdir func(string) error) oci.SpecOpts {
+func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error), mkdir func(string) error, idmap func(string) (string, error)) oci.SpecOpts {
 	if lookup == nil {
 		lookup = mount.Lookup
 	}
@@ -262,11 +262,30 @@ func withMounts(mounts []specs.Mount, lookup func(string) (mount.Info, error), m
 				return err
 			}
 		}
+		if err := idmapSources(s.Mounts[len(kept):], idmap); err != nil {
+			return err
+		}
 		if s.Linux == nil {
 			s.Linux = &specs.Linux{}
 		}
 		return setPropagation(s.Linux, mounts, lookup)
 	}
+}
+
+// idmapSources replaces the source of each bind mount by its idmapped view
+// (a pod in its own user namespace); idmap nil changes nothing.
+func idmapSources(mounts []specs.Mount, idmap func(string) (string, error)) error {
+	if idmap == nil {
+		return nil
+	}
+	for i := range mounts {
+		src, err := idmap(mounts[i].Source)
+		if err != nil {
+			return fmt.Errorf("mount %s: %w", mounts[i].Destination, err)
+		}
+		mounts[i].Source = src
+	}
+	return nil
 }
 
 // setPropagation checks the source of every rshared and rslave mount

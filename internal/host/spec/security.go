@@ -412,10 +412,11 @@ const pingGroupRange = "net.ipv4.ping_group_range"
 // kubelet's list: net.*, kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*),
 // and not for a namespace shared with the host. Without hostNetwork,
 // ping_group_range defaults to "0 2147483647" unless the pod sets it, as
-// containerd's CRI.
+// containerd's CRI, which does not set it in a user namespace
+// (hostUsers: false), where those groups are not mapped.
 func sysctlOpt(pod *corev1.Pod) (oci.SpecOpts, error) {
 	set := map[string]string{}
-	if !pod.Spec.HostNetwork {
+	if !pod.Spec.HostNetwork && (pod.Spec.HostUsers == nil || *pod.Spec.HostUsers) {
 		set[pingGroupRange] = "0 2147483647"
 	}
 	var sysctls []corev1.Sysctl

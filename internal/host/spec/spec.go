@@ -28,6 +28,8 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/podhost/podhost/internal/model/records"
 )
 
 // GroupAnnotation is the spec annotation containerd's runc v2 shim reads to
@@ -136,6 +138,17 @@ type Pod struct {
 	// Users keeps user and group lookups per image (Container.ImageDigest);
 	// nil reads the rootfs for every container.
 	Users *UserCache
+	// UserNS is the pod's user namespace range (hostUsers: false), pinned
+	// at UserNSPath (which owns NetNS, IPCNS and UTSNS): every container
+	// joins it with the mapping 0 → HostID for Size ids, uids and gids
+	// (CRI's WithPodNamespaces + oci.WithUserNamespace). nil: the host's.
+	UserNS     *records.UserNSRecord
+	UserNSPath string
+	// IDMapped returns a path showing a bind-mount source through the
+	// pod's user namespace (sandbox.Manager.IDMapped), called for every
+	// bind mount but /dev/shm when UserNS is set and the spec is applied:
+	// what CRI asks runc 1.2 for with mount uidMappings/gidMappings.
+	IDMapped func(src string) (string, error)
 }
 
 // DataSource finds ConfigMaps and Secrets by namespace and name.
@@ -231,7 +244,7 @@ func Build(p Pod, c Container) ([]oci.SpecOpts, error) {
 		opts = append(opts, oci.WithHostname(podHostname(p)))
 	}
 	opts = append(opts, nsOpts...)
-	opts = append(opts, withMounts(mounts, p.LookupMount, p.MakeMountSource))
+	opts = append(opts, withMounts(mounts, p.LookupMount, p.MakeMountSource, idmapper(p)))
 	opts = append(opts, secOpts...)
 	opts = append(opts, resourceOpts(p, c)...)
 	if p.ShimGroup != "" {
@@ -258,10 +271,14 @@ func namespaceOpts(p Pod) ([]oci.SpecOpts, error) {
 	if ps.ShareProcessNamespace != nil && *ps.ShareProcessNamespace {
 		return nil, errors.New("spec.shareProcessNamespace is not supported")
 	}
-	if ps.HostUsers != nil && !*ps.HostUsers {
-		return nil, errors.New("spec.hostUsers=false (user namespaces) is not supported")
-	}
 	var opts []oci.SpecOpts
+	if ps.HostUsers != nil && !*ps.HostUsers {
+		uns, err := userNSOpts(p)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, uns...)
+	}
 	join := func(t specs.LinuxNamespaceType, path string) {
 		if path != "" {
 			opts = append(opts, oci.WithLinuxNamespace(specs.LinuxNamespace{Type: t, Path: path}))

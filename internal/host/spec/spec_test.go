@@ -439,11 +439,11 @@ func TestBuildErrors(t *testing.T) {
 	bidi := corev1.MountPropagationBidirectional
 	yes := true
 	tests := map[string]func(p *Pod, c *Container){
-		"no cgroups path":  func(_ *Pod, c *Container) { c.CgroupsPath = "" },
-		"no netns":         func(p *Pod, _ *Container) { p.NetNS = "" },
-		"share process ns": func(p *Pod, _ *Container) { p.Pod.Spec.ShareProcessNamespace = &yes },
-		"user namespaces":  func(p *Pod, _ *Container) { no := false; p.Pod.Spec.HostUsers = &no },
-		"no command":       func(_ *Pod, c *Container) { c.Image = ocispec.ImageConfig{} },
+		"no cgroups path":                   func(_ *Pod, c *Container) { c.CgroupsPath = "" },
+		"no netns":                          func(p *Pod, _ *Container) { p.NetNS = "" },
+		"share process ns":                  func(p *Pod, _ *Container) { p.Pod.Spec.ShareProcessNamespace = &yes },
+		"user namespace without one pinned": func(p *Pod, _ *Container) { no := false; p.Pod.Spec.HostUsers = &no },
+		"no command":                        func(_ *Pod, c *Container) { c.Image = ocispec.ImageConfig{} },
 		"unprepared volume": func(_ *Pod, c *Container) {
 			c.Container.VolumeMounts = []corev1.VolumeMount{{Name: "x", MountPath: "/x"}}
 		},

@@ -121,14 +121,15 @@ func (db *DB) DeleteEvents(uid types.UID) error {
 	return db.batch(func(tx *Tx) error { return tx.DeleteEvents(uid) })
 }
 
-// PurgePod deletes a pod's worker, allocation, status and events in one
-// transaction (sandbox records are left to sandbox teardown).
+// PurgePod deletes a pod's worker, allocation, status and user namespace
+// range in one transaction (Tx.PurgePod: its events stay until they expire;
+// sandbox records are left to sandbox teardown).
 func (db *DB) PurgePod(uid types.UID) error {
 	return db.batch(func(tx *Tx) error { return tx.PurgePod(uid) })
 }
 
 // RecordedPods returns the UIDs of every pod with a worker record, an
-// allocation, a status or events.
+// allocation, a status or a user namespace range.
 func (db *DB) RecordedPods() (map[types.UID]bool, error) {
 	return view(db, func(tx *Tx) (map[types.UID]bool, error) { return tx.RecordedPods() })
 }

@@ -54,6 +54,7 @@ var migrations = []migration{
 	{version: 3, name: "pod identities", apply: migrateV3},
 	{version: 4, name: "rollout histories", apply: migrateV4},
 	{version: 5, name: "pod log removals", apply: migrateV5},
+	{version: 6, name: "pod user namespaces", apply: migrateV6},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 5)
+// # Schema (SchemaVersion = 6)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -30,6 +30,8 @@
 //	logremovals/<pod uid> {"uid"} (v5: a deleted pod whose log directory
 //	                      is still to be removed; the key is the record,
 //	                      the value is not read)
+//	userns/<pod uid>      UserNSRecord (v6: the host id range of a pod with
+//	                      hostUsers: false)
 //
 // # Versions and migrations
 //
@@ -38,7 +40,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests, v3 identities, v4 rollouts, v5 logremovals. A file whose version is newer than SchemaVersion is refused
+// manifests, v3 identities, v4 rollouts, v5 logremovals, v6 userns. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //

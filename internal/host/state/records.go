@@ -141,13 +141,13 @@ func (t *Tx) ListStatuses() (map[types.UID]corev1.PodStatus, error) {
 	return out, err
 }
 
-// PurgePod deletes everything stored under a pod UID: worker, allocation
-// and status. Its events stay (as the API server keeps a deleted pod's
-// events): ExpireEvents removes them an hour after the last one. Sandbox
-// records are keyed by sandbox id and are not touched: they go only after
-// their teardown (CNI DEL) succeeded.
+// PurgePod deletes everything stored under a pod UID: worker, allocation,
+// status and user namespace range. Its events stay (as the API server
+// keeps a deleted pod's events): ExpireEvents removes them an hour after
+// the last one. Sandbox records are keyed by sandbox id and are not
+// touched: they go only after their teardown (CNI DEL) succeeded.
 func (t *Tx) PurgePod(uid types.UID) error {
-	for _, del := range []func(types.UID) error{t.DeleteWorker, t.DeleteAllocation, t.DeleteStatus} {
+	for _, del := range []func(types.UID) error{t.DeleteWorker, t.DeleteAllocation, t.DeleteStatus, t.DeleteUserNS} {
 		if err := del(uid); err != nil {
 			return err
 		}
@@ -156,10 +156,10 @@ func (t *Tx) PurgePod(uid types.UID) error {
 }
 
 // RecordedPods returns every pod UID PurgePod would find something of: a
-// worker record, an allocation or a status.
+// worker record, an allocation, a status or a user namespace range.
 func (t *Tx) RecordedPods() (map[types.UID]bool, error) {
 	out := map[types.UID]bool{}
-	for _, b := range [][]byte{bucketWorkers, bucketAllocations, bucketStatuses} {
+	for _, b := range [][]byte{bucketWorkers, bucketAllocations, bucketStatuses, bucketUserNS} {
 		err := t.tx.Bucket(b).ForEach(func(k, _ []byte) error {
 			out[types.UID(k)] = true
 			return nil

@@ -39,6 +39,8 @@ type fakeRuntime struct {
 	// imageErr: EnsureImage's error for one image ref (the image policy's
 	// refusal, say).
 	imageErr map[string]error
+	// userNS: the rootfs mapping each container was created with.
+	userNS map[string][]specs.LinuxIDMapping
 	// pullSize, if set, makes EnsureImage fetch the image (the pull hook
 	// runs, Pulled is set) instead of finding it present.
 	pullSize int64
@@ -111,6 +113,10 @@ func (r *fakeRuntime) CreateContainer(_ context.Context, cfg runtimeapi.Containe
 		State: podstate.StateCreated, CreatedAt: time.Now(), Labels: l,
 	})
 	r.log("create %s", l[wellknown.LabelContainerName])
+	if r.userNS == nil {
+		r.userNS = map[string][]specs.LinuxIDMapping{}
+	}
+	r.userNS[cfg.ID] = cfg.UserNS
 	return nil
 }
 
@@ -303,12 +309,19 @@ func (h *fakeHost) err(step string) error {
 }
 
 func (h *fakeHost) Dir(id string) string { return "/fake/sandboxes/" + id }
-func (h *fakeHost) Create(_ context.Context, id string, pod *corev1.Pod) (sandbox.Paths, error) {
+func (h *fakeHost) Create(_ context.Context, id string, pod *corev1.Pod, uns *records.UserNSRecord) (sandbox.Paths, error) {
 	if pod.Spec.HostNetwork { // as sandbox.Manager: no netns of its own
 		return sandbox.Paths{Dir: h.Dir(id)}, h.err("sandbox")
 	}
 	// Any existing path passes currentSandbox's check that the pin is there.
-	return sandbox.Paths{Dir: h.Dir(id), NetNS: "/proc/self/ns/net"}, h.err("sandbox")
+	p := sandbox.Paths{Dir: h.Dir(id), NetNS: "/proc/self/ns/net"}
+	if uns != nil {
+		p.User = h.Dir(id) + "/user"
+	}
+	return p, h.err("sandbox")
+}
+func (h *fakeHost) IDMapped(p sandbox.Paths, src string) (string, error) {
+	return p.Dir + "/idmap" + src, nil
 }
 func (h *fakeHost) WriteHosts(p sandbox.Paths, _ *corev1.Pod, ips []string) error {
 	h.mu.Lock()

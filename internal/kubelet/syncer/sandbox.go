@@ -45,6 +45,10 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 	if !pod.Spec.HostNetwork {
 		rec.Ports = toStatePorts(network.PortMappings(pod))
 	}
+	if rec.UserNS, err = s.userNamespace(pod); err != nil {
+		s.shims.Release(rec.ID)
+		return rec, err
+	}
 	if err := s.store.PutSandbox(rec); err != nil {
 		s.shims.Release(rec.ID) // nothing recorded: its place in the group is free again
 		return rec, fmt.Errorf("record sandbox: %w", err)
@@ -56,11 +60,11 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 			}
 		}
 	}()
-	paths, err := s.sb.Create(ctx, rec.ID, pod)
+	paths, err := s.sb.Create(ctx, rec.ID, pod, rec.UserNS)
 	if err != nil {
 		return rec, fmt.Errorf("create sandbox namespaces: %w", err)
 	}
-	rec.Dir, rec.NetNS, rec.IPC, rec.UTS = paths.Dir, paths.NetNS, paths.IPC, paths.UTS
+	rec.Dir, rec.NetNS, rec.IPC, rec.UTS, rec.User = paths.Dir, paths.NetNS, paths.IPC, paths.UTS, paths.User
 	if err := s.store.PutSandbox(rec); err != nil {
 		return rec, fmt.Errorf("record sandbox: %w", err)
 	}
@@ -82,6 +86,28 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 	}
 	s.podLog(pod).Info("sandbox ready", "sandbox", rec.ID, "ips", rec.IPs)
 	return rec, nil
+}
+
+// userNamespace returns the range of a pod with hostUsers: false (nil for
+// the others), allocated and recorded on its first sandbox: the kubelet's
+// GetOrCreateUserNamespaceMappings, refused as the kubelet refuses a
+// runtime without user namespaces.
+func (s *Syncer) userNamespace(pod *corev1.Pod) (*records.UserNSRecord, error) {
+	if pod.Spec.HostUsers == nil || *pod.Spec.HostUsers {
+		return nil, nil
+	}
+	if s.cfg.UserNSUnsupported != "" || s.userns == nil {
+		why := s.cfg.UserNSUnsupported
+		if why == "" {
+			why = "user namespaces are not set up"
+		}
+		return nil, fmt.Errorf("can't set spec.hostUsers: false: %s", why)
+	}
+	r, err := s.userns.Get(pod)
+	if err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 // teardownSandbox releases the network (CNI DEL with the recorded ports; an
@@ -112,7 +138,7 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord)
 		}
 	}
 	if rec.Dir != "" || rec.NetNS != "" {
-		paths := sandbox.Paths{Dir: rec.Dir, NetNS: rec.NetNS, IPC: rec.IPC, UTS: rec.UTS}
+		paths := sandbox.Paths{Dir: rec.Dir, NetNS: rec.NetNS, IPC: rec.IPC, UTS: rec.UTS, User: rec.User}
 		if err := s.sb.Remove(ctx, paths); err != nil {
 			errs = append(errs, fmt.Errorf("remove namespaces: %w", err))
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/resize"
 	"github.com/podhost/podhost/internal/kubelet/status"
+	"github.com/podhost/podhost/internal/kubelet/userns"
 	"github.com/podhost/podhost/internal/logs"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/qos"
@@ -93,6 +94,10 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 		ID: id, Image: img, SpecOpts: opts, SystemdCgroup: systemd,
 		Labels:  s.labels(pod, in.sandbox.ID, c.Name, init, restarts, attempt),
 		LogPath: logs.Path(s.cfg.LogDir, pod.Namespace, pod.Name, string(pod.UID), c.Name, restarts),
+	}
+	if uns := in.sandbox.UserNS; uns != nil {
+		cfg.UserNS = spec.UserNSMappings(uns.HostID, uns.Size)
+		cfg.Labels[wellknown.LabelUserNS] = userns.Label(*uns)
 	}
 	s.addStopLabels(cfg.Labels, c, termLog)
 	cfg.Labels[wellknown.LabelResources] = resize.Label(c.Resources)
@@ -261,6 +266,11 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 		PrepareSubPath:  func(sp spec.SubPathMount) (string, error) { return s.vol.PrepareSubPath(pod.UID, sp) },
 		MakeMountSource: s.vol.MakeMountSource,
 		Users:           s.users,
+		UserNS:          sb.UserNS,
+		UserNSPath:      sb.User,
+		IDMapped: func(src string) (string, error) {
+			return s.sb.IDMapped(sandbox.Paths{Dir: sb.Dir, User: sb.User}, src)
+		},
 	}
 }
 

@@ -57,9 +57,19 @@ type PodCache interface {
 type Sandboxes interface {
 	// Dir is where Create puts everything of sandbox id.
 	Dir(id string) string
-	Create(ctx context.Context, id string, pod *corev1.Pod) (sandbox.Paths, error)
+	// Create pins a user namespace with uns's mapping when uns is set.
+	Create(ctx context.Context, id string, pod *corev1.Pod, uns *records.UserNSRecord) (sandbox.Paths, error)
+	// IDMapped returns src's idmapped view for the sandbox's user namespace.
+	IDMapped(p sandbox.Paths, src string) (string, error)
 	WriteHosts(p sandbox.Paths, pod *corev1.Pod, ips []string) error
 	Remove(ctx context.Context, p sandbox.Paths) error
+}
+
+// UserNamespaces hands out the user namespace ranges of pods with
+// hostUsers: false (*userns.Manager).
+type UserNamespaces interface {
+	Get(pod *corev1.Pod) (records.UserNSRecord, error)
+	Release(uid types.UID) error
 }
 
 // Network attaches and detaches a pod's network namespace.
@@ -149,6 +159,9 @@ type Config struct {
 	// Data finds the ConfigMaps and Secrets containers reference
 	// (*configdata.Store); nil: none exist.
 	Data spec.DataSource
+	// UserNSUnsupported says why this host cannot run pods with
+	// hostUsers: false ("" when it can): their sandbox is refused with it.
+	UserNSUnsupported string
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one
@@ -179,6 +192,7 @@ type Syncer struct {
 	users       *spec.UserCache
 	slots       *startSlots
 	unknown     unknownTracker // containers in unknown state (unknown.go)
+	userns      UserNamespaces
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.Reason // the kubelet's reason cache
@@ -206,8 +220,11 @@ type Deps struct {
 	// PodLogs removes the log directories of deleted pods; nil: none
 	// are removed (logs/gc's periodic pass still does).
 	PodLogs PodLogs
-	Logger  *slog.Logger
-	Now     func() time.Time
+	// UserNS hands out user namespace ranges; nil: pods with hostUsers:
+	// false are refused.
+	UserNS UserNamespaces
+	Logger *slog.Logger
+	Now    func() time.Time
 }
 
 // New returns a Syncer.
@@ -237,7 +254,7 @@ func New(cfg Config, d Deps) *Syncer {
 		cfg: cfg, rt: d.Runtime, cache: d.Cache, sb: d.Sandboxes, net: d.Network, cg: d.Cgroups,
 		vol: d.Volumes, store: d.Store, obs: d.Observer, prober: d.Prober, hooks: d.Hooks, clock: d.Clock,
 		log: d.Logger, now: d.Now, backoff: newBackoff(d.Now, cfg.CrashLoopBackOffMax), pullBackoff: newBackoff(d.Now, 0), stops: newStopper(),
-		shims: d.ShimGroups, podLogs: d.PodLogs, users: spec.NewUserCache(),
+		shims: d.ShimGroups, podLogs: d.PodLogs, users: spec.NewUserCache(), userns: d.UserNS,
 		slots:   newStartSlots(defaultStartSlots()),
 		waiting: map[types.UID]map[string]status.Reason{}, resizeErr: map[types.UID]string{},
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -115,6 +116,15 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 			return err
 		}
 		errs = append(errs, more...)
+		// Its sandboxes are gone and every container with them: the
+		// pod's user namespace range is free (the kubelet's Release).
+		if len(errs) == 0 && s.userns != nil {
+			if err := s.userns.Release(uid); err != nil {
+				errs = append(errs, err)
+			} else if i := slices.IndexFunc(recs, func(r records.SandboxRecord) bool { return r.UserNS != nil }); i >= 0 {
+				s.log.Info("user namespace range released", "podUID", string(uid), "hostID", recs[i].UserNS.HostID)
+			}
+		}
 	}
 	if err := s.removePodCgroups(ctx, uid); err != nil {
 		errs = append(errs, err)

@@ -82,9 +82,13 @@ type SandboxRecord struct {
 	Cgroup    string        `json:"cgroup,omitempty"`
 	// ShimGroup is the containerd shim group of the pod's containers
 	// (internal/host/shimgroup); "" in records older than it: the sandbox ID.
-	ShimGroup string    `json:"shimGroup,omitempty"`
-	BootID    string    `json:"bootID,omitempty"`
-	CreatedAt time.Time `json:"createdAt"`
+	ShimGroup string `json:"shimGroup,omitempty"`
+	// User is the pinned user namespace of a pod with hostUsers: false
+	// (it owns NetNS, IPC and UTS) and UserNS the range it maps.
+	User      string        `json:"user,omitempty"`
+	UserNS    *UserNSRecord `json:"userNS,omitempty"`
+	BootID    string        `json:"bootID,omitempty"`
+	CreatedAt time.Time     `json:"createdAt"`
 }
 
 // MaxEventsPerPod and MaxEventBytesPerPod cap the events kept per pod
@@ -258,4 +262,16 @@ type Override struct {
 	Message   string    `json:"message"`
 	Manual    bool      `json:"manual,omitempty"` // rollout undo
 	At        time.Time `json:"at"`
+}
+
+// UserNSRecord is the user namespace range of one pod with hostUsers: false
+// (internal/kubelet/userns): container ids 0..Size-1 are host ids
+// HostID..HostID+Size-1, for uids and gids alike (the kubelet's mapping).
+// Written before the pod's sandbox is made, kept while the pod exists
+// (restarts and new sandboxes reuse it), deleted when the pod is removed.
+type UserNSRecord struct {
+	UID      types.UID `json:"uid"`
+	FullName string    `json:"fullName"`
+	HostID   uint32    `json:"hostID"`
+	Size     uint32    `json:"size"`
 }

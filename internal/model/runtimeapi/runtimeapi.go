@@ -7,6 +7,7 @@ package runtimeapi
 
 import (
 	"errors"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"time"
 
 	"github.com/containerd/containerd/v2/pkg/oci"
@@ -72,6 +73,12 @@ type ContainerConfig struct {
 	// SystemdCgroup makes runc use its systemd cgroup driver (the spec's
 	// cgroupsPath is then "slice:prefix:name").
 	SystemdCgroup bool
+	// UserNS, for a container in its pod's user namespace, is the
+	// namespace's mapping (uids and gids alike): the rootfs snapshot is
+	// prepared for it (snapshot labels containerd.io/snapshot/uidmapping
+	// and gidmapping, as CRI's snapshotterRemapOpts: overlayfs mounts the
+	// layers idmapped, other snapshotters get a chowned copy).
+	UserNS []specs.LinuxIDMapping
 }
 
 // Event types.

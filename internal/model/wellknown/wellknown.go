@@ -112,6 +112,10 @@ const (
 	// LabelGracePeriod records the pod's termination grace period on each
 	// container so orphans (no manifest any more) still stop gracefully.
 	LabelGracePeriod = "podhost.io/termination-grace-period"
+	// LabelUserNS is the user namespace mapping of a container of a pod
+	// with hostUsers: false, "<hostID>:<size>" (internal/kubelet/userns
+	// Label): the state db's range is rebuilt from it after a db loss.
+	LabelUserNS = "podhost.io/userns"
 	// AnnotationWarnings carries manifest warnings (e.g. "file turned invalid;
 	// running the last good version") on pods the API returns.
 	AnnotationWarnings = "podhost.io/warnings"

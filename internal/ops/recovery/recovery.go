@@ -31,8 +31,10 @@ import (
 
 	"github.com/podhost/podhost/internal/host/cgroups"
 	"github.com/podhost/podhost/internal/kubelet/resize"
+	"github.com/podhost/podhost/internal/kubelet/userns"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/records"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // EventReason is the reason of the Warning event recorded on every adopted pod.
@@ -53,6 +55,9 @@ type Store interface {
 	ListSandboxes() ([]records.SandboxRecord, error)
 	PutSandbox(records.SandboxRecord) error
 	PutAllocations([]records.Allocation) error
+	// PutUserNS writes back the user namespace range of a pod with
+	// hostUsers: false (from its containers' podhost.io/userns label).
+	PutUserNS(records.UserNSRecord) error
 	SetBootID(string) error
 	AddEvent(uid types.UID, e records.Event) error
 }
@@ -119,6 +124,11 @@ func Rebuild(ctx context.Context, cfg Config, rt Runtime, cg Cgroups, s Store) (
 				return res, fmt.Errorf("rebuild: sandbox %s: %w", r.ID, err)
 			}
 			res.Sandboxes++
+		}
+		if uns := recs[len(recs)-1].UserNS; uns != nil {
+			if err := s.PutUserNS(*uns); err != nil {
+				return res, fmt.Errorf("rebuild: user namespace of %s: %w", rp.FullName(), err)
+			}
 		}
 		if pod := in.pods[rp.UID]; pod != nil {
 			allocs = append(allocs, resize.Checkpoint(pod))
@@ -243,6 +253,10 @@ func sandboxRecord(cfg Config, rp *podstate.Pod, pod *corev1.Pod, id string, cre
 			*ns.dst = p
 		}
 	}
+	if p := filepath.Join(dir, "user"); cfg.Pinned(p) {
+		r.User = p
+	}
+	r.UserNS = userNSOf(rp, id)
 	if c := in.cni[id]; c != nil {
 		r.CNIResult, r.IPs, r.Ports = c.Raw, c.IPs, c.Ports
 	}
@@ -256,6 +270,21 @@ func sandboxRecord(cfg Config, rp *podstate.Pod, pod *corev1.Pod, id string, cre
 		r.BootID = cfg.BootID
 	}
 	return r
+}
+
+// userNSOf reads the user namespace range of sandbox id from its
+// containers' podhost.io/userns label (nil: the host's user namespace).
+func userNSOf(rp *podstate.Pod, id string) *records.UserNSRecord {
+	for _, c := range rp.Containers {
+		v, ok := c.Labels[wellknown.LabelUserNS]
+		if c.SandboxID != id || !ok {
+			continue
+		}
+		if hostID, size, err := userns.ParseLabel(v); err == nil {
+			return &records.UserNSRecord{UID: rp.UID, FullName: rp.FullName(), HostID: hostID, Size: size}
+		}
+	}
+	return nil
 }
 
 // pinnedNetNS finds <runDir>/netns/<id>/cni-* that is still a namespace.

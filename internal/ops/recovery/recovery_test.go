@@ -17,6 +17,7 @@ import (
 	"github.com/podhost/podhost/internal/host/cgroups"
 	"github.com/podhost/podhost/internal/model/podstate"
 	"github.com/podhost/podhost/internal/model/records"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 type fakeRuntime []*podstate.Pod
@@ -32,6 +33,7 @@ type fakeStore struct {
 	allocs    []records.Allocation
 	boot      string
 	events    map[types.UID][]records.Event
+	userns    []records.UserNSRecord
 }
 
 func newStore(recs ...records.SandboxRecord) *fakeStore {
@@ -55,6 +57,10 @@ func (s *fakeStore) PutAllocations(as []records.Allocation) error {
 	return nil
 }
 func (s *fakeStore) SetBootID(id string) error { s.boot = id; return nil }
+func (s *fakeStore) PutUserNS(r records.UserNSRecord) error {
+	s.userns = append(s.userns, r)
+	return nil
+}
 func (s *fakeStore) AddEvent(uid types.UID, e records.Event) error {
 	s.events[uid] = append(s.events[uid], e)
 	return nil
@@ -164,6 +170,36 @@ func TestRebuild(t *testing.T) {
 		if evs := s.events[uid]; len(evs) != 1 || evs[0].Reason != EventReason || evs[0].Type != corev1.EventTypeWarning {
 			t.Errorf("events of %s: %+v", uid, evs)
 		}
+	}
+}
+
+// A pod with hostUsers: false gets its sandbox's pinned user namespace and
+// its range back, from the containers' podhost.io/userns label.
+func TestRebuildUserNS(t *testing.T) {
+	runDir, cache := t.TempDir(), t.TempDir()
+	app := ctr("c-app", "app", "sb-u", podstate.StateRunning, t0)
+	app.Labels = map[string]string{wellknown.LabelUserNS: "196608:65536"}
+	pod := &podstate.Pod{UID: "uid-u", Name: "u", Namespace: "default", Containers: []*podstate.Container{app}}
+	plain := &podstate.Pod{UID: "uid-p", Name: "p", Namespace: "default", Containers: []*podstate.Container{
+		ctr("c-p", "app", "sb-p", podstate.StateRunning, t0),
+	}}
+	netns := pin(t, runDir, "sb-u")
+	user := filepath.Join(runDir, "sandboxes", "sb-u", "user")
+	pinned := map[string]bool{netns: true, user: true}
+	cfg := Config{RunDir: runDir, CNICacheDir: cache, BootID: "b", Pinned: func(p string) bool { return pinned[p] }}
+	s := newStore()
+	if _, err := Rebuild(context.Background(), cfg, fakeRuntime{pod, plain}, fakeCgroups{}, s); err != nil {
+		t.Fatal(err)
+	}
+	want := records.UserNSRecord{UID: "uid-u", FullName: "default/u", HostID: 196608, Size: 65536}
+	if got := s.sandboxes["sb-u"]; got.User != user || got.UserNS == nil || *got.UserNS != want {
+		t.Errorf("sb-u user %q range %+v; want %q %+v", got.User, got.UserNS, user, want)
+	}
+	if len(s.userns) != 1 || s.userns[0] != want {
+		t.Errorf("ranges written back %+v, want only %+v", s.userns, want)
+	}
+	if got := s.sandboxes["sb-p"]; got.User != "" || got.UserNS != nil {
+		t.Errorf("host-users pod got %q %+v", got.User, got.UserNS)
 	}
 }
 
