@@ -1,10 +1,12 @@
 package kubeapi
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
@@ -53,6 +55,9 @@ func parseRequest(r *http.Request) (*requestInfo, error) {
 	}
 	ri.verb = verbOf(r, ri.name != "")
 	if !ri.allowed() {
+		if ri.subresource == "ephemeralcontainers" {
+			return nil, noEphemeralContainers(ri)
+		}
 		return nil, apierrors.NewMethodNotSupported(ri.groupResource(), ri.verb)
 	}
 	return ri, nil
@@ -119,4 +124,15 @@ func (ri *requestInfo) allowed() bool {
 
 func (ri *requestInfo) groupResource() schema.GroupResource {
 	return schema.GroupResource{Group: ri.gv.Group, Resource: ri.resource.name}
+}
+
+// noEphemeralContainers answers a write of pods/ephemeralcontainers
+// (`kubectl debug`): podhost runs no ephemeral containers, and says so
+// rather than kubectl's "patch is not supported on resources of kind pods".
+func noEphemeralContainers(ri *requestInfo) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusMethodNotAllowed, Reason: metav1.StatusReasonMethodNotAllowed,
+		Message: fmt.Sprintf("pods %q: ephemeral containers (kubectl debug) are not supported by podhost; use kubectl exec", ri.name),
+		Details: &metav1.StatusDetails{Name: ri.name, Kind: "pods"},
+	}}
 }
