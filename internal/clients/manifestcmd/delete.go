@@ -307,6 +307,9 @@ func selectTargets(opts DeleteOptions) ([]target, error) {
 	for _, sec := range snap.Secrets {
 		add(manifestdir.Secret, sec.ObjectMeta)
 	}
+	for _, w := range snap.Workloads {
+		add(manifestdir.Kind(strings.ToLower(w.Kind)), *w.Meta())
+	}
 	return out, nil
 }
 
@@ -315,6 +318,9 @@ func kindOf(word string) (manifestdir.Kind, bool) {
 	switch strings.ToLower(word) {
 	case "pod", "pods", "po":
 		return manifestdir.Pod, true
+	}
+	if k, ok := workloadKindOf(word); ok {
+		return k, true
 	}
 	switch cmdutil.DataResource(word) {
 	case "configmaps":

@@ -32,6 +32,7 @@ type Objects struct {
 	Pods       []*corev1.Pod
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
+	Workloads  []*Workload // their pods are in Pods too (workload.go)
 }
 
 var (

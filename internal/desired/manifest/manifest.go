@@ -101,6 +101,9 @@ func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int)
 		}
 		return e
 	}
+	if kind, _ := obj["kind"].(string); isWorkloadKind(kind) {
+		return o.addWorkload(file, kind, obj, docNum, seen)
+	}
 	pod, e := decodePodObject(file, obj)
 	if pod != nil {
 		e = append(e, checkUnique(pod, docNum, seen)...)
@@ -211,10 +214,10 @@ func checkKind(obj map[string]any) errs {
 		e.add("kind", "Required value: this must be a Pod, ConfigMap or Secret (apiVersion: v1)")
 	case kind == "":
 		e.add("kind", "Invalid value: %s: expected the string \"Pod\", \"ConfigMap\" or \"Secret\"", describe(obj["kind"]))
-	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret:
-		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret)", short(kind))
+	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isWorkloadKind(kind):
+		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret, %s)", short(kind), workloadKindList())
 	}
-	if len(e) > 0 {
+	if len(e) > 0 || isWorkloadKind(kind) {
 		return e
 	}
 	switch version, _ := obj["apiVersion"].(string); {

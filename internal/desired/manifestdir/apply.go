@@ -134,6 +134,7 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 		func() error { return checkOrder(objs, snap) },
 		func() error { return checkImmutable(objs, idx) },
 		func() error { return checkMode(objs, idx, opts.Mode) },
+		func() error { return checkOwned(objs, idx) },
 	} {
 		if err := check(); err != nil {
 			return nil, err
@@ -157,11 +158,10 @@ func Apply(ctx context.Context, dir string, objs []Object, opts Options) ([]Resu
 func checkPodSecurity(objs []Object, p podsecurity.Policy) error {
 	var errs []error
 	for _, o := range objs {
-		if o.Pod == nil {
-			continue
-		}
-		if err := p.Check(o.Pod); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", manifest.DisplayName(o.From), err))
+		for _, pod := range o.pods() {
+			if err := p.Check(pod); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", manifest.DisplayName(o.From), err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -178,11 +178,10 @@ func checkOrder(objs []Object, snap source.Snapshot) error {
 	}
 	from := map[*corev1.Pod]string{}
 	for _, o := range objs {
-		if o.Pod == nil {
-			continue // a ConfigMap or Secret
+		for _, pod := range o.pods() { // none for a ConfigMap or Secret
+			all[manifest.FullName(pod)] = pod
+			from[pod] = manifest.DisplayName(o.From)
 		}
-		all[manifest.FullName(o.Pod)] = o.Pod
-		from[o.Pod] = manifest.DisplayName(o.From)
 	}
 	var errs []error
 	for _, pr := range order.Check(slices.Collect(maps.Values(all)), order.CheckOptions{Missing: true}) {

@@ -47,6 +47,9 @@ func Delete(ctx context.Context, dir string, refs []Ref, opts Options) ([]Remova
 	for i, r := range refs {
 		out[i].Ref = r
 		if loc, ok := idx[r.key()]; ok {
+			if err := loc.ownedErr(r); err != nil {
+				return nil, err
+			}
 			out[i].File = loc.file
 			byFile[loc.file] = append(byFile[loc.file], r.key())
 		}

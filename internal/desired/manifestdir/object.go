@@ -22,6 +22,11 @@ const (
 	Pod       Kind = "pod"
 	ConfigMap Kind = "configmap"
 	Secret    Kind = "secret"
+	// Workload kinds (workload.go): Deployment, ReplicaSet, StatefulSet, DaemonSet.
+	Deployment  Kind = "deployment"
+	ReplicaSet  Kind = "replicaset"
+	StatefulSet Kind = "statefulset"
+	DaemonSet   Kind = "daemonset"
 )
 
 // Ref names an object of the manifest dir.
@@ -55,6 +60,7 @@ type Object struct {
 	Pod       *corev1.Pod
 	ConfigMap *corev1.ConfigMap
 	Secret    *corev1.Secret
+	Workload  *manifest.Workload // its pods are the file's pods, not Objects of their own
 
 	hash      string // content, for unchanged detection
 	same      string // pods: what podhost runs (podAsRun); equal = unchanged too
@@ -72,7 +78,13 @@ func Decode(from string, doc []byte) (Object, error) {
 		return Object{}, err
 	}
 	var out []Object
+	for _, w := range objs.Workloads {
+		out = append(out, workloadObject(w))
+	}
 	for _, p := range objs.Pods {
+		if len(objs.Workloads) > 0 {
+			break // a workload's pods
+		}
 		out = append(out, podObject(p))
 	}
 	for _, cm := range objs.ConfigMaps {
@@ -106,6 +118,9 @@ func secretObject(sec *corev1.Secret) Object {
 type located struct {
 	obj  Object // no Doc: the snapshot's decoded object only
 	file string
+	// owner is the workload whose document declares this pod (nil: the
+	// object's own document does).
+	owner *Ref
 }
 
 // index maps object key → location for every object of a snapshot.
@@ -122,6 +137,11 @@ func index(snap source.Snapshot) map[string]located {
 	}
 	for _, sec := range snap.Secrets {
 		add(secretObject(sec), sec.Annotations)
+	}
+	for _, w := range snap.Workloads {
+		o := workloadObject(w)
+		add(o, w.Meta().Annotations)
+		indexWorkloadPods(idx, o)
 	}
 	return idx
 }

@@ -41,6 +41,12 @@ func Combine(snaps ...Snapshot) Snapshot {
 		}
 		out.ConfigMaps = appendFirst(out.ConfigMaps, s.ConfigMaps, seen)
 		out.Secrets = appendFirst(out.Secrets, s.Secrets, seen)
+		for _, w := range s.Workloads {
+			if key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name; !seen[key] {
+				seen[key] = true
+				out.Workloads = append(out.Workloads, w)
+			}
+		}
 		out.Errors = append(out.Errors, s.Errors...)
 		out.Duplicates = append(out.Duplicates, s.Duplicates...)
 	}

@@ -257,6 +257,11 @@ func assemble(files []*filePods) Snapshot {
 				snap.Secrets = append(snap.Secrets, sec)
 			}
 		}
+		for _, w := range fp.objs.Workloads {
+			if snap.claim(owner, w.Kind, w.Meta().Namespace, w.Meta().Name, fp) {
+				snap.Workloads = append(snap.Workloads, w)
+			}
+		}
 		for _, p := range fp.objs.Pods {
 			if !snap.claim(owner, "Pod", p.Namespace, p.Name, fp) {
 				continue
@@ -293,7 +298,7 @@ func (snap *Snapshot) claim(owner map[string]string, kind, ns, name string, fp *
 // a file the source read before it, already does. File's declaration is
 // refused (an error of File) until Owner's is gone.
 type Duplicate struct {
-	Kind            string // Pod, ConfigMap or Secret
+	Kind            string // Pod, ConfigMap, Secret or a workload kind (manifest.KindDeployment, ...)
 	Namespace, Name string
 	File, Owner     string // paths
 }

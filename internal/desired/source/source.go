@@ -78,7 +78,10 @@ type Snapshot struct {
 	// duplicate rule as Pods, per kind).
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
-	Errors     []FileError // sorted by File
+	// Workloads are the Deployments, StatefulSets, ... declared (same
+	// rule); their pods are in Pods.
+	Workloads []*manifest.Workload
+	Errors    []FileError // sorted by File
 	// Duplicates are the declarations refused because an earlier file
 	// declares the same object (also in Errors, as their file's lines).
 	Duplicates []*Duplicate
