@@ -280,7 +280,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err := d.runSources(gctx, g, merged); err != nil {
 		return err
 	}
-	snaps := d.runRollout(gctx, g, merged)
+	snaps := d.runRollout(gctx, g, d.runRolling(gctx, g, merged))
 	g.Go(func() error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil

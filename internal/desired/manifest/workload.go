@@ -114,6 +114,7 @@ func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 	all = append(all, validateMeta(s.meta, field.NewPath("metadata"))...)
 	all = append(all, validateShape(s)...)
 	all = append(all, w.refusedFields()...)
+	all = append(all, w.validateStrategy()...)
 	e.addField(all)
 	if len(e) > 0 {
 		return nil, e

@@ -66,6 +66,16 @@ func generatedName(base, key string) string {
 	return base + string(b)
 }
 
+// WorkloadRevision is the revision of the template a workload's pod was
+// made from (its pod-template-hash or controller-revision-hash label), ""
+// for other pods and a ReplicaSet's.
+func WorkloadRevision(p *corev1.Pod) string {
+	if h := p.Labels[labelPodTemplateHash]; h != "" {
+		return h
+	}
+	return p.Labels[labelControllerRevision]
+}
+
 // ownerUID is the UID of a workload (or of a Deployment's ReplicaSet)
 // without metadata.uid: derived as pod UIDs are, from its kind and name.
 func ownerUID(namespace, kind, name string) types.UID {
