@@ -19,6 +19,8 @@ func workloadKindOf(word string) (manifestdir.Kind, bool) {
 		return manifestdir.StatefulSet, true
 	case "daemonset", "daemonsets", "ds":
 		return manifestdir.DaemonSet, true
+	case "job", "jobs":
+		return manifestdir.Job, true
 	}
 	return "", false
 }

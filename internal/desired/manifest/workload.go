@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -20,6 +21,7 @@ const (
 	KindReplicaSet  = "ReplicaSet"
 	KindStatefulSet = "StatefulSet"
 	KindDaemonSet   = "DaemonSet"
+	KindJob         = "Job" // batch/v1 (job.go)
 )
 
 // MaxReplicas bounds the pods one workload document declares (memory per
@@ -32,6 +34,7 @@ var workloadKinds = map[string]reflect.Type{
 	KindReplicaSet:  reflect.TypeFor[appsv1.ReplicaSet](),
 	KindStatefulSet: reflect.TypeFor[appsv1.StatefulSet](),
 	KindDaemonSet:   reflect.TypeFor[appsv1.DaemonSet](),
+	KindJob:         reflect.TypeFor[batchv1.Job](),
 }
 
 // Workload is one workload document and the pods it expands into. Exactly
@@ -43,9 +46,13 @@ type Workload struct {
 	ReplicaSet  *appsv1.ReplicaSet
 	StatefulSet *appsv1.StatefulSet
 	DaemonSet   *appsv1.DaemonSet
+	Job         *batchv1.Job
 	// Pods are the pods its controller would create, in ordinal order
-	// (also in Objects.Pods).
+	// (also in Objects.Pods); a Job's first ones (JobPod makes the rest).
 	Pods []*corev1.Pod
+
+	tmpl, owner map[string]any // a Job's template document and owner reference (JobPod)
+	file        string
 }
 
 // Meta is the workload's object metadata.
@@ -57,6 +64,8 @@ func (w *Workload) Meta() *metav1.ObjectMeta {
 		return &w.ReplicaSet.ObjectMeta
 	case w.StatefulSet != nil:
 		return &w.StatefulSet.ObjectMeta
+	case w.Job != nil:
+		return &w.Job.ObjectMeta
 	default:
 		return &w.DaemonSet.ObjectMeta
 	}
@@ -75,8 +84,12 @@ type workloadShape struct {
 // defaults and validates it, and expands it into pods.
 func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 	var e errs
-	if v, _ := obj["apiVersion"].(string); v != "apps/v1" {
-		e.add("apiVersion", "Unsupported value: %s: supported values: \"apps/v1\" for a %s", describe(obj["apiVersion"]), kind)
+	group := "apps/v1"
+	if kind == KindJob {
+		group = "batch/v1"
+	}
+	if v, _ := obj["apiVersion"].(string); v != group {
+		e.add("apiVersion", "Unsupported value: %s: supported values: %q for a %s", describe(obj["apiVersion"]), group, kind)
 		return nil, e
 	}
 	if checkSchema(obj, workloadKinds[kind], nil, &e); len(e) > 0 {
@@ -94,6 +107,9 @@ func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 	case KindStatefulSet:
 		w.StatefulSet = &appsv1.StatefulSet{}
 		into = w.StatefulSet
+	case KindJob:
+		w.Job = &batchv1.Job{}
+		into = w.Job
 	default:
 		w.DaemonSet = &appsv1.DaemonSet{}
 		into = w.DaemonSet
@@ -101,6 +117,9 @@ func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 	if err := decodeCanonical(obj, into); err != nil {
 		e.add("", "decode %s: %s", kind, err)
 		return nil, e
+	}
+	if w.Job != nil {
+		return decodeJob(file, w, obj)
 	}
 	s := w.shape()
 	if s.meta.Namespace == "" {
@@ -139,6 +158,9 @@ func (w *Workload) shape() workloadShape {
 	case w.StatefulSet != nil:
 		s := w.StatefulSet
 		return workloadShape{&s.ObjectMeta, s.Spec.Replicas, s.Spec.Selector, &s.Spec.Template}
+	case w.Job != nil:
+		j := w.Job
+		return workloadShape{&j.ObjectMeta, ptr(jobInitialPods(j)), j.Spec.Selector, &j.Spec.Template}
 	default:
 		d := w.DaemonSet
 		return workloadShape{&d.ObjectMeta, ptr(int32(1)), d.Spec.Selector, &d.Spec.Template}
@@ -217,7 +239,7 @@ func isWorkloadKind(kind string) bool {
 
 // workloadKindList names the workload kinds, for errors.
 func workloadKindList() string {
-	return strings.Join([]string{KindDeployment, KindReplicaSet, KindStatefulSet, KindDaemonSet}, ", ")
+	return strings.Join([]string{KindDeployment, KindReplicaSet, KindStatefulSet, KindDaemonSet, KindJob}, ", ")
 }
 
 // addWorkload decodes a workload document into o: the workload, and its

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 )
 
 // workloadAuditTypes are the workload spec types docs/fields.md covers
@@ -15,6 +16,7 @@ var workloadAuditTypes = []reflect.Type{
 	reflect.TypeFor[appsv1.ReplicaSetSpec](),
 	reflect.TypeFor[appsv1.StatefulSetSpec](),
 	reflect.TypeFor[appsv1.DaemonSetSpec](),
+	reflect.TypeFor[batchv1.JobSpec](),
 }
 
 // workloadFieldExamples set one workload field (a line added under spec:
@@ -42,10 +44,28 @@ var workloadFieldExamples = map[string]string{
 	"StatefulSetSpec.ordinals":             "ordinals: {start: 3}",
 	"DaemonSetSpec.selector":               "",
 	"DaemonSetSpec.template":               "",
+	"JobSpec.parallelism":                  "parallelism: 2\n  completions: 4",
+	"JobSpec.completions":                  "completions: 3",
+	"JobSpec.activeDeadlineSeconds":        "activeDeadlineSeconds: 60",
+	"JobSpec.podFailurePolicy":             "podFailurePolicy: {rules: [{action: FailJob, onExitCodes: {operator: In, values: [42]}}]}",
+	"JobSpec.successPolicy":                "successPolicy: {rules: [{succeededCount: 1}]}",
+	"JobSpec.backoffLimit":                 "backoffLimit: 2",
+	"JobSpec.backoffLimitPerIndex":         "backoffLimitPerIndex: 1",
+	"JobSpec.maxFailedIndexes":             "maxFailedIndexes: 1",
+	"JobSpec.selector":                     "selector: {matchLabels: {app: web}}",
+	"JobSpec.manualSelector":               "manualSelector: true",
+	"JobSpec.template":                     "",
+	"JobSpec.ttlSecondsAfterFinished":      "ttlSecondsAfterFinished: 100",
+	"JobSpec.completionMode":               "completionMode: Indexed",
+	"JobSpec.suspend":                      "suspend: true",
 }
 
 func workloadDoc(kind, line string) string {
 	doc := strings.Replace(deploymentDoc, "kind: Deployment", "kind: "+kind, 1)
+	if kind == KindJob {
+		doc = strings.NewReplacer("apps/v1", "batch/v1", "  replicas: 3\n", "", "  selector:\n    matchLabels: {app: web}\n", "",
+			"    spec:\n", "    spec:\n      restartPolicy: Never\n").Replace(doc)
+	}
 	if kind == KindDaemonSet {
 		doc = strings.Replace(doc, "  replicas: 3\n", "", 1)
 	}

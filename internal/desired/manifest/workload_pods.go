@@ -135,6 +135,10 @@ func (w *Workload) plan() ([]podPlan, map[string]any) {
 		plans = randomPlans(ownerName+"-", ns+"/"+ownerName, int(*s.replicas), map[string]string{labelPodTemplateHash: hash})
 	case KindReplicaSet:
 		plans = randomPlans(name+"-", ns+"/"+name+"/"+hash, int(*s.replicas), nil)
+	case KindJob:
+		for i := range int(*s.replicas) {
+			plans = append(plans, w.jobPlan(hash, uid, i))
+		}
 	default: // DaemonSet: one node, one pod
 		plans = randomPlans(name+"-", ns+"/"+name+"/"+hash, 1,
 			map[string]string{labelControllerRevision: hash, labelPodTemplateGeneration: "1"})

@@ -27,6 +27,7 @@ const (
 	ReplicaSet  Kind = "replicaset"
 	StatefulSet Kind = "statefulset"
 	DaemonSet   Kind = "daemonset"
+	Job         Kind = "job"
 )
 
 // Ref names an object of the manifest dir.

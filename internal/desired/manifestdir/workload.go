@@ -33,6 +33,8 @@ func workloadHash(w *manifest.Workload) string {
 		typed = w.StatefulSet
 	case w.DaemonSet != nil:
 		typed = w.DaemonSet
+	case w.Job != nil:
+		typed = w.Job
 	}
 	b, _ := json.Marshal(typed)
 	var obj map[string]any

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -23,10 +25,13 @@ type Statuses interface {
 // Controller applies Plan to every workload of each snapshot, again at
 // each status change while a rollout is under way.
 type Controller struct {
-	now   func() time.Time
-	st    Statuses
-	log   *slog.Logger
-	state map[string]State // by workload key (kind namespace/name)
+	now func() time.Time
+	st  Statuses
+	log *slog.Logger
+
+	mu    sync.Mutex          // state and jobs: Step writes, Job reads
+	state map[string]State    // by workload key (kind namespace/name)
+	jobs  map[string]JobState // the same, for Jobs
 }
 
 // New returns a Controller reading readiness from st.
@@ -34,7 +39,7 @@ func New(st Statuses, log *slog.Logger) *Controller {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{now: time.Now, st: st, log: log.With("component", "rolling"), state: map[string]State{}}
+	return &Controller{now: time.Now, st: st, log: log.With("component", "rolling"), state: map[string]State{}, jobs: map[string]JobState{}}
 }
 
 // Run passes every snapshot of in on to out with the workloads' pods as
@@ -47,7 +52,7 @@ func (c *Controller) Run(ctx context.Context, in <-chan source.Snapshot, out cha
 	for {
 		changed := c.st.Changed()
 		if last != nil {
-			snap, rolling := c.Step(*last)
+			snap, busy := c.Step(*last)
 			if sig := signature(snap.Pods); fresh || sig != sent {
 				select {
 				case out <- snap:
@@ -56,7 +61,7 @@ func (c *Controller) Run(ctx context.Context, in <-chan source.Snapshot, out cha
 				}
 				sent, fresh = sig, false
 			}
-			if !rolling {
+			if !busy {
 				changed = nil // nothing to follow until the next snapshot
 			}
 		}
@@ -78,26 +83,37 @@ func (c *Controller) Run(ctx context.Context, in <-chan source.Snapshot, out cha
 	}
 }
 
-// Step is snap with each workload's pods as Plan has them now; rolling
-// reports whether a rollout is still under way.
+// Step is snap with each workload's pods as Plan (PlanJob for a Job) has
+// them now; busy reports whether a rollout or a Job is under way.
 func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 	inSnap := map[types.UID]bool{}
 	for _, p := range snap.Pods {
 		inSnap[p.UID] = true
 	}
-	next := map[string]State{}
+	next, jobs := map[string]State{}, map[string]JobState{}
 	drop := map[types.UID]bool{}
 	var hold []*corev1.Pod
-	rolling := false
+	busy := false
 	for _, w := range snap.Workloads {
 		key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name
-		st := Plan(w, c.state[key], c)
-		next[key] = st
+		var pods []*corev1.Pod
+		if w.Job != nil {
+			js := PlanJob(w, c.jobs[key], c, c.now())
+			jobs[key], pods = js, js.Pods
+			busy = busy || !finished(js.Status)
+		} else {
+			st := Plan(w, c.state[key], c)
+			next[key], pods = st, st.Pods
+			if len(st.Leaving) > 0 || !samePods(st.Pods, w.Pods) {
+				busy = true
+				c.log.Debug("rollout under way", "workload", key, "passed", len(st.Pods), "want", len(w.Pods), "leaving", len(st.Leaving))
+			}
+		}
 		passed := map[types.UID]bool{}
-		for _, p := range st.Pods {
+		for _, p := range pods {
 			passed[p.UID] = true
 			if !inSnap[p.UID] {
-				hold = append(hold, p) // an old revision's pod, still running
+				hold = append(hold, p) // an old revision's pod, a Job's next attempt
 			}
 		}
 		for _, p := range w.Pods {
@@ -105,19 +121,34 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 				drop[p.UID] = true
 			}
 		}
-		if len(hold) > 0 || len(st.Leaving) > 0 || len(st.Pods) != len(w.Pods) {
-			rolling = true
-			c.log.Debug("rollout under way", "workload", key, "passed", len(st.Pods), "want", len(w.Pods), "leaving", len(st.Leaving))
-		}
 	}
-	c.state = next
+	c.mu.Lock()
+	c.state, c.jobs = next, jobs
+	c.mu.Unlock()
 	if len(drop) == 0 && len(hold) == 0 {
-		return snap, rolling
+		return snap, busy
 	}
 	out := snap
 	out.Pods = slices.DeleteFunc(slices.Clone(snap.Pods), func(p *corev1.Pod) bool { return drop[p.UID] })
 	out.Pods = append(out.Pods, hold...)
-	return out, rolling
+	return out, busy
+}
+
+func samePods(a, b []*corev1.Pod) bool {
+	return slices.EqualFunc(a, b, func(x, y *corev1.Pod) bool { return x.UID == y.UID })
+}
+
+// Phase implements JobPods: the pod's phase and its containers' restarts.
+func (c *Controller) Phase(uid types.UID) (corev1.PodPhase, int32, bool) {
+	st, ok := c.st.Status(uid)
+	if !ok {
+		return "", 0, false
+	}
+	var restarts int32
+	for _, cs := range st.ContainerStatuses {
+		restarts += cs.RestartCount
+	}
+	return st.Phase, restarts, true
 }
 
 // ReadyFor implements Pods: since the pod's Ready condition turned True.
@@ -148,4 +179,12 @@ func signature(pods []*corev1.Pod) string {
 	}
 	slices.Sort(keys)
 	return strings.Join(keys, ",")
+}
+
+// JobStatus is the status of Job namespace/name as its last step left it.
+func (c *Controller) JobStatus(namespace, name string) (batchv1.JobStatus, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	js, ok := c.jobs[manifest.KindJob+" "+namespace+"/"+name]
+	return *js.Status.DeepCopy(), ok
 }
