@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/containerd/containerd/v2/client"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
@@ -252,5 +253,78 @@ func TestDeploymentRollingUpdate(t *testing.T) {
 			t.Errorf("new pod %s created %s, previous new pod %s created %s and Ready %s: not one at a time",
 				final[i].Name, created.Format(time.RFC3339Nano), final[i-1].Name, prevCreated.Format(time.RFC3339Nano), podReadySince(&final[i-1]))
 		}
+	}
+}
+
+// TestJobBackoffLimitExceeded: a Job whose pod always fails, backoffLimit
+// 2: three pods run on the host, each replaced after the Job controller's
+// backoff (10 s, then 20 s), then the Job is Failed with reason
+// BackoffLimitExceeded (the daemon's workloads and `podhost get jobs`)
+// and no fourth pod comes.
+func TestJobBackoffLimitExceeded(t *testing.T) {
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("batch.yaml", fmt.Sprintf(`apiVersion: batch/v1
+kind: Job
+metadata:
+  name: batch
+spec:
+  backoffLimit: 2
+  template:
+    metadata:
+      labels: {app: batch}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: %s
+        command: ["sh", "-c", "echo trying; exit 1"]
+`, env.ImageRef))
+	var job batchv1.Job
+	if err := waitFor(180*time.Second, func() (bool, error) {
+		l, err := d.client.ListWorkloads(context.Background())
+		if err != nil || len(l.Jobs) != 1 {
+			return false, err
+		}
+		job = l.Jobs[0]
+		for _, c := range job.Status.Conditions {
+			if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("Job not Failed: %v; status %+v\n%s", err, job.Status, d.logs())
+	}
+	if c := job.Status.Conditions[len(job.Status.Conditions)-1]; c.Reason != "BackoffLimitExceeded" || job.Status.Failed != 3 {
+		t.Fatalf("Job failed with %s (%s), %d failed pods; want BackoffLimitExceeded after 3", c.Reason, c.Message, job.Status.Failed)
+	}
+	pods := d.podsOf("batch")
+	if len(pods) != 3 {
+		t.Fatalf("%d pods, want 3 tries", len(pods))
+	}
+	slices.SortFunc(pods, func(a, b corev1.Pod) int {
+		return containerCreatedAt(t, containerStatus(&a, "main").ContainerID).Compare(containerCreatedAt(t, containerStatus(&b, "main").ContainerID))
+	})
+	for i := range pods {
+		cs := containerStatus(&pods[i], "main")
+		if pods[i].Status.Phase != corev1.PodFailed || cs.State.Terminated == nil || cs.State.Terminated.ExitCode != 1 {
+			t.Errorf("pod %s: %s, want Failed with exit code 1", pods[i].Name, statusSummary(&pods[i]))
+			continue
+		}
+		if len(podContainers(t, string(pods[i].UID))) == 0 {
+			t.Errorf("pod %s: no container in containerd", pods[i].Name)
+		}
+		if i == 0 {
+			continue
+		}
+		// The controller's backoff: 10 s after the first failure, 20 s after the second (1 s of slack: API times are seconds).
+		gap := containerCreatedAt(t, cs.ContainerID).Sub(containerStatus(&pods[i-1], "main").State.Terminated.FinishedAt.Time)
+		if want := 10 * time.Second << (i - 1); gap < want-time.Second {
+			t.Errorf("pod %s created %v after the previous one failed, want the %v backoff", pods[i].Name, gap, want)
+		}
+	}
+	if out := d.mustCLI("get", "jobs"); !regexp.MustCompile(`(?m)^batch\s+Failed\s+0/1\s`).MatchString(out) {
+		t.Errorf("podhost get jobs:\n%s", out)
 	}
 }

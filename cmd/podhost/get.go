@@ -43,6 +43,9 @@ func newGetCmd(g *globalOptions) *cobra.Command {
 			if resource == "nodes" {
 				return cli.GetNodes(cmd.Context(), opts, g.streams)
 			}
+			if cli.IsWorkloadResource(resource) {
+				return cli.GetWorkloads(cmd.Context(), opts, resource, g.streams)
+			}
 			if resource != "pods" {
 				if opts.Selector != "" {
 					return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)
@@ -101,6 +104,9 @@ func newDescribeCmd(g *globalOptions) *cobra.Command {
 			if resource == "nodes" { // cluster-scoped: -n is ignored; no NAME: the node
 				opts.Socket, opts.Names, opts.HideEvents = cfg.Socket, names, !showEvents
 				return cli.DescribeNode(cmd.Context(), opts, g.streams)
+			}
+			if cli.IsWorkloadResource(resource) {
+				return fmt.Errorf("describe %s is not supported by podhost yet: 'podhost get %s -o yaml' shows them with their status", resource, resource)
 			}
 			if resource != "pods" && opts.Selector != "" {
 				return fmt.Errorf("-l: podhost selects pods by label, not %s", resource)

@@ -36,6 +36,7 @@ import (
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/configdata"
 	"github.com/podhost/podhost/internal/desired/podsecurity"
+	"github.com/podhost/podhost/internal/desired/rolling"
 	"github.com/podhost/podhost/internal/desired/rollout"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/cgroups"
@@ -194,6 +195,7 @@ type daemon struct {
 	cg                   *cgroups.Manager
 	metrics              *metrics.Metrics
 	rollout              *rollout.Controller // built by serve (runRollout)
+	rolling              *rolling.Controller // built by serve (runRolling)
 	shims                *shimgroup.Groups   // the syncer's, with the recorded sandboxes
 	// heartbeat is beaten by the sync loop (systemd watchdog)
 	heartbeat *watchdog.Heartbeat
@@ -317,6 +319,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
 	srv.EnableRollout(rolloutBackend{d.rollout})
+	srv.EnableWorkloads(workloadsBackend{d.rolling})
 	srv.EnableGrace(graces{d: d, b: b})
 	d.startKubeAPI(gctx, g, b, srv)
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })

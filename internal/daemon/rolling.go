@@ -7,6 +7,7 @@ import (
 
 	"github.com/podhost/podhost/internal/desired/rolling"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // runRolling starts the workloads' rolling updates in g between the
@@ -14,8 +15,30 @@ import (
 // a template change reaches the manager pod by pod, as maxSurge,
 // maxUnavailable and readiness allow (internal/desired/rolling).
 func (d *daemon) runRolling(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot) <-chan source.Snapshot {
-	c := rolling.New(d.statuses, d.log)
+	d.rolling = rolling.New(d.statuses, d.log)
 	out := make(chan source.Snapshot, 1)
-	g.Go(func() error { c.Run(ctx, in, out); return nil })
+	g.Go(func() error { d.rolling.Run(ctx, in, out); return nil })
 	return out
+}
+
+// workloadsBackend serves `podhost get deployments|statefulsets|...`.
+type workloadsBackend struct{ c *rolling.Controller }
+
+func (b workloadsBackend) Workloads() api.WorkloadList {
+	var l api.WorkloadList
+	for _, w := range b.c.Workloads() {
+		switch {
+		case w.Deployment != nil:
+			l.Deployments = append(l.Deployments, *w.Deployment)
+		case w.ReplicaSet != nil:
+			l.ReplicaSets = append(l.ReplicaSets, *w.ReplicaSet)
+		case w.StatefulSet != nil:
+			l.StatefulSets = append(l.StatefulSets, *w.StatefulSet)
+		case w.DaemonSet != nil:
+			l.DaemonSets = append(l.DaemonSets, *w.DaemonSet)
+		case w.Job != nil:
+			l.Jobs = append(l.Jobs, *w.Job)
+		}
+	}
+	return l
 }

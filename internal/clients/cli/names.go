@@ -102,7 +102,10 @@ func resourceType(word string) (string, error) {
 	case "nodes", "node", "no":
 		return "nodes", nil
 	}
-	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps and secrets)", word)
+	if r := workloadResource(word); r != "" {
+		return r, nil
+	}
+	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps, secrets, deployments, replicasets, statefulsets, daemonsets and jobs)", word)
 }
 
 // podArg is the pod name of a NAME or pod/NAME argument (logs, exec,

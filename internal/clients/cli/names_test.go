@@ -49,8 +49,10 @@ func TestResourceArgs(t *testing.T) {
 		{args: []string{"pod/"}, err: "arguments in resource/name form must have a single resource and name"},
 		{args: []string{"/web"}, err: "arguments in resource/name form must have a single resource and name"},
 		{args: []string{"pod/web", "configmap/app"}, err: "pod/web and configmap/app: podhost get takes one resource type at a time"},
-		{args: []string{"deployments", "web"}, err: `the server doesn't have a resource type "deployments" (podhost serves pods, nodes, configmaps and secrets)`},
-		{args: []string{"deploy/web"}, err: `the server doesn't have a resource type "deploy" (podhost serves pods, nodes, configmaps and secrets)`},
+		{args: []string{"cronjobs", "web"}, err: `the server doesn't have a resource type "cronjobs" (podhost serves pods, nodes, configmaps, secrets, deployments, replicasets, statefulsets, daemonsets and jobs)`},
+		{args: []string{"cronjob/web"}, err: `the server doesn't have a resource type "cronjob" (podhost serves pods, nodes, configmaps, secrets, deployments, replicasets, statefulsets, daemonsets and jobs)`},
+		{args: []string{"deploy/web"}, resource: "deployments", names: []string{"web"}},
+		{args: []string{"sts", "db"}, resource: "statefulsets", names: []string{"db"}},
 		{args: nil, err: "you must specify the type of resource to get: pods, nodes, configmaps or secrets"},
 	} {
 		resource, names, err := ResourceArgs("get", tc.args)

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -32,6 +31,10 @@ type Controller struct {
 	mu    sync.Mutex          // state and jobs: Step writes, Job reads
 	state map[string]State    // by workload key (kind namespace/name)
 	jobs  map[string]JobState // the same, for Jobs
+	// workloads are the last snapshot's (Workloads); seen, when each
+	// was first seen (their creationTimestamp: podhost creates them).
+	workloads []*manifest.Workload
+	seen      map[string]time.Time
 }
 
 // New returns a Controller reading readiness from st.
@@ -39,7 +42,7 @@ func New(st Statuses, log *slog.Logger) *Controller {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{now: time.Now, st: st, log: log.With("component", "rolling"), state: map[string]State{}, jobs: map[string]JobState{}}
+	return &Controller{now: time.Now, st: st, log: log.With("component", "rolling"), state: map[string]State{}, jobs: map[string]JobState{}, seen: map[string]time.Time{}}
 }
 
 // Run passes every snapshot of in on to out with the workloads' pods as
@@ -123,7 +126,15 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 		}
 	}
 	c.mu.Lock()
-	c.state, c.jobs = next, jobs
+	c.state, c.jobs, c.workloads = next, jobs, snap.Workloads
+	seen := make(map[string]time.Time, len(snap.Workloads))
+	for _, w := range snap.Workloads {
+		key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name
+		if seen[key] = c.seen[key]; seen[key].IsZero() {
+			seen[key] = c.now()
+		}
+	}
+	c.seen = seen
 	c.mu.Unlock()
 	if len(drop) == 0 && len(hold) == 0 {
 		return snap, busy
@@ -179,12 +190,4 @@ func signature(pods []*corev1.Pod) string {
 	}
 	slices.Sort(keys)
 	return strings.Join(keys, ",")
-}
-
-// JobStatus is the status of Job namespace/name as its last step left it.
-func (c *Controller) JobStatus(namespace, name string) (batchv1.JobStatus, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	js, ok := c.jobs[manifest.KindJob+" "+namespace+"/"+name]
-	return *js.Status.DeepCopy(), ok
 }
