@@ -112,10 +112,14 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 				c.log.Debug("rollout under way", "workload", key, "passed", len(st.Pods), "want", len(w.Pods), "leaving", len(st.Leaving))
 			}
 		}
+		refused := map[types.UID]bool{} // by the sources: pod security, a name another file has, a bad order
+		for _, p := range w.Pods {
+			refused[p.UID] = !inSnap[p.UID]
+		}
 		passed := map[types.UID]bool{}
 		for _, p := range pods {
 			passed[p.UID] = true
-			if !inSnap[p.UID] {
+			if !inSnap[p.UID] && !refused[p.UID] {
 				hold = append(hold, p) // an old revision's pod, a Job's next attempt
 			}
 		}

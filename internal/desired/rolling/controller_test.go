@@ -85,3 +85,17 @@ func TestControllerRun(t *testing.T) {
 		t.Fatalf("first new pod Ready: %v, want 2 new and 2 old", podNames(State{Pods: got.Pods}))
 	}
 }
+
+// A workload's pod the sources refused (pod security, a name another file
+// declares) is not passed on: Step never adds back what the snapshot left out.
+func TestStepKeepsRefusedPodsOut(t *testing.T) {
+	st := &statuses{ready: map[types.UID]bool{}, changed: make(chan struct{})}
+	c := New(st, nil)
+	w := workload(t, "Deployment", 2, "img:1", "")
+	snap := snapshotOf(w)
+	snap.Pods = snap.Pods[1:] // the first one refused
+	got, _ := c.Step(snap)
+	if len(got.Pods) != 1 || got.Pods[0].UID != w.Pods[1].UID {
+		t.Fatalf("passed %v, want only the pod the sources kept", podNames(State{Pods: got.Pods}))
+	}
+}
