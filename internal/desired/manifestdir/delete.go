@@ -112,6 +112,9 @@ func Lookup(dir string, ref Ref, opts Options) (Object, string, error) {
 	if !ok {
 		return Object{}, "", fmt.Errorf("%s %s/%s %w", ref.Kind, ref.Namespace, ref.Name, ErrNotFound)
 	}
+	if err := loc.ownedErr(ref); err != nil {
+		return Object{}, "", err
+	}
 	docs, keys, err := fileDocs(loc.file)
 	if err != nil {
 		return Object{}, "", fmt.Errorf("read %s: %w", loc.file, err)

@@ -63,6 +63,9 @@ func TestApplyWorkload(t *testing.T) {
 	if _, err := Delete(ctx, dir, []Ref{{Pod, "default", podName}}, Options{}); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("delete of a pod of the deployment: %v, want %q", err, want)
 	}
+	if _, _, err := Lookup(dir, Ref{Pod, "default", podName}, Options{}); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("lookup of a pod of the deployment: %v, want %q", err, want)
+	}
 	rm, err := Delete(ctx, dir, []Ref{{Deployment, "default", "web"}}, Options{})
 	if err != nil || len(rm) != 1 || !rm[0].Removed {
 		t.Fatalf("delete deployment: %+v, %v", rm, err)
