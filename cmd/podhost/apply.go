@@ -49,6 +49,9 @@ func newApplyCmd(g *globalOptions) *cobra.Command {
 				if r.Pod != nil { // nil for a ConfigMap or Secret: nothing to wait for
 					w.UIDs[r.Pod.UID] = r.Pod.Name
 				}
+				for _, p := range r.Pods { // a workload's, once rolled out
+					w.UIDs[p.UID] = p.Name
+				}
 			}
 			if len(w.UIDs) == 0 {
 				return nil

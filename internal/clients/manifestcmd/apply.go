@@ -51,8 +51,11 @@ const (
 
 // ApplyResult is the outcome for one object.
 type ApplyResult struct {
-	Pod    *corev1.Pod // the pod as decoded from the input (UID and hash set); nil for a ConfigMap or Secret
-	Kind   string      // "pod", "configmap" or "secret"
+	Pod *corev1.Pod // the pod as decoded from the input (UID and hash set); nil for a ConfigMap or Secret
+	// Pods are a workload's pods once rolled out (--wait waits for them);
+	// none for a Job, whose pods run to completion.
+	Pods   []*corev1.Pod
+	Kind   string // "pod", "configmap", "secret" or a workload kind (manifestdir.Deployment, ...)
 	Name   string
 	Action Action
 	File   string // the file in the manifest dir that holds it
@@ -79,7 +82,11 @@ func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]Apply
 		if dry || r.Action == Unchanged || r.Written {
 			fmt.Fprintf(s.Out, "%s/%s %s%s\n", r.Object.Kind, r.Object.Name, r.Action, suffix)
 		}
-		results = append(results, ApplyResult{Pod: r.Object.Pod, Kind: string(r.Object.Kind), Name: r.Object.Name, Action: r.Action, File: r.File})
+		res := ApplyResult{Pod: r.Object.Pod, Kind: string(r.Object.Kind), Name: r.Object.Name, Action: r.Action, File: r.File}
+		if w := r.Object.Workload; w != nil && w.Job == nil {
+			res.Pods = w.Pods
+		}
+		results = append(results, res)
 	}
 	if err != nil {
 		return nil, err
