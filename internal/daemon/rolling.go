@@ -15,7 +15,7 @@ import (
 // a template change reaches the manager pod by pod, as maxSurge,
 // maxUnavailable and readiness allow (internal/desired/rolling).
 func (d *daemon) runRolling(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot) <-chan source.Snapshot {
-	d.rolling = rolling.New(d.statuses, d.log)
+	d.rolling = rolling.New(d.statuses, d.db, d.log)
 	out := make(chan source.Snapshot, 1)
 	g.Go(func() error { d.rolling.Run(ctx, in, out); return nil })
 	return out

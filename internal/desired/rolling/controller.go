@@ -21,12 +21,18 @@ type Statuses interface {
 	Changed() <-chan struct{}
 }
 
+// Stored is the state db's copy of the pods' statuses (*state.DB).
+type Stored interface {
+	GetStatus(uid types.UID) (corev1.PodStatus, error)
+}
+
 // Controller applies Plan to every workload of each snapshot, again at
 // each status change while a rollout is under way.
 type Controller struct {
-	now func() time.Time
-	st  Statuses
-	log *slog.Logger
+	now    func() time.Time
+	st     Statuses
+	stored Stored // nil: none
+	log    *slog.Logger
 
 	mu    sync.Mutex          // state and jobs: Step writes, Job reads
 	state map[string]State    // by workload key (kind namespace/name)
@@ -37,12 +43,13 @@ type Controller struct {
 	seen      map[string]time.Time
 }
 
-// New returns a Controller reading readiness from st.
-func New(st Statuses, log *slog.Logger) *Controller {
+// New returns a Controller reading readiness from st and, after a
+// restart, the statuses stored (nil: none).
+func New(st Statuses, stored Stored, log *slog.Logger) *Controller {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Controller{now: time.Now, st: st, log: log.With("component", "rolling"), state: map[string]State{}, jobs: map[string]JobState{}, seen: map[string]time.Time{}}
+	return &Controller{now: time.Now, st: st, stored: stored, log: log.With("component", "rolling"), state: map[string]State{}, jobs: map[string]JobState{}, seen: map[string]time.Time{}}
 }
 
 // Run passes every snapshot of in on to out with the workloads' pods as
@@ -151,6 +158,19 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 
 func samePods(a, b []*corev1.Pod) bool {
 	return slices.EqualFunc(a, b, func(x, y *corev1.Pod) bool { return x.UID == y.UID })
+}
+
+// Recorded implements JobPods: the status manager tracks the pod, or the
+// state db holds its last status.
+func (c *Controller) Recorded(uid types.UID) bool {
+	if _, ok := c.st.Status(uid); ok {
+		return true
+	}
+	if c.stored == nil {
+		return false
+	}
+	_, err := c.stored.GetStatus(uid)
+	return err == nil
 }
 
 // Phase implements JobPods: the pod's phase and its containers' restarts.

@@ -66,7 +66,7 @@ func receive(t *testing.T, out <-chan source.Snapshot) source.Snapshot {
 func TestControllerRun(t *testing.T) {
 	st := &statuses{ready: map[types.UID]bool{}, changed: make(chan struct{})}
 	in, out := make(chan source.Snapshot), make(chan source.Snapshot)
-	go New(st, nil).Run(t.Context(), in, out)
+	go New(st, nil, nil).Run(t.Context(), in, out)
 	v1 := workload(t, "Deployment", 3, "img:1", "")
 	in <- snapshotOf(v1)
 	if got := receive(t, out); len(got.Pods) != 3 || got.Pods[0].UID != v1.Pods[0].UID {
@@ -90,7 +90,7 @@ func TestControllerRun(t *testing.T) {
 // declares) is not passed on: Step never adds back what the snapshot left out.
 func TestStepKeepsRefusedPodsOut(t *testing.T) {
 	st := &statuses{ready: map[types.UID]bool{}, changed: make(chan struct{})}
-	c := New(st, nil)
+	c := New(st, nil, nil)
 	w := workload(t, "Deployment", 2, "img:1", "")
 	snap := snapshotOf(w)
 	snap.Pods = snap.Pods[1:] // the first one refused

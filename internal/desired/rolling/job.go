@@ -39,6 +39,9 @@ type JobPods interface {
 	// Phase is the pod's phase and its containers' restarts; false when
 	// the pod has no status yet.
 	Phase(uid types.UID) (corev1.PodPhase, int32, bool)
+	// Recorded: the pod has a status, tracked or stored (a podhost
+	// restart: the pods a Job made before it).
+	Recorded(uid types.UID) bool
 }
 
 // PlanJob runs a Job as its controller does: up to parallelism pods at a
@@ -50,7 +53,7 @@ func PlanJob(w *manifest.Workload, prev JobState, pods JobPods, now time.Time) J
 	j := w.Job
 	st := prev
 	if len(st.Pods) == 0 || len(w.Pods) > 0 && st.Pods[0].UID != w.Pods[0].UID { // first sight, or a new template
-		st = JobState{Pods: w.Pods, Status: batchv1.JobStatus{StartTime: ptrTime(now)}}
+		st = JobState{Pods: recordedAttempts(w, pods), Status: batchv1.JobStatus{StartTime: ptrTime(now)}}
 	}
 	if st.failed == nil {
 		st.failed = map[types.UID]bool{}
@@ -141,4 +144,19 @@ func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t) }
 func ptrTime(t time.Time) *metav1.Time {
 	mt := metav1.NewTime(t)
 	return &mt
+}
+
+// recordedAttempts are a Job's first pods and the later attempts that have
+// a status (made before a podhost restart), up to the most a Job can make.
+func recordedAttempts(w *manifest.Workload, pods JobPods) []*corev1.Pod {
+	out := w.Pods
+	most := int(*w.Job.Spec.Completions + *w.Job.Spec.BackoffLimit + *w.Job.Spec.Parallelism)
+	for i := len(out); i < most; i++ {
+		p, err := w.JobPod(i)
+		if err != nil || !pods.Recorded(p.UID) {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
 }

@@ -38,6 +38,8 @@ func (p phases) Phase(uid types.UID) (corev1.PodPhase, int32, bool) {
 	return ph, 0, ok
 }
 
+func (p phases) Recorded(uid types.UID) bool { _, ok := p[uid]; return ok }
+
 func lastCondition(s batchv1.JobStatus) batchv1.JobCondition {
 	if len(s.Conditions) == 0 {
 		return batchv1.JobCondition{}
@@ -119,5 +121,23 @@ func TestPlanJobDeadline(t *testing.T) {
 	st = PlanJob(w, st, ph, now.Add(5*time.Second))
 	if c := lastCondition(st.Status); c.Reason != "DeadlineExceeded" || len(st.Pods) != 0 {
 		t.Fatalf("at the deadline: %s, %d pods", c.Reason, len(st.Pods))
+	}
+}
+
+// After a podhost restart the Job's later attempts that have a status are
+// found again: a Job that had failed twice does not start over.
+func TestPlanJobRecoversAttempts(t *testing.T) {
+	w := job(t, "  backoffLimit: 2\n")
+	ph := phases{}
+	for i := range 2 {
+		p, err := w.JobPod(i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ph[p.UID] = corev1.PodFailed
+	}
+	st := PlanJob(w, JobState{}, ph, time.Unix(1e9, 0))
+	if len(st.Pods) != 2 || st.Status.Failed != 2 {
+		t.Fatalf("after a restart: %d pods, %d failed; want the 2 failed attempts", len(st.Pods), st.Status.Failed)
 	}
 }
