@@ -33,6 +33,8 @@ type Objects struct {
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
 	Workloads  []*Workload // their pods are in Pods too (workload.go)
+
+	expanded int64 // bytes of pod templates times the pods made of them (MaxExpandedBytes)
 }
 
 var (

@@ -24,7 +24,7 @@ const DefaultBackoffLimit = 6
 // decodeJob defaults and validates a Job and makes its first pods (as
 // many as run at once: min(parallelism, completions)); the Job controller
 // (internal/desired/rolling) asks JobPod for the next ones.
-func decodeJob(file string, w *Workload, obj map[string]any) (*Workload, errs) {
+func decodeJob(file string, w *Workload, obj map[string]any, budget *int64) (*Workload, errs) {
 	var e errs
 	j := w.Job
 	if j.Namespace == "" {
@@ -47,7 +47,7 @@ func decodeJob(file string, w *Workload, obj map[string]any) (*Workload, errs) {
 	spec, _ := obj["spec"].(map[string]any)
 	w.tmpl, _ = spec["template"].(map[string]any)
 	w.file = file
-	pods, pe := expandPods(file, w, obj)
+	pods, pe := expandPods(file, w, obj, budget)
 	if len(pe) > 0 {
 		return nil, pe
 	}

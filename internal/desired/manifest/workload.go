@@ -82,7 +82,7 @@ type workloadShape struct {
 
 // decodeWorkload decodes one workload document into its typed object,
 // defaults and validates it, and expands it into pods.
-func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
+func decodeWorkload(file, kind string, obj map[string]any, budget *int64) (*Workload, errs) {
 	var e errs
 	group := "apps/v1"
 	if kind == KindJob {
@@ -119,7 +119,7 @@ func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 		return nil, e
 	}
 	if w.Job != nil {
-		return decodeJob(file, w, obj)
+		return decodeJob(file, w, obj, budget)
 	}
 	s := w.shape()
 	if s.meta.Namespace == "" {
@@ -138,7 +138,7 @@ func decodeWorkload(file, kind string, obj map[string]any) (*Workload, errs) {
 	if len(e) > 0 {
 		return nil, e
 	}
-	pods, pe := expandPods(file, w, obj)
+	pods, pe := expandPods(file, w, obj, budget)
 	if len(pe) > 0 {
 		return nil, pe
 	}
@@ -245,7 +245,7 @@ func workloadKindList() string {
 // addWorkload decodes a workload document into o: the workload, and its
 // pods among the file's pods (each checked for a unique name and UID).
 func (o *Objects) addWorkload(file, kind string, obj map[string]any, docNum int, seen map[string]int) errs {
-	w, e := decodeWorkload(file, kind, obj)
+	w, e := decodeWorkload(file, kind, obj, &o.expanded)
 	if w == nil {
 		return e
 	}

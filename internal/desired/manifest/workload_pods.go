@@ -91,7 +91,7 @@ type podPlan struct {
 }
 
 // expandPods builds and decodes the pods of w; obj is its document.
-func expandPods(file string, w *Workload, obj map[string]any) ([]*corev1.Pod, errs) {
+func expandPods(file string, w *Workload, obj map[string]any, budget *int64) ([]*corev1.Pod, errs) {
 	var e errs
 	spec, _ := obj["spec"].(map[string]any)
 	tmpl, _ := spec["template"].(map[string]any)
@@ -100,6 +100,9 @@ func expandPods(file string, w *Workload, obj map[string]any) ([]*corev1.Pod, er
 		return nil, e
 	}
 	plans, owner := w.plan()
+	if e = chargeExpansion(tmpl, w, len(plans), budget); len(e) > 0 {
+		return nil, e
+	}
 	pods := make([]*corev1.Pod, 0, len(plans))
 	for _, p := range plans {
 		pod, pe := decodePodObject(file, podDoc(tmpl, w.Meta().Namespace, p, owner))
@@ -250,4 +253,28 @@ func deepCopyValue(v any) any {
 	default:
 		return v
 	}
+}
+
+// MaxExpandedBytes bounds what the workloads of one file expand into: the
+// bytes of each pod template times the pods made of it (for a Job, every
+// attempt it may make), so that a 1 MiB file cannot become gigabytes of
+// pods.
+const MaxExpandedBytes = 16 << 20
+
+// chargeExpansion counts w's pods against the file's budget.
+func chargeExpansion(tmpl map[string]any, w *Workload, pods int, budget *int64) errs {
+	var e errs
+	canon, err := canonicalJSON(tmpl)
+	if err != nil {
+		e.add("spec.template", "%s", err)
+		return e
+	}
+	if j := w.Job; j != nil {
+		pods = int(*j.Spec.Completions + *j.Spec.BackoffLimit + *j.Spec.Parallelism)
+	}
+	*budget += int64(len(canon)) * int64(max(pods, 1))
+	if *budget > MaxExpandedBytes {
+		e.add("spec.template", "Invalid value: %d pods of a %d-byte template: the file's workloads would expand to more than %d bytes of pods", pods, len(canon), MaxExpandedBytes)
+	}
+	return e
 }

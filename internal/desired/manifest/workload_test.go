@@ -214,3 +214,18 @@ func TestWorkloadPodNameClash(t *testing.T) {
 		t.Fatalf("got %v, want a duplicate pod name", err)
 	}
 }
+
+// A big template times many replicas is refused before any pod is made:
+// memory per file stays bounded by bytes.
+func TestWorkloadExpansionBounded(t *testing.T) {
+	big := strings.Repeat("x", 100<<10) // 100 KiB of one env value
+	doc := strings.Replace(deploymentDoc, "replicas: 3", "replicas: 200", 1) +
+		"        env: [{name: BIG, value: " + big + "}]\n"
+	_, err := DecodeObjects("w.yaml", []byte(doc))
+	if err == nil || !strings.Contains(err.Error(), "w.yaml: spec.template: Invalid value: 200 pods of a") {
+		t.Fatalf("got %v, want the expansion refused", err)
+	}
+	if _, err := DecodeObjects("w.yaml", []byte(strings.Replace(doc, "replicas: 200", "replicas: 3", 1))); err != nil {
+		t.Fatalf("3 replicas of the same template: %v", err)
+	}
+}
