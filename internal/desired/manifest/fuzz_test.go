@@ -117,14 +117,18 @@ func checkDecode(t *testing.T, data []byte) {
 		return
 	}
 	docs, err := Docs(data)
-	if n := len(objs.Pods) + len(objs.ConfigMaps) + len(objs.Secrets); err != nil || len(docs) != n {
+	if n := objectCount(objs); err != nil || len(docs) != n {
 		t.Fatalf("Docs: %d docs, %v; DecodeObjects: %d objects", len(docs), err, n)
 	}
 	pods := 0
 	for i, doc := range docs {
 		one, err := DecodeObjects("/m/f.yaml", doc)
-		if err != nil || len(one.Pods)+len(one.ConfigMaps)+len(one.Secrets) != 1 {
+		if err != nil || objectCount(one) != 1 {
 			t.Fatalf("doc %d alone: %v, %+v", i, err, one)
+		}
+		if len(one.Workloads) == 1 { // its pods: workload_test.go
+			pods += len(one.Pods)
+			continue
 		}
 		if len(one.Pods) == 1 {
 			checkPod(t, objs.Pods[pods], doc)
@@ -238,4 +242,14 @@ func secretValues(data []byte) []string {
 		}
 	}
 	return out
+}
+
+// objectCount is how many documents objs came from: a workload's pods are
+// one document's.
+func objectCount(objs Objects) int {
+	n := len(objs.Pods) + len(objs.ConfigMaps) + len(objs.Secrets) + len(objs.Workloads)
+	for _, w := range objs.Workloads {
+		n -= len(w.Pods)
+	}
+	return n
 }

@@ -229,3 +229,14 @@ func TestWorkloadExpansionBounded(t *testing.T) {
 		t.Fatalf("3 replicas of the same template: %v", err)
 	}
 }
+
+// Workloads as vendors write them decode into their pods.
+func TestGoodWorkloads(t *testing.T) {
+	objs, err := ReadFile("testdata/good/workloads.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 3+2+1+1 {
+		t.Fatalf("%d pods, want 7 (3 nginx, 2 redis, 1 node-exporter, 1 migrate)", len(objs))
+	}
+}
