@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -129,6 +130,7 @@ func nReady(n int) func([]corev1.Pod) bool {
 // containerd task running.
 func TestDeploymentReplicas(t *testing.T) {
 	d := newPodhostd(t)
+	d.enableKubeAPI()
 	d.start()
 	doc := workloadDoc("Deployment", "web", 3, "true", "", "")
 	objs, err := manifest.DecodeObjects("web.yaml", []byte(doc))
@@ -150,6 +152,16 @@ func TestDeploymentReplicas(t *testing.T) {
 		if cs := containerStatus(p, "main"); cs == nil || !taskRunning(t, cs.ContainerID) {
 			t.Errorf("pod %s: no running containerd task for main (%s)", p.Name, statusSummary(p))
 		}
+	}
+	// The Deployment with its status: podhost get and the real kubectl.
+	ready := regexp.MustCompile(`(?m)^web\s+3/3\s+3\s+3\s`)
+	if err := waitFor(60*time.Second, func() (bool, error) { out, err := d.cli("get", "deployments"); return ready.MatchString(out), err }); err != nil {
+		out, _ := d.cli("get", "deployments")
+		t.Errorf("podhost get deployments: %v\n%s", err, out)
+	}
+	if _, err := exec.LookPath("kubectl"); err == nil {
+		d.useKubectl()
+		d.waitKubectl(60*time.Second, "web 3/3 ready", ready.MatchString, "get", "deployments")
 	}
 	// Scaled to 1: two pods go, their tasks with them.
 	d.writeManifest("web.yaml", strings.Replace(doc, "replicas: 3", "replicas: 1", 1))

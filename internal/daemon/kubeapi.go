@@ -33,7 +33,8 @@ import (
 // kubeBackend adapts the daemon to the kube API server (kubeapi.Backend).
 type kubeBackend struct {
 	observeBackend
-	data *configdata.Store
+	data      *configdata.Store
+	workloads workloadsBackend // kubeapi.Workloads
 }
 
 func (b kubeBackend) ConfigMaps() []*corev1.ConfigMap { return b.data.ConfigMaps() }
@@ -227,7 +228,7 @@ func memoryInUse() (int64, error) {
 // under the state dir). A TCP address that cannot be bound is logged:
 // the daemon, the socket and the pods go on without it.
 func (d *daemon) startKubeAPI(ctx context.Context, g *errgroup.Group, b *backend, srv *api.Server) {
-	kb := kubeBackend{observeBackend: observeBackend{backend: b, metrics: d.metrics, stats: d.cg}, data: d.data}
+	kb := kubeBackend{observeBackend: observeBackend{backend: b, metrics: d.metrics, stats: d.cg}, data: d.data, workloads: workloadsBackend{d.rolling}}
 	streams := stream.New(b.StreamRuntime(), d.log.With("component", "kube-api-streams"), stream.Options{})
 	kube := kubeapi.New(kb, d.kubeStore(b), streams, kubeapi.Options{Version: version.Version,
 		Logger: d.log.With("component", "kube-api"), OpenAPI: openapi.Handler(), TypeConverter: openapi.TypeConverter})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"golang.org/x/sync/errgroup"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/podhost/podhost/internal/desired/rolling"
 	"github.com/podhost/podhost/internal/desired/source"
@@ -41,4 +42,25 @@ func (b workloadsBackend) Workloads() api.WorkloadList {
 		}
 	}
 	return l
+}
+
+// Workloads serves the kube API's workload kinds (kubeapi.Workloads):
+// typed objects with their status.
+func (b kubeBackend) Workloads() []runtime.Object {
+	var out []runtime.Object
+	for _, w := range b.workloads.c.Workloads() {
+		switch {
+		case w.Deployment != nil:
+			out = append(out, w.Deployment)
+		case w.ReplicaSet != nil:
+			out = append(out, w.ReplicaSet)
+		case w.StatefulSet != nil:
+			out = append(out, w.StatefulSet)
+		case w.DaemonSet != nil:
+			out = append(out, w.DaemonSet)
+		case w.Job != nil:
+			out = append(out, w.Job)
+		}
+	}
+	return out
 }

@@ -62,6 +62,9 @@ $GO tool openapi-gen \
 	k8s.io/api/events/v1 \
 	k8s.io/api/authorization/v1 \
 	k8s.io/api/policy/v1 \
+	k8s.io/api/apps/v1 \
+	k8s.io/api/batch/v1 \
+	k8s.io/api/scheduling/v1alpha3 \
 	k8s.io/metrics/pkg/apis/metrics/v1beta1 \
 	k8s.io/apimachinery/pkg/apis/meta/v1 \
 	k8s.io/apimachinery/pkg/runtime \

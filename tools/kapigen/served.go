@@ -60,6 +60,14 @@ var served = []resource{
 	{gv: authorization, name: "selfsubjectaccessreviews", kind: "SelfSubjectAccessReview", verbs: verbs("create")},
 	{gv: authorization, name: "selfsubjectrulesreviews", kind: "SelfSubjectRulesReview", verbs: verbs("create")},
 
+	// the manifests' workloads with their status (podhost get deployments, ...), read-only:
+	// they are written through the manifest dir.
+	{gv: apps, name: "deployments", kind: "Deployment", list: "DeploymentList", namespaced: true, verbs: read},
+	{gv: apps, name: "replicasets", kind: "ReplicaSet", list: "ReplicaSetList", namespaced: true, verbs: read},
+	{gv: apps, name: "statefulsets", kind: "StatefulSet", list: "StatefulSetList", namespaced: true, verbs: read},
+	{gv: apps, name: "daemonsets", kind: "DaemonSet", list: "DaemonSetList", namespaced: true, verbs: read},
+	{gv: batch, name: "jobs", kind: "Job", list: "JobList", namespaced: true, verbs: read},
+
 	// kubectl top.
 	{gv: metrics, name: "pods", kind: "PodMetrics", list: "PodMetricsList", namespaced: true, verbs: verbs("get", "list")},
 	{gv: metrics, name: "nodes", kind: "NodeMetrics", list: "NodeMetricsList", verbs: verbs("get", "list")},
@@ -71,6 +79,8 @@ var (
 	authorization = schema.GroupVersion{Group: "authorization.k8s.io", Version: "v1"}
 	metrics       = schema.GroupVersion{Group: "metrics.k8s.io", Version: "v1beta1"}
 	policyV1      = schema.GroupVersion{Group: "policy", Version: "v1"}
+	apps          = schema.GroupVersion{Group: "apps", Version: "v1"}
+	batch         = schema.GroupVersion{Group: "batch", Version: "v1"}
 
 	read = verbs("get", "list", "watch")
 	all  = verbs("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")

@@ -5,7 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -30,7 +32,7 @@ func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, eventsv1.AddToScheme, authorizationv1.AddToScheme,
-		metricsv1beta1.AddToScheme, policyv1.AddToScheme,
+		metricsv1beta1.AddToScheme, policyv1.AddToScheme, appsv1.AddToScheme, batchv1.AddToScheme,
 	} {
 		if err := add(s); err != nil {
 			return nil, err

@@ -2,7 +2,9 @@ package kubeapi
 
 import (
 	apidiscoveryv2 "k8s.io/api/apidiscovery/v2"
+	appsv1 "k8s.io/api/apps/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -34,6 +36,7 @@ func init() {
 	for _, add := range []func(*runtime.Scheme) error{
 		corev1.AddToScheme, eventsv1.AddToScheme, authorizationv1.AddToScheme,
 		metricsv1beta1.AddToScheme, apidiscoveryv2.AddToScheme, metav1.AddMetaToScheme, policyv1.AddToScheme,
+		appsv1.AddToScheme, batchv1.AddToScheme, // workloads.go
 	} {
 		if err := add(scheme); err != nil {
 			panic(err)

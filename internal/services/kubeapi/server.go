@@ -110,7 +110,7 @@ func New(b Backend, store Store, streams Streams, opts Options) *Server {
 		opts.Now = time.Now
 	}
 	s := &Server{b: b, store: store, streams: streams, opts: opts, log: opts.Logger, closing: make(chan struct{})}
-	s.hub = newHub(map[string]source{
+	sources := map[string]source{
 		"pods":          func() []runtime.Object { return objects(b.Pods()) },
 		"configmaps":    func() []runtime.Object { return objects(b.ConfigMaps()) },
 		"secrets":       func() []runtime.Object { return objects(b.Secrets()) },
@@ -118,7 +118,9 @@ func New(b Backend, store Store, streams Streams, opts Options) *Server {
 		"events.k8s.io": func() []runtime.Object { return eventsV1(b.Events()) },
 		"namespaces":    s.namespaces,
 		"nodes":         s.nodes,
-	}, opts.Now())
+	}
+	workloadSources(b, sources)
+	s.hub = newHub(sources, opts.Now())
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /version", s.versionInfo)
 	s.mux.HandleFunc("GET /healthz", ok)

@@ -163,7 +163,7 @@ func TestNotServed(t *testing.T) {
 		target, accept string
 		code           int
 	}{
-		{"/openapi/v3/apis/apps/v1", "", http.StatusNotFound},
+		{"/openapi/v3/apis/networking.k8s.io/v1", "", http.StatusNotFound},
 		{"/openapi/v3/", "", http.StatusNotFound},
 		{"/openapi/v3/../v2", "", http.StatusNotFound},
 		{"/openapi/v4", "", http.StatusNotFound},
