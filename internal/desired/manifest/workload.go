@@ -51,8 +51,8 @@ type Workload struct {
 	// (also in Objects.Pods); a Job's first ones (JobPod makes the rest).
 	Pods []*corev1.Pod
 
-	tmpl, owner map[string]any // a Job's template document and owner reference (JobPod)
-	file        string
+	tmpl map[string]any // a Job's template document (JobPod)
+	file string
 }
 
 // Meta is the workload's object metadata.

@@ -40,29 +40,29 @@ func (c *Controller) Workloads() []*manifest.Workload {
 		case w.Deployment != nil:
 			cp.Deployment = w.Deployment.DeepCopy()
 			n := c.count(w, states[key], w.Deployment.Spec.MinReadySeconds)
-			cp.Deployment.TypeMeta.APIVersion, cp.Deployment.TypeMeta.Kind = "apps/v1", w.Kind
+			cp.Deployment.APIVersion, cp.Deployment.Kind = "apps/v1", w.Kind
 			cp.Deployment.Status = appsv1.DeploymentStatus{ObservedGeneration: w.Deployment.Generation, Replicas: n.replicas,
 				UpdatedReplicas: n.updated, ReadyReplicas: n.ready, AvailableReplicas: n.available, UnavailableReplicas: max(0, n.replicas-n.available)}
 		case w.ReplicaSet != nil:
 			cp.ReplicaSet = w.ReplicaSet.DeepCopy()
 			n := c.count(w, states[key], w.ReplicaSet.Spec.MinReadySeconds)
-			cp.ReplicaSet.TypeMeta.APIVersion, cp.ReplicaSet.TypeMeta.Kind = "apps/v1", w.Kind
+			cp.ReplicaSet.APIVersion, cp.ReplicaSet.Kind = "apps/v1", w.Kind
 			cp.ReplicaSet.Status = appsv1.ReplicaSetStatus{Replicas: n.replicas, ReadyReplicas: n.ready, AvailableReplicas: n.available}
 		case w.StatefulSet != nil:
 			cp.StatefulSet = w.StatefulSet.DeepCopy()
 			n := c.count(w, states[key], w.StatefulSet.Spec.MinReadySeconds)
-			cp.StatefulSet.TypeMeta.APIVersion, cp.StatefulSet.TypeMeta.Kind = "apps/v1", w.Kind
+			cp.StatefulSet.APIVersion, cp.StatefulSet.Kind = "apps/v1", w.Kind
 			cp.StatefulSet.Status = appsv1.StatefulSetStatus{Replicas: n.replicas, ReadyReplicas: n.ready, CurrentReplicas: n.updated,
 				UpdatedReplicas: n.updated, AvailableReplicas: n.available}
 		case w.DaemonSet != nil:
 			cp.DaemonSet = w.DaemonSet.DeepCopy()
 			n := c.count(w, states[key], w.DaemonSet.Spec.MinReadySeconds)
-			cp.DaemonSet.TypeMeta.APIVersion, cp.DaemonSet.TypeMeta.Kind = "apps/v1", w.Kind
+			cp.DaemonSet.APIVersion, cp.DaemonSet.Kind = "apps/v1", w.Kind
 			cp.DaemonSet.Status = appsv1.DaemonSetStatus{DesiredNumberScheduled: 1, CurrentNumberScheduled: n.replicas, NumberReady: n.ready,
 				UpdatedNumberScheduled: n.updated, NumberAvailable: n.available, NumberUnavailable: max(0, 1-n.available)}
 		case w.Job != nil:
 			cp.Job = w.Job.DeepCopy()
-			cp.Job.TypeMeta.APIVersion, cp.Job.TypeMeta.Kind = "batch/v1", w.Kind
+			cp.Job.APIVersion, cp.Job.Kind = "batch/v1", w.Kind
 			js := jobs[key]
 			cp.Job.Status = *js.Status.DeepCopy()
 			var ready int32
