@@ -99,3 +99,26 @@ func TestStepKeepsRefusedPodsOut(t *testing.T) {
 		t.Fatalf("passed %v, want only the pod the sources kept", podNames(State{Pods: got.Pods}))
 	}
 }
+
+// Workloads reports the status a controller would: mid-rollout, 4 pods
+// (3 old Ready, 1 new not yet), 1 updated, 3 ready and available.
+func TestWorkloadsStatus(t *testing.T) {
+	st := &statuses{ready: map[types.UID]bool{}, changed: make(chan struct{})}
+	c := New(st, nil, nil)
+	v1 := workload(t, "Deployment", 3, "img:1", "")
+	c.Step(snapshotOf(v1))
+	st.setReady(v1.Pods...)
+	v2 := workload(t, "Deployment", 3, "img:2", "")
+	c.Step(snapshotOf(v2))
+	ws := c.Workloads()
+	if len(ws) != 1 || ws[0].Deployment == nil {
+		t.Fatalf("workloads %+v", ws)
+	}
+	s := ws[0].Deployment.Status
+	if s.Replicas != 4 || s.UpdatedReplicas != 1 || s.ReadyReplicas != 3 || s.AvailableReplicas != 3 || ws[0].Deployment.CreationTimestamp.IsZero() {
+		t.Errorf("status %+v (created %v), want 4 replicas, 1 updated, 3 ready and available", s, ws[0].Deployment.CreationTimestamp)
+	}
+	if ws[0].Deployment.Kind != "Deployment" || ws[0].Deployment.APIVersion != "apps/v1" {
+		t.Errorf("type %v", ws[0].Deployment.TypeMeta)
+	}
+}
