@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -10,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -222,6 +224,7 @@ func (w *Workload) refusedFields() field.ErrorList {
 		if o := w.StatefulSet.Spec.Ordinals; o != nil && o.Start < 0 {
 			all = append(all, field.Invalid(spec.Child("ordinals", "start"), o.Start, "must be greater than or equal to 0"))
 		}
+		all = append(all, validateStatefulSetName(w.StatefulSet)...)
 		switch p := w.StatefulSet.Spec.PodManagementPolicy; p {
 		case "", appsv1.OrderedReadyPodManagement, appsv1.ParallelPodManagement:
 		default:
@@ -258,4 +261,22 @@ func (o *Objects) addWorkload(file, kind string, obj map[string]any, docNum int,
 	o.Workloads = append(o.Workloads, w)
 	o.Pods = append(o.Pods, w.Pods...)
 	return e
+}
+
+// validateStatefulSetName: a StatefulSet's pods are NAME-ORDINAL, and so
+// are their hostnames, which must be DNS labels (63 characters, no dots).
+func validateStatefulSetName(set *appsv1.StatefulSet) field.ErrorList {
+	last := int64(0)
+	if set.Spec.Ordinals != nil {
+		last = int64(set.Spec.Ordinals.Start)
+	}
+	if set.Spec.Replicas != nil && *set.Spec.Replicas > 0 {
+		last += int64(*set.Spec.Replicas) - 1
+	}
+	host := set.Name + "-" + strconv.FormatInt(last, 10)
+	if msgs := validation.IsDNS1123Label(host); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), set.Name,
+			"a StatefulSet's pods have the hostname NAME-ORDINAL ("+host+"): "+msgs[0])}
+	}
+	return nil
 }

@@ -186,6 +186,8 @@ func TestWorkloadErrors(t *testing.T) {
 			"w.yaml: spec.strategy.rollingUpdate.maxUnavailable: Invalid value: \"0%\": may not be 0 when `maxSurge` is 0"},
 		{"bad percentage", strings.Replace(deploymentDoc, "replicas: 3", "replicas: 3\n  strategy: {rollingUpdate: {maxSurge: lots}}", 1),
 			"w.yaml: spec.strategy.rollingUpdate.maxSurge: Invalid value: \"lots\": must be an integer or percentage (e.g '5%')"},
+		{"StatefulSet hostname", strings.NewReplacer("kind: Deployment", "kind: StatefulSet", "name: web\nspec", "name: web.example\nspec").Replace(deploymentDoc),
+			`w.yaml: metadata.name: Invalid value: "web.example": a StatefulSet's pods have the hostname NAME-ORDINAL (web.example-2): must not contain dots`},
 		{"unknown field", strings.Replace(deploymentDoc, "replicas: 3", "replicas: 3\n  replica: 2", 1),
 			"w.yaml: spec.replica: unknown field"},
 		{"kinds and names apart", deploymentDoc + "---\n" + strings.Replace(deploymentDoc, "kind: Deployment", "kind: ReplicaSet", 1) + "---\n" +
