@@ -242,3 +242,14 @@ func TestGoodWorkloads(t *testing.T) {
 		t.Fatalf("%d pods, want 7 (3 nginx, 2 redis, 1 node-exporter, 1 migrate)", len(objs))
 	}
 }
+
+// BenchmarkDecodeDeployment250: a Deployment of the most replicas one
+// workload may have, decoded into its 250 pods.
+func BenchmarkDecodeDeployment250(b *testing.B) {
+	doc := []byte(strings.Replace(deploymentDoc, "replicas: 3", "replicas: 250", 1))
+	for b.Loop() {
+		if _, err := DecodeObjects("w.yaml", doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
