@@ -87,7 +87,7 @@ func NewOCI(cfg OCIConfig) (*OCISource, error) {
 	display := OCIScheme + ref
 	o := &OCISource{cfg: cfg, ref: ref, polled: polled{display: display, what: "manifest artifact", store: cfg.LastGood,
 		log: cfg.Logger.With("component", "source", "artifact", display)}}
-	o.decode = func(data []byte) (manifest.Objects, error) { return decodeArtifactLayer(display, data) }
+	o.decode = func(data []byte) (manifest.Objects, error) { return DecodeFluxLayer(display, data) }
 	return o, nil
 }
 
@@ -155,7 +155,7 @@ func (o *OCISource) fetch(ctx context.Context, dgst string) ([]byte, manifest.Ob
 	if err != nil {
 		return nil, manifest.Objects{}, fmt.Errorf("artifact %s: %w", dgst, err)
 	}
-	objs, err := decodeArtifactLayer(o.display, layer)
+	objs, err := DecodeFluxLayer(o.display, layer)
 	if err != nil {
 		return nil, manifest.Objects{}, fmt.Errorf("artifact %s: %w", dgst, err)
 	}

@@ -60,12 +60,12 @@ type artifactFile struct {
 	data []byte
 }
 
-// decodeArtifactLayer reads the manifest files (IsManifestName, not under
+// DecodeFluxLayer (the OCI source's and `manifests push`'s check) reads the manifest files (IsManifestName, not under
 // a dot directory) of a Flux content layer, in name order, and decodes
 // each as the URL source does a response (Pods, ConfigMaps, Secrets,
 // Lists); every object's config-source is display. Any invalid file, or an
 // object two files declare, refuses the whole layer.
-func decodeArtifactLayer(display string, layer []byte) (manifest.Objects, error) {
+func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 	files, err := readArtifactLayer(layer)
 	if err != nil {
 		return manifest.Objects{}, err

@@ -22,21 +22,31 @@ const (
 // ResolveArtifact returns the digest of the manifest ref (a tag or a
 // digest reference, with its registry) names now, asking the registry
 // through the hosts dir (mirrors) with the auth files' credentials, as a
-// pull does.
+// pull does (Registry.ResolveArtifact with the Runtime's settings).
 func (r *Runtime) ResolveArtifact(ctx context.Context, ref string) (string, error) {
-	desc, _, err := r.resolveArtifact(ctx, ref)
+	return r.Registry().ResolveArtifact(ctx, ref)
+}
+
+// FetchArtifact is Registry.FetchArtifact with the Runtime's settings.
+func (r *Runtime) FetchArtifact(ctx context.Context, ref, dgst string, maxBytes int64) (runtimeapi.Artifact, error) {
+	return r.Registry().FetchArtifact(ctx, ref, dgst, maxBytes)
+}
+
+// ResolveArtifact returns the digest of the manifest ref names now.
+func (g Registry) ResolveArtifact(ctx context.Context, ref string) (string, error) {
+	desc, _, err := g.resolveArtifact(ctx, ref)
 	if err != nil {
 		return "", err
 	}
 	return desc.Digest.String(), nil
 }
 
-func (r *Runtime) resolveArtifact(ctx context.Context, ref string) (ocispec.Descriptor, remotes.Fetcher, error) {
+func (g Registry) resolveArtifact(ctx context.Context, ref string) (ocispec.Descriptor, remotes.Fetcher, error) {
 	named, err := reference.ParseNamed(ref)
 	if err != nil {
 		return ocispec.Descriptor{}, nil, fmt.Errorf("artifact %s: %w", ref, err)
 	}
-	res := r.resolver(ctx)
+	res := g.resolver(ctx)
 	name, desc, err := res.Resolve(ctx, named.String())
 	if err != nil {
 		return ocispec.Descriptor{}, nil, fmt.Errorf("artifact %s: resolve: %w", ref, err)
@@ -59,7 +69,7 @@ func (r *Runtime) resolveArtifact(ctx context.Context, ref string) (ocispec.Desc
 // together, each checked against its descriptor (size and digest), the
 // manifest at most 64 KiB, at most 16 blobs. Nothing is written to the
 // content store.
-func (r *Runtime) FetchArtifact(ctx context.Context, ref, dgst string, maxBytes int64) (runtimeapi.Artifact, error) {
+func (g Registry) FetchArtifact(ctx context.Context, ref, dgst string, maxBytes int64) (runtimeapi.Artifact, error) {
 	named, err := reference.ParseNamed(ref)
 	if err != nil {
 		return runtimeapi.Artifact{}, fmt.Errorf("artifact %s: %w", ref, err)
@@ -72,7 +82,7 @@ func (r *Runtime) FetchArtifact(ctx context.Context, ref, dgst string, maxBytes 
 	if err != nil {
 		return runtimeapi.Artifact{}, fmt.Errorf("artifact %s: %w", ref, err)
 	}
-	desc, f, err := r.resolveArtifact(ctx, byDigest.String())
+	desc, f, err := g.resolveArtifact(ctx, byDigest.String())
 	if err != nil {
 		return runtimeapi.Artifact{}, err
 	}
