@@ -3,6 +3,9 @@
 package integration
 
 import (
+	"context"
+	"crypto/elliptic"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,6 +19,7 @@ import (
 
 	digest "github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/host/imagesig/imagesigtest"
@@ -27,7 +31,8 @@ import (
 // registry, with imagePolicy requiring the vendor's signature on its
 // repository. An artifact pushed by `podhost manifests push` and signed
 // (a Sigstore bundle referrer, cosign's format) serves two pods; a new
-// signed version replaces them; a version signed by another key keeps the
+// version pushed and signed by `manifests push --key` (a cosign key file)
+// replaces them; a version signed by another key keeps the
 // last good pods, with the error in get and check, also across a restart
 // (the last good copy in the state db); signed at last, it applies.
 func TestManifestArtifact(t *testing.T) {
@@ -38,9 +43,19 @@ func TestManifestArtifact(t *testing.T) {
 	if err := vendor.WritePublicKey(key); err != nil {
 		t.Fatal(err)
 	}
+	// A cosign key file too (cosign generate-key-pair's format), for manifests push --key.
+	cosignKey, cosignPub := filepath.Join(d.dir, "cosign.key"), filepath.Join(d.dir, "cosign.pub")
+	priv, pub, err := cryptoutils.GeneratePEMEncodedECDSAKeyPair(elliptic.P256(), cryptoutils.StaticPasswordFunc([]byte("pw")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(os.WriteFile(cosignKey, priv, 0o600), os.WriteFile(cosignPub, pub, 0o644)); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("COSIGN_PASSWORD", "pw")
 	ref := "oci://" + reg.Ref("fleet/pods:stable")
-	appendConfig(t, d, fmt.Sprintf("imagePolicy:\n  requireSignatures: true\n  keys: [%s]\n  images: [%s/fleet]\n"+
-		"manifestURL: %s\nmanifestURLPeriod: 300ms\n", key, reg.Addr, ref))
+	appendConfig(t, d, fmt.Sprintf("imagePolicy:\n  requireSignatures: true\n  keys: [%s, %s]\n  images: [%s/fleet]\n"+
+		"manifestURL: %s\nmanifestURLPeriod: 300ms\n", key, cosignPub, reg.Addr, ref))
 	version := func(v string, names ...string) string {
 		dir := t.TempDir()
 		for _, n := range names {
@@ -68,7 +83,11 @@ func TestManifestArtifact(t *testing.T) {
 		t.Errorf("config source %q, want %q", src, ref)
 	}
 
-	pushArtifact(t, d, reg, version("2", "web", "api"), ref, vendor)
+	// Signed by podhost itself, with the cosign key.
+	out := d.mustCLI("manifests", "push", version("2", "web", "api"), ref, "--key", cosignKey)
+	if !strings.Contains(out, "signed with "+cosignKey+": referrer sha256:") {
+		t.Fatalf("manifests push --key:\n%s", out)
+	}
 	v2 := map[string]*corev1.Pod{}
 	for name, old := range v1 {
 		v2[name] = d.waitPod(name, 90*time.Second, "replaced by version 2", func(p *corev1.Pod) bool { return p.UID != old.UID && allRunning(p) })
@@ -136,7 +155,9 @@ func pushArtifact(t *testing.T, d *podhostd, reg *testenv.Registry, dir, ref str
 // fleet/pods, as cosign sign --new-bundle-format does.
 func signArtifact(t *testing.T, reg *testenv.Registry, dgst string, signer *imagesigtest.Signer) {
 	t.Helper()
-	ctx := testCtx(t, time.Minute)
+	// Not t's context: the last signature is made in a cleanup, when t's is done.
+	ctx, cancel := context.WithTimeout(env.Context(context.Background()), time.Minute)
+	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+reg.Addr+"/v2/fleet/pods/manifests/"+dgst, nil)
 	if err != nil {
 		t.Fatal(err)
