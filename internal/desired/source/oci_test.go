@@ -158,6 +158,11 @@ func TestOCISource(t *testing.T) {
 	if got := pollOCI(o); got != "default/web=img:3" {
 		t.Fatalf("signed later = %q", got)
 	}
+	// Only a file with an empty List removes every pod (a README alone keeps them: TestOCISourceRefusals).
+	v.ok[reg.push(t, map[string]string{"none.yaml": `{"apiVersion":"v1","kind":"List","items":[]}`})] = true
+	if got := pollOCI(o); got != "" {
+		t.Fatalf("empty List = %q", got)
+	}
 }
 
 func mustJSON(t *testing.T, v any) []byte {
@@ -198,6 +203,9 @@ func TestOCISourceRefusals(t *testing.T) {
 				Layers: []ocispec.Descriptor{{MediaType: FluxContentMediaType}}}
 			reg.pushRaw(t, mustJSON(t, m), []byte("{}"), tarGz(t, nil))
 		}, `config media type "application/vnd.oci.image.config.v1+json": not a Flux artifact`},
+		{"no manifest file", func(t *testing.T, reg *fakeRegistry) {
+			reg.push(t, map[string]string{"README.md": "pods elsewhere"})
+		}, "no manifest file"},
 		{"not gzip", func(t *testing.T, reg *fakeRegistry) {
 			reg.pushRaw(t, fluxManifest(t), []byte("{}"), []byte("plain"))
 		}, "layer: not gzip"},

@@ -54,6 +54,10 @@ func fluxLayer(a runtimeapi.Artifact) ([]byte, error) {
 	return a.Layers[0], nil
 }
 
+// errNoManifestFile: an artifact of the wrong directory (a README, no
+// manifest) is no request to remove every pod; a file with an empty List is.
+var errNoManifestFile = errors.New("no manifest file (*.yaml, *.yml, *.json) in the artifact (one holding an empty v1 List removes every pod)")
+
 // artifactFile is one manifest file of an artifact's layer.
 type artifactFile struct {
 	name string
@@ -63,12 +67,16 @@ type artifactFile struct {
 // DecodeFluxLayer (the OCI source's and `manifests push`'s check) reads the manifest files (IsManifestName, not under
 // a dot directory) of a Flux content layer, in name order, and decodes
 // each as the URL source does a response (Pods, ConfigMaps, Secrets,
-// Lists); every object's config-source is display. Any invalid file, or an
-// object two files declare, refuses the whole layer.
+// Lists); every object's config-source is display. Any invalid file, an
+// object two files declare, or no manifest file at all refuses the whole
+// layer.
 func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 	files, err := readArtifactLayer(layer)
 	if err != nil {
 		return manifest.Objects{}, err
+	}
+	if len(files) == 0 {
+		return manifest.Objects{}, errNoManifestFile
 	}
 	var all manifest.Objects
 	var errs []error
