@@ -15,6 +15,10 @@
 # dir and containerd's state are on tmpfs, as /run on an appliance
 # (PODHOST_TEST_RUN_TMPFS=: on the test dir's filesystem).
 #
+# Then the kube API with 250 pods (BenchmarkKubeAPI) and a boot with 10
+# images preloaded in the images dir, cold and warm, against ctr images
+# import of the same archives (BenchmarkImagesDirBoot).
+#
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit
 # benchmarks, then the integration ones (BENCHTIME e.g. 1x, 2s).
 set -uo pipefail
@@ -50,8 +54,13 @@ BENCH_N=${BENCH_N:-1,30,100,250} BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMP
 rm -f "$out/footprint.kubeapi.json" "$out/footprint.kubeapi.txt"
 BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
 	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkKubeAPI$' -benchtime 1x ./integration || rc=1
+# A boot with 10 images preloaded in the images dir, cold and warm, vs ctr images import.
+rm -f "$out/footprint.imagesdir.json" "$out/footprint.imagesdir.txt"
+BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
+	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkImagesDirBoot$' -benchtime 1x ./integration || rc=1
 $GO run -tags integration ./internal/testenv/cmd/reap || rc=1
 [[ -f $out/footprint.kubeapi.txt ]] && cat "$out/footprint.kubeapi.txt"
+[[ -f $out/footprint.imagesdir.txt ]] && cat "$out/footprint.imagesdir.txt"
 if [[ -f $out/footprint.txt ]]; then
 	cat "$out/footprint.txt"
 	echo "bench: wrote $out/footprint.json"

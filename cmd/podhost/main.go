@@ -40,6 +40,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newCpCmd,
 	newWaitCmd,
 	newImagesCmd,
+	newManifestsCmd,
 	newCheckCmd,
 	newKubeconfigCmd,
 	newVersionCmd,

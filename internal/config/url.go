@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
+
+	"github.com/distribution/reference"
 )
 
 // DefaultManifestURLPeriod is how often the manifest URL is polled.
@@ -16,7 +20,10 @@ const DefaultManifestURLPeriod = 20 * time.Second
 // dir's pod wins and the URL's is reported as an error (source.Combine).
 type ManifestURL struct {
 	// ManifestURL is polled every ManifestURLPeriod for a Pod, a v1 List of
-	// Pods or a multi-document stream ("" = no URL source). Key manifestURL.
+	// Pods or a multi-document stream ("" = no URL source); or, as
+	// oci://REGISTRY/REPOSITORY:TAG, for a manifest artifact in Flux's
+	// format, read through the hosts dir and auth files and verified under
+	// imagePolicy (source.OCISource). Key manifestURL.
 	ManifestURL string
 	// ManifestURLAllowHTTP lets ManifestURL be http://: pods (and the
 	// headers) then travel in clear text and anyone on the path can change
@@ -62,7 +69,10 @@ func (f *manifestURLFile) applyTo(m *ManifestURL) error {
 
 func (m ManifestURL) validate() error {
 	var errs []error
-	if m.ManifestURL != "" {
+	switch {
+	case strings.HasPrefix(m.ManifestURL, ociScheme):
+		errs = append(errs, m.validateOCI())
+	case m.ManifestURL != "":
 		errs = append(errs, m.validateURL())
 	}
 	if m.ManifestURLPeriod <= 0 {
@@ -91,9 +101,38 @@ func (m ManifestURL) validateURL() error {
 	case err != nil:
 		return errors.New("manifestURL: not a URL")
 	case u.Scheme != "http" && u.Scheme != "https" || u.Host == "":
-		return fmt.Errorf("manifestURL: want an https:// URL with a host, got scheme %q", u.Scheme)
+		return fmt.Errorf("manifestURL: want an https:// URL with a host or oci://REGISTRY/REPOSITORY:TAG, got scheme %q", u.Scheme)
 	case u.Scheme == "http" && !m.ManifestURLAllowHTTP:
 		return errors.New("manifestURL: http:// sends the pods and manifestURLHeaders in clear text and lets anyone on the path change them: use https://, or set manifestURLAllowHTTP: true")
 	}
 	return nil
+}
+
+// ociScheme prefixes a manifest artifact (source.OCIScheme).
+const ociScheme = "oci://"
+
+// validateOCI checks an oci:// ManifestURL (its errors do not echo it): a registry, a repository and a
+// tag or digest; the http settings are refused with it (the registry's TLS
+// and credentials are the hosts dir's and the auth files', as for images).
+func (m ManifestURL) validateOCI() error {
+	var errs []error
+	named, err := reference.ParseNamed(strings.TrimPrefix(m.ManifestURL, ociScheme))
+	if err == nil {
+		_, tagged := named.(reference.Tagged)
+		_, digested := named.(reference.Digested)
+		if !tagged && !digested {
+			err = errors.New("no tag or digest")
+		}
+	}
+	if err != nil {
+		errs = append(errs, fmt.Errorf("manifestURL: not an OCI reference: %w (want oci://REGISTRY/REPOSITORY:TAG)", err))
+	}
+	for key, set := range map[string]bool{"manifestURLAllowHTTP": m.ManifestURLAllowHTTP, "manifestURLHeaders": len(m.ManifestURLHeaders) > 0,
+		"manifestURLCAFile": m.ManifestURLCAFile != "", "manifestURLClientCert": m.ManifestURLClientCert != "", "manifestURLClientKey": m.ManifestURLClientKey != ""} {
+		if set {
+			errs = append(errs, fmt.Errorf("%s: not used with an oci:// manifestURL (a registry's TLS and plain http are set in the hosts dir, its credentials in the auth files, as for images)", key))
+		}
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
 }

@@ -46,3 +46,24 @@ func TestManifestURLAllowHTTPAndNoEcho(t *testing.T) {
 		}
 	}
 }
+
+// manifestURL: oci:// is a manifest artifact; the http settings are
+// refused with it, each named.
+func TestManifestURLOCI(t *testing.T) {
+	c, err := Parse([]byte("manifestURL: oci://registry.example:5000/fleet/pods:v1\nmanifestURLPeriod: 1m\n"))
+	if err != nil || c.ManifestURL.ManifestURL != "oci://registry.example:5000/fleet/pods:v1" {
+		t.Fatalf("parsed %v, %+v", err, c.ManifestURL)
+	}
+	for in, want := range map[string]string{
+		"manifestURL: oci://registry.example/fleet/pods\n":                   "manifestURL: not an OCI reference: no tag or digest",
+		"manifestURL: oci://u:s3cret@registry.example/pods:1\n":              "manifestURL: not an OCI reference",
+		"manifestURL: oci://h.example/p:1\nmanifestURLAllowHTTP: true\n":     "manifestURLAllowHTTP: not used with an oci:// manifestURL",
+		"manifestURL: oci://h.example/p:1\nmanifestURLHeaders: {A: b}\n":     "manifestURLHeaders: not used with an oci:// manifestURL",
+		"manifestURL: oci://h.example/p:1\nmanifestURLCAFile: /etc/ca.pem\n": "manifestURLCAFile: not used with an oci:// manifestURL",
+	} {
+		_, err := Parse([]byte(in))
+		if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // runSources starts the manifest sources in g: the manifest dir and, when
-// configured, the manifest URL, each held to its podSecurity standard,
+// configured, the manifest URL (or artifact), each held to its podSecurity standard,
 // merged (the dir first: it wins a name clash) into out.
 func (d *daemon) runSources(ctx context.Context, g *errgroup.Group, out chan<- source.Snapshot) error {
 	dirSnaps := make(chan source.Snapshot, 1)
@@ -20,9 +21,7 @@ func (d *daemon) runSources(ctx context.Context, g *errgroup.Group, out chan<- s
 	g.Go(func() error { return ignoreCanceled(dir.Run(ctx, dirSnaps)) })
 	ins := []<-chan source.Snapshot{filtered(ctx, g, dirSnaps, d.dirPolicy)}
 	if u := d.cfg.ManifestURL; u.ManifestURL != "" {
-		src, err := source.NewURL(source.URLConfig{URL: u.ManifestURL, AllowHTTP: u.ManifestURLAllowHTTP, Headers: u.ManifestURLHeaders,
-			CAFile: u.ManifestURLCAFile, ClientCert: u.ManifestURLClientCert, ClientKey: u.ManifestURLClientKey,
-			Period: u.ManifestURLPeriod, LastGood: d.db, Logger: d.log})
+		src, err := d.urlSource(u)
 		if err != nil {
 			return err
 		}
@@ -32,6 +31,24 @@ func (d *daemon) runSources(ctx context.Context, g *errgroup.Group, out chan<- s
 	}
 	g.Go(func() error { source.Merge(ctx, out, ins...); return nil })
 	return nil
+}
+
+// urlSource is the manifestURL's source: a manifest artifact
+// (oci://, fetched through the runtime's registry settings and verified
+// under the image policy) or a URL.
+func (d *daemon) urlSource(u config.ManifestURL) (interface {
+	Run(context.Context, chan<- source.Snapshot) error
+}, error) {
+	if strings.HasPrefix(u.ManifestURL, source.OCIScheme) {
+		cfg := source.OCIConfig{Ref: u.ManifestURL, Registry: d.rt, Period: u.ManifestURLPeriod, LastGood: d.db, Logger: d.log}
+		if d.images != nil {
+			cfg.Verifier = d.images
+		}
+		return source.NewOCI(cfg)
+	}
+	return source.NewURL(source.URLConfig{URL: u.ManifestURL, AllowHTTP: u.ManifestURLAllowHTTP, Headers: u.ManifestURLHeaders,
+		CAFile: u.ManifestURLCAFile, ClientCert: u.ManifestURLClientCert, ClientKey: u.ManifestURLClientKey,
+		Period: u.ManifestURLPeriod, LastGood: d.db, Logger: d.log})
 }
 
 // sourcePolicies are the manifest dir's and the manifest URL's standards.

@@ -10,12 +10,13 @@ import (
 	"time"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/host/imagesig"
 )
 
 // securityChecks: the runtime's versions against the advisory list
 // (containerd, runc, the CNI plugins), credentials other users can read
 // (the config file, auth files) and settings that weaken podhost's trust
-// boundary (an http:// manifest URL, unchecked manifests, /metrics on a
+// boundary (an http:// manifest URL, an unsigned manifest artifact, unchecked manifests, /metrics on a
 // non-loopback address).
 func securityChecks(ctx context.Context, cfg *config.Config, containerdVersion string, p probes) []CheckResult {
 	var out []CheckResult
@@ -47,6 +48,10 @@ func insecureSettings(cfg *config.Config) []CheckResult {
 		out = append(out, CheckResult{"insecure-config", StatusWarn,
 			"manifestURL is http:// (manifestURLAllowHTTP): the pods and manifestURLHeaders travel in clear text and anyone on the path can change them; use https://"})
 	}
+	if ref, ok := strings.CutPrefix(cfg.ManifestURL.ManifestURL, "oci://"); ok && !artifactSigned(cfg, ref) {
+		out = append(out, CheckResult{"insecure-config", StatusWarn,
+			"manifestURL " + cfg.ManifestURL.ManifestURL + " is not covered by imagePolicy (requireSignatures and its images): whoever can push to the repository decides which pods run; sign the artifact and cover it"})
+	}
 	if cfg.AllowInsecureManifests {
 		out = append(out, CheckResult{"insecure-config", StatusWarn,
 			"allowInsecureManifests: manifest files anyone can write are run (development only)"})
@@ -56,6 +61,13 @@ func insecureSettings(cfg *config.Config) []CheckResult {
 			"metricsAddress " + cfg.MetricsAddress + " serves /metrics (pod names, images) without authentication beyond this machine; bind it to 127.0.0.1 or firewall it"})
 	}
 	return out
+}
+
+// artifactSigned: the image policy requires a signature of the manifest
+// artifact ref (as the daemon's oci:// source applies it).
+func artifactSigned(cfg *config.Config, ref string) bool {
+	p := cfg.ImagePolicy
+	return imagesig.Policy{RequireSignatures: p.RequireSignatures, Keys: p.Keys, Images: p.Images}.Covers(ref)
 }
 
 func isLoopback(host string) bool {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/podhost/podhost/internal/config"
 )
 
 func TestAdvisoryResults(t *testing.T) {
@@ -107,5 +109,20 @@ func TestSecurityChecks(t *testing.T) {
 	cfg.MetricsAddress = "127.0.0.1:9100"
 	if strings.Contains(lines(), "metricsAddress") {
 		t.Error("a loopback metrics address flagged")
+	}
+
+	// A manifest artifact no signature requirement covers.
+	cfg.ManifestURL.ManifestURL, cfg.ManifestURLHeaders = "oci://registry.example.com/fleet/pods:1", nil
+	const unsigned = "warn insecure-config manifestURL oci://registry.example.com/fleet/pods:1 is not covered by imagePolicy"
+	if !strings.Contains(lines(), unsigned) {
+		t.Errorf("an unsigned manifest artifact not flagged:\n%s", lines())
+	}
+	cfg.ImagePolicy = config.ImagePolicy{RequireSignatures: true, Keys: []string{"/k.pub"}, Images: []string{"registry.example.com/vendor"}}
+	if !strings.Contains(lines(), unsigned) {
+		t.Errorf("an artifact outside imagePolicy.images not flagged:\n%s", lines())
+	}
+	cfg.ImagePolicy.Images = append(cfg.ImagePolicy.Images, "registry.example.com/fleet")
+	if strings.Contains(lines(), "not covered by imagePolicy") {
+		t.Errorf("a covered artifact flagged:\n%s", lines())
 	}
 }

@@ -3,9 +3,11 @@ package source
 import (
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
+	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
 // FuzzDecodeURL: the manifest URL's decoder on any response body. It ends
@@ -47,6 +49,45 @@ func FuzzDecodeURL(f *testing.F) {
 		want, err := manifest.DecodeObjects("https://h/pods", x.Data)
 		if err != nil || len(want.Pods) != len(objs.Pods) || len(want.ConfigMaps) != len(objs.ConfigMaps) || len(want.Secrets) != len(objs.Secrets) {
 			t.Fatalf("decodeURL gave %d/%d/%d objects; the flattened body %v", len(objs.Pods), len(objs.ConfigMaps), len(objs.Secrets), err)
+		}
+	})
+}
+
+// FuzzDecodeFluxLayer: a manifest artifact's layer decoder on any bytes
+// (the registry's, when no signature is required). It ends in time, an
+// error names no object, and what it accepts has every object's
+// config-source set to the artifact.
+//
+//	go test -run='^$' -fuzz='^FuzzDecodeFluxLayer$' -fuzztime=5m ./internal/desired/source
+func FuzzDecodeFluxLayer(f *testing.F) {
+	for _, files := range []fstest.MapFS{
+		{"web.yaml": {Data: []byte(podYAML("web", "img:1"))}, "sub/api.yml": {Data: []byte(podYAML("api", "img:1"))}},
+		{"none.json": {Data: []byte(`{"apiVersion":"v1","kind":"List","items":[]}`)}, "README.md": {Data: []byte("x")}},
+		{"cm.yaml": {Data: []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: v}\n")}},
+	} {
+		_, _, layer, err := PackFlux(files, nil)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(layer)
+	}
+	f.Add([]byte{0x1f, 0x8b})
+	f.Fuzz(func(t *testing.T, layer []byte) {
+		start := time.Now()
+		objs, err := DecodeFluxLayer("oci://r.example/p:1", layer)
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("DecodeFluxLayer of %d bytes took %v", len(layer), d)
+		}
+		if err != nil {
+			if objs.Pods != nil || objs.ConfigMaps != nil || objs.Secrets != nil {
+				t.Fatal("objects and an error")
+			}
+			return
+		}
+		for _, p := range objs.Pods {
+			if p.Annotations[wellknown.AnnotationConfigSource] != "oci://r.example/p:1" {
+				t.Fatalf("pod %s: config-source %q", p.Name, p.Annotations[wellknown.AnnotationConfigSource])
+			}
 		}
 	})
 }

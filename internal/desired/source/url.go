@@ -7,12 +7,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
-	"github.com/podhost/podhost/internal/model/records"
 )
 
 // Defaults of URLConfig.
@@ -52,15 +50,10 @@ type URLConfig struct {
 // current set. The URL as shown (logs, errors, the config-source
 // annotation, the state db key) is RedactURL's.
 type URLSource struct {
-	cfg     URLConfig
-	display string // the URL without credentials
-	log     *slog.Logger
-	client  *http.Client
-
-	etag    string
-	data    []byte           // last good response body
-	good    manifest.Objects // decoded from data
-	lastErr error
+	polled
+	cfg    URLConfig
+	client *http.Client
+	etag   string
 }
 
 // NewURL returns a URLSource; it fails on an URL it refuses (not https://,
@@ -82,8 +75,10 @@ func NewURL(cfg URLConfig) (*URLSource, error) {
 	if err := checkScheme(target, cfg.AllowHTTP); err != nil {
 		return nil, fmt.Errorf("manifest URL %s: %w", RedactURL(cfg.URL), err)
 	}
-	u := &URLSource{cfg: cfg, display: RedactURL(cfg.URL)}
-	u.log = cfg.Logger.With("component", "source", "url", u.display)
+	display := RedactURL(cfg.URL)
+	u := &URLSource{cfg: cfg, polled: polled{display: display, what: "manifest URL", store: cfg.LastGood,
+		log: cfg.Logger.With("component", "source", "url", display)}}
+	u.decode = func(data []byte) (manifest.Objects, error) { return decodeURL(display, data) }
 	var client http.Client
 	if cfg.Client != nil {
 		client = *cfg.Client
@@ -103,45 +98,7 @@ func NewURL(cfg URLConfig) (*URLSource, error) {
 // (the stored last good content stands in if that poll fails) and after
 // each change. It returns nil when ctx is done.
 func (u *URLSource) Run(ctx context.Context, out chan<- Snapshot) error {
-	u.loadStored()
-	t := time.NewTicker(u.cfg.Period)
-	defer t.Stop()
-	sent := ""
-	for {
-		u.poll(ctx)
-		snap := u.snapshot()
-		if key := snap.key(); key != sent || sent == "" {
-			select {
-			case out <- snap:
-				sent = key
-			case <-ctx.Done():
-				return nil
-			}
-			if snap.Errors != nil {
-				u.log.Warn("manifest URL failed; keeping the last good pods", "err", u.lastErr, "pods", len(snap.Pods))
-			} else {
-				u.log.Info("manifest URL changed", "pods", len(snap.Pods))
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-	}
-}
-
-func (u *URLSource) snapshot() Snapshot {
-	s := Snapshot{Pods: slices.Clone(u.good.Pods), ConfigMaps: slices.Clone(u.good.ConfigMaps), Secrets: slices.Clone(u.good.Secrets),
-		Workloads: slices.Clone(u.good.Workloads)}
-	if u.lastErr != nil {
-		fe := FileError{File: u.display, Err: u.lastErr}
-		for _, p := range u.good.Pods {
-			fe.Kept = append(fe.Kept, manifest.FullName(p))
-		}
-		s.Errors = []FileError{fe}
-	}
-	return s
+	return u.run(ctx, out, u.cfg.Period, u.poll)
 }
 
 // poll fetches the URL once and updates the good set or lastErr.
@@ -165,59 +122,8 @@ func (u *URLSource) poll(ctx context.Context) {
 		u.etag = "" // refetch in full: the next good copy must not be a 304
 		return
 	}
-	u.good, u.data, u.etag, u.lastErr = objs, body, etag, nil
-	u.persist(body, len(objs.Secrets) > 0)
-}
-
-// persist stores the last good content, as the dir's scanner does a file:
-// content holding a Secret is never stored (Secret values must not reach
-// the disk) and replaces an older stored copy by none; its pods then last
-// across a podhost restart only while the URL answers.
-func (u *URLSource) persist(data []byte, hasSecret bool) {
-	if u.cfg.LastGood == nil {
-		return
-	}
-	var err error
-	if hasSecret {
-		err = u.cfg.LastGood.UpdateManifests(nil, []string{u.display})
-	} else {
-		err = u.cfg.LastGood.UpdateManifests([]records.ManifestRecord{{Path: u.display, Data: data}}, nil)
-	}
-	if err != nil {
-		u.log.Warn("persist last good manifest URL content", "err", err)
-	}
-}
-
-// loadStored takes the persisted last good content of the URL, if any.
-func (u *URLSource) loadStored() {
-	if u.cfg.LastGood == nil || u.data != nil {
-		return
-	}
-	recs, err := u.cfg.LastGood.ListManifests()
-	if err != nil {
-		u.log.Error("read last good manifest URL content", "err", err)
-		return
-	}
-	var stale []string
-	for _, r := range recs {
-		if IsURLKey(r.Path) && r.Path != u.display {
-			stale = append(stale, r.Path) // another URL's, or this one's before redaction (it may hold credentials)
-		}
-		if r.Path != u.display {
-			continue
-		}
-		objs, err := decodeURL(u.display, r.Data)
-		if err != nil {
-			u.log.Warn("stored last good manifest URL content no longer decodes; ignored", "err", err)
-			continue
-		}
-		u.good, u.data = objs, r.Data
-	}
-	if len(stale) > 0 {
-		if err := u.cfg.LastGood.UpdateManifests(nil, stale); err != nil {
-			u.log.Warn("remove stale manifest URL content", "err", err)
-		}
-	}
+	u.etag = etag
+	u.setGood(body, objs)
 }
 
 // IsURLKey reports whether a stored last good key is a URL source's (the

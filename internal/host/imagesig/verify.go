@@ -62,12 +62,23 @@ func New(p Policy, src BundleSource, log *slog.Logger) (*Verifier, error) {
 // replaced key applies at once; verdicts are cached per digest and policy,
 // failures are not (the pull back-off paces the retries).
 func (v *Verifier) Verify(ctx context.Context, ref, dgst string, remote bool) error {
+	return v.verify(ctx, "image", ref, dgst, remote)
+}
+
+// VerifyArtifact is Verify for a manifest artifact (the oci:// manifest
+// source: source.ArtifactVerifier): the policy covers it as it would an
+// image of its repository, and the registry is asked for its signatures.
+func (v *Verifier) VerifyArtifact(ctx context.Context, ref, dgst string) error {
+	return v.verify(ctx, "artifact", ref, dgst, true)
+}
+
+func (v *Verifier) verify(ctx context.Context, what, ref, dgst string, remote bool) error {
 	if !v.policy.Covers(ref) {
 		return nil
 	}
 	keys, fp, err := loadKeys(v.policy)
 	if err != nil {
-		return fmt.Errorf("%w: image %s: %w", runtimeapi.ErrImageSignature, ref, err)
+		return fmt.Errorf("%w: %s %s: %w", runtimeapi.ErrImageSignature, what, ref, err)
 	}
 	cacheKey := fp + "|" + dgst
 	if _, ok := v.ok.Get(cacheKey); ok {
@@ -75,18 +86,18 @@ func (v *Verifier) Verify(ctx context.Context, ref, dgst string, remote bool) er
 	}
 	d, err := digest.Parse(dgst)
 	if err != nil {
-		return fmt.Errorf("%w: image %s: digest %q: %w", runtimeapi.ErrImageSignature, ref, dgst, err)
+		return fmt.Errorf("%w: %s %s: digest %q: %w", runtimeapi.ErrImageSignature, what, ref, dgst, err)
 	}
 	bundles, err := v.src.SignatureBundles(ctx, ref, d, remote)
 	if err != nil {
-		return fmt.Errorf("%w: image %s@%s: finding signatures: %w", runtimeapi.ErrImageSignature, ref, dgst, err)
+		return fmt.Errorf("%w: %s %s@%s: finding signatures: %w", runtimeapi.ErrImageSignature, what, ref, dgst, err)
 	}
 	by, err := check(bundles, keys, d)
 	if err != nil {
-		return fmt.Errorf("%w: image %s@%s: %w", runtimeapi.ErrImageSignature, ref, dgst, err)
+		return fmt.Errorf("%w: %s %s@%s: %w", runtimeapi.ErrImageSignature, what, ref, dgst, err)
 	}
 	v.ok.Add(cacheKey, by)
-	v.log.Info("image signature verified", "image", ref, "digest", dgst, "key", by)
+	v.log.Info(what+" signature verified", what, ref, "digest", dgst, "key", by)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,12 +41,34 @@ type dockerAuth struct {
 	IdentityToken string `json:"identitytoken"`
 }
 
+// Registry reaches registries as podhost's pulls do: through HostsDir
+// (hosts.toml mirrors, certificates, plain http) with the credentials of
+// AuthFiles. It needs no containerd: `manifests push` uses it alone; a
+// Runtime uses its own settings (Runtime.Registry).
+type Registry struct {
+	HostsDir  string   // "": no hosts dir (containerd's defaults)
+	AuthFiles []string // searched in order; nil: none
+	Logger    *slog.Logger
+}
+
+// Registry is the Runtime's registry settings.
+func (r *Runtime) Registry() Registry {
+	return Registry{HostsDir: r.HostsDir, AuthFiles: r.AuthFiles, Logger: r.log()}
+}
+
+func (r *Runtime) resolver(ctx context.Context) remotes.Resolver { return r.Registry().resolver(ctx) }
+
+func (r *Runtime) credentials(host string) (string, string, error) {
+	return r.Registry().credentials(host)
+}
+
 // resolver builds a docker resolver honouring HostsDir (hosts.toml / certs)
-// and AuthFiles. Plain HTTP: containerd's defaults already use http (with
-// an https attempt first) for localhost/127.0.0.1 registries with a port;
-// other registries need a hosts.toml.
-func (r *Runtime) resolver(ctx context.Context) remotes.Resolver {
-	creds := r.credentials
+// and AuthFiles, and a pod's pull secrets first (runtimeapi.PullAuth).
+// Plain HTTP: containerd's defaults already use http (with an https
+// attempt first) for localhost/127.0.0.1 registries with a port; other
+// registries need a hosts.toml.
+func (g Registry) resolver(ctx context.Context) remotes.Resolver {
+	creds := g.credentials
 	if pod := runtimeapi.PullAuth(ctx); len(pod) > 0 {
 		creds = func(host string) (string, string, error) {
 			for _, data := range pod {
@@ -53,12 +76,12 @@ func (r *Runtime) resolver(ctx context.Context) remotes.Resolver {
 					return user, secret, nil
 				}
 			}
-			return r.credentials(host)
+			return g.credentials(host)
 		}
 	}
 	opts := config.HostOptions{Credentials: creds}
-	if r.HostsDir != "" {
-		opts.HostDir = config.HostDirFromRoot(r.HostsDir)
+	if g.HostsDir != "" {
+		opts.HostDir = config.HostDirFromRoot(g.HostsDir)
 	}
 	return docker.NewResolver(docker.ResolverOptions{Hosts: config.ConfigureHosts(ctx, opts)})
 }
@@ -66,11 +89,11 @@ func (r *Runtime) resolver(ctx context.Context) remotes.Resolver {
 // credentials returns the first matching credentials in AuthFiles for the
 // registry host being contacted. Files are re-read on every call so edits
 // apply without a restart; unreadable files are skipped with a warning.
-func (r *Runtime) credentials(host string) (string, string, error) {
-	for _, file := range r.AuthFiles {
+func (g Registry) credentials(host string) (string, string, error) {
+	for _, file := range g.AuthFiles {
 		user, secret, ok, err := lookupAuth(file, host)
 		if err != nil {
-			r.log().Warn("registry auth file ignored", "file", file, "err", err)
+			g.log().Warn("registry auth file ignored", "file", file, "err", err)
 			continue
 		}
 		if ok {
@@ -78,6 +101,13 @@ func (r *Runtime) credentials(host string) (string, string, error) {
 		}
 	}
 	return "", "", nil
+}
+
+func (g Registry) log() *slog.Logger {
+	if g.Logger != nil {
+		return g.Logger
+	}
+	return slog.Default()
 }
 
 // lookupAuth finds host in one docker config file.

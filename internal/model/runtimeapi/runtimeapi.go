@@ -35,6 +35,16 @@ type SignatureBundle struct {
 	Data   []byte
 }
 
+// Artifact is an OCI artifact a registry serves (Runtime.FetchArtifact):
+// its manifest and the blobs it names, each checked against its
+// descriptor's size and digest.
+type Artifact struct {
+	Digest   string // the manifest's
+	Manifest ocispec.Manifest
+	Config   []byte
+	Layers   [][]byte // in the manifest's order
+}
+
 // Image is an image available in the namespace, unpacked.
 type Image struct {
 	Ref    string // normalized name, e.g. docker.io/library/busybox:1.36
