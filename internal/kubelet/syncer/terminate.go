@@ -111,6 +111,7 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		}
 	}
 	if removeAll {
+		s.forgetEvicted(uid)
 		more, err := s.removePodContents(ctx, uid)
 		if err != nil {
 			return err
