@@ -274,6 +274,10 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	ev, err := d.newEviction()
+	if err != nil {
+		return err
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	merged := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
@@ -301,6 +305,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
+	d.runEviction(gctx, g, ev)
 	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
@@ -311,7 +316,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
 	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
-		node: d.nodeSource(host, health)}
+		node: d.nodeSource(host, health, ev.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)
@@ -341,11 +346,11 @@ func (d *daemon) serve(ctx context.Context) error {
 // nodeSource serves GET /v1/node: this machine as the manager sees it
 // (the node name, labels and allocatable it admits pods with), its
 // Ready condition containerd's health.
-func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
+func (d *daemon) nodeSource(host string, health *rthealth.Monitor, pressure func() []corev1.NodeCondition) *nodeSource {
 	name := admission.NodeName(host)
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
 		capacity: d.res.Capacity, allocatable: d.res.Allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
-	n.health = health.Status
+	n.health, n.pressure = health.Status, pressure
 	n.runtimeVersion = func(ctx context.Context) (string, error) {
 		v, err := d.rt.Client().Version(ctx)
 		return v.Version, err

@@ -288,11 +288,9 @@ var refusedValues = map[string]func(p *corev1.Pod){
 	"ResourceRequirements.limits": func(p *corev1.Pod) {
 		c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
 	},
-	"ResourceRequirements.limits#eph": func(p *corev1.Pod) { c0(p).Resources.Limits = corev1.ResourceList{"ephemeral-storage": q("1Gi")} },
-	"ResourceRequirements.requests":   func(p *corev1.Pod) { c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("4Mi")} },
-	"EmptyDirVolumeSource.sizeLimit":  func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptrTo(q("1Gi")) },
-	"EmptyDirVolumeSource.medium":     func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
-	"PodSpec.os":                      func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
+	"ResourceRequirements.requests": func(p *corev1.Pod) { c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("4Mi")} },
+	"EmptyDirVolumeSource.medium":   func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
+	"PodSpec.os":                    func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
 }
 
 // Every other volume source is refused: its example is the source set to
