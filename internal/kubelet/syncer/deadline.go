@@ -39,7 +39,7 @@ func (s *Syncer) pastDeadline(pod *corev1.Pod) *status.Reason {
 // stop its containers with the grace period. It reports false if the pod
 // still has time. An evicted pod is ended the same way (evicted.go).
 func (s *Syncer) enforceDeadline(pod *corev1.Pod) (terminal bool) {
-	if r := s.endReason(pod); r != nil && r.Reason == ReasonEvicted {
+	if s.isEvicted(pod) {
 		return true // the eviction manager recorded its event
 	}
 	r := s.pastDeadline(pod)

@@ -50,3 +50,9 @@ func (s *Syncer) endReason(pod *corev1.Pod) *status.Reason {
 	}
 	return nil
 }
+
+// isEvicted: the pod was evicted (now or before a restart).
+func (s *Syncer) isEvicted(pod *corev1.Pod) bool {
+	r := s.endReason(pod)
+	return r != nil && r.Reason == ReasonEvicted
+}

@@ -10,7 +10,7 @@ import (
 // An evicted pod's status is Failed/Evicted with the eviction manager's
 // message, through its termination and after, and a later sync (a podhost
 // restart: the mark is gone, the last status stays) ends it again instead
-// of restarting its containers.
+// of restarting its containers. Its containers are removed.
 func TestSyncPodEvicted(t *testing.T) {
 	w := newWorld()
 	w.obs.keepLast = true
@@ -30,7 +30,14 @@ func TestSyncPodEvicted(t *testing.T) {
 	if st := w.obs.last(); st.Phase != corev1.PodFailed || st.Reason != ReasonEvicted || st.Message != msg {
 		t.Fatalf("status %s %q %q", st.Phase, st.Reason, st.Message)
 	}
-	w.s.forgetEvicted(pod.UID)
+	// Still desired, yet its content goes (containers, volumes, logs), as
+	// the kubelet's for an evicted pod; the mark with it.
+	if err := w.s.SyncTerminatedPod(context.Background(), pod); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(w.rt.pods[pod.UID].Containers); n != 0 {
+		t.Fatalf("%d containers left after the eviction", n)
+	}
 	w.rt.calls = nil
 	res, err := syncOnce(t, w, pod)
 	if err != nil || !res.Terminal {
