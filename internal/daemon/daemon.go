@@ -48,6 +48,7 @@ import (
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/kubelet/eviction"
 	"github.com/podhost/podhost/internal/kubelet/lifecycle"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/pleg"
@@ -98,7 +99,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}
 	started := time.Now()
-	res, err := nodeAllocatable(cfg)
+	thresholds, err := evictionThresholds(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := nodeAllocatable(cfg, thresholds)
 	if err != nil {
 		return err
 	}
@@ -148,7 +153,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, thresholds: thresholds}
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
@@ -167,8 +172,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 // against (the kubelet's node status allocatable) and what is enforced on
 // their top cgroup; a systemReserved beyond the node's capacity is refused
 // before anything starts, as the kubelet refuses it.
-func nodeAllocatable(cfg *config.Config) (admission.NodeResources, error) {
-	res, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}.Resources(cfg.SystemReserved)
+func nodeAllocatable(cfg *config.Config, thresholds []eviction.Threshold) (admission.NodeResources, error) {
+	res, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir, EvictionReservation: func(c corev1.ResourceList) corev1.ResourceList {
+		return eviction.Reservation(thresholds, c)
+	}}.Resources(cfg.SystemReserved)
 	if err != nil {
 		return res, fmt.Errorf("node allocatable: %w", err)
 	}
@@ -199,8 +206,10 @@ type daemon struct {
 	heartbeat *watchdog.Heartbeat
 	started   time.Time               // when Run began
 	res       admission.NodeResources // computed before anything started
-	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
-	data      *configdata.Store       // the manifests' ConfigMaps and Secrets (built by build)
+	// thresholds: the eviction thresholds of the config (parsed at start)
+	thresholds []eviction.Threshold
+	hostIP     string            // pods' status.hostIP, the node's InternalIP (chosen by build)
+	data       *configdata.Store // the manifests' ConfigMaps and Secrets (built by build)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -274,10 +283,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ev, err := d.newEviction()
-	if err != nil {
-		return err
-	}
+	ev := d.newEviction()
 	g, gctx := errgroup.WithContext(ctx)
 	merged := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/eviction"
@@ -15,25 +16,30 @@ import (
 	"github.com/podhost/podhost/internal/kubelet/syncer"
 )
 
-// newEviction builds the eviction manager from the config: thresholds
-// (checked again by eviction.Parse), the state dir as nodefs, imageFSPath
-// as imagefs, the enforced allocatable memory (the limit on cgroupParent)
-// for allocatableMemory.available.
-func (d *daemon) newEviction() (*eviction.Manager, error) {
-	c := d.cfg.Eviction
-	ts, err := eviction.Parse(c.EvictionHard, c.EvictionSoft, c.EvictionSoftGracePeriod)
+// evictionThresholds parses the config's eviction thresholds (the config
+// checked them already; this is the kubelet's full parse).
+func evictionThresholds(cfg *config.Config) ([]eviction.Threshold, error) {
+	ts, err := eviction.Parse(cfg.EvictionHard, cfg.EvictionSoft, cfg.EvictionSoftGracePeriod)
 	if err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
+	return ts, nil
+}
+
+// newEviction builds the eviction manager: the state dir as nodefs,
+// imageFSPath as imagefs, the enforced allocatable memory (the limit on
+// cgroupParent) for allocatableMemory.available.
+func (d *daemon) newEviction() *eviction.Manager {
+	c := d.cfg.Eviction
 	var allocatable int64
 	if q, ok := d.res.Enforced[corev1.ResourceMemory]; ok {
 		allocatable = q.Value()
 	}
 	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	return eviction.New(d.mgr, evicter{syncer: d.syncer, workers: d.workers, event: d.statuses.Event}, d.cg, d.cache, d.rt,
-		eviction.Options{Thresholds: ts, PressureTransitionPeriod: c.EvictionPressureTransitionPeriod, MaxPodGracePeriod: c.EvictionMaxPodGracePeriod,
+		eviction.Options{Thresholds: d.thresholds, PressureTransitionPeriod: c.EvictionPressureTransitionPeriod, MaxPodGracePeriod: c.EvictionMaxPodGracePeriod,
 			Period: c.EvictionMonitoringPeriod, NodeFsPath: d.cfg.StateDir, ImageFsPath: d.cfg.ImageFSPath, AllocatableMemory: allocatable,
-			LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, Logger: d.log.With("component", "eviction")}), nil
+			LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, Logger: d.log.With("component", "eviction")})
 }
 
 // runEviction starts the eviction manager once the first sync is done.

@@ -293,3 +293,28 @@ func TestNeedsDiskUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestReservation(t *testing.T) {
+	capacity := corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("4Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}
+	for _, c := range []struct {
+		hard, soft map[string]string
+		mem, fs    string
+	}{
+		{nil, nil, "100Mi", "10Gi"},
+		{map[string]string{"memory.available": "10%", "nodefs.available": "1Gi"}, nil, "429496729", "1Gi"},
+		{map[string]string{}, map[string]string{"memory.available": "1Gi"}, "", ""},
+	} {
+		grace := map[string]string{}
+		for k := range c.soft {
+			grace[k] = "1m"
+		}
+		r := Reservation(mustParse(t, c.hard, c.soft, grace), capacity)
+		mem, fs := r[corev1.ResourceMemory], r[corev1.ResourceEphemeralStorage]
+		if want := c.mem; (want == "" && !mem.IsZero()) || (want != "" && mem.Cmp(resource.MustParse(want)) != 0) {
+			t.Errorf("%v: memory %s, want %s", c.hard, mem.String(), want)
+		}
+		if want := c.fs; (want == "" && !fs.IsZero()) || (want != "" && fs.Cmp(resource.MustParse(want)) != 0) {
+			t.Errorf("%v: ephemeral-storage %s, want %s", c.hard, fs.String(), want)
+		}
+	}
+}

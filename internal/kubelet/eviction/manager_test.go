@@ -2,6 +2,7 @@ package eviction
 
 import (
 	"context"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func newTestManager(t *testing.T, f *fakeNode, hard map[string]string, fs FsStat
 	m := New(f, f, f, f, f, Options{Thresholds: ts, PressureTransitionPeriod: time.Minute, MemInfo: meminfo,
 		NodeFsPath: "/node", ImageFsPath: "/image", AllocatableMemory: 1000 * mi, LogDir: filepath.Join(dir, "logs"),
 		VolumeDir: func(uid types.UID, v string) string { return filepath.Join(dir, "vol", string(uid), v) },
-		Statfs:    func(string) (FsStats, error) { return fs, nil }})
+		Statfs:    func(string) (FsStats, error) { return fs, nil }, Logger: slog.New(slog.DiscardHandler)})
 	return m, dir
 }
 

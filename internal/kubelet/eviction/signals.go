@@ -218,3 +218,27 @@ func sortedKeys(m map[string]string) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// Reservation is what the hard thresholds keep out of node allocatable
+// (the kubelet's hardEvictionReservation): memory.available's from the
+// memory, nodefs.available's from the ephemeral-storage capacity.
+func Reservation(ts []Threshold, capacity corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for _, t := range ts {
+		r := corev1.ResourceMemory
+		switch {
+		case !t.Hard:
+			continue
+		case t.Signal == SignalNodeFsAvailable:
+			r = corev1.ResourceEphemeralStorage
+		case t.Signal != SignalMemoryAvailable:
+			continue
+		}
+		c, ok := capacity[r]
+		if !ok {
+			continue
+		}
+		out[r] = *resource.NewQuantity(t.value(c.Value()), resource.BinarySI)
+	}
+	return out
+}
