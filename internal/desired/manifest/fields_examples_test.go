@@ -33,8 +33,11 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"PodSpec.activeDeadlineSeconds":         func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(60)) },
 	"PodSpec.priorityClassName":             func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" },
 	"PodSpec.priority":                      func(p *corev1.Pod) { p.Spec.Priority = ptrTo(int32(2000001000)) },
-	"PodSpec.dnsPolicy":                     func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
-	"PodSpec.nodeSelector":                  func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"} },
+	"PodSpec.tolerations": func(p *corev1.Pod) {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	},
+	"PodSpec.dnsPolicy":    func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
+	"PodSpec.nodeSelector": func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"} },
 	"PodSpec.affinity": func(p *corev1.Pod) {
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpExists}}}},

@@ -318,3 +318,30 @@ func TestReservation(t *testing.T) {
 		}
 	}
 }
+
+func TestAdmit(t *testing.T) {
+	mem, disk := corev1.NodeMemoryPressure, corev1.NodeDiskPressure
+	burstable := withRequest(corev1.ResourceMemory, "1Mi")
+	tolerates := func(p *corev1.Pod) {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	}
+	for _, c := range []struct {
+		name  string
+		conds []corev1.NodeConditionType
+		pod   *corev1.Pod
+		want  string // "" admitted
+	}{
+		{"no pressure", nil, pod("a"), ""},
+		{"memory: best effort refused", []corev1.NodeConditionType{mem}, pod("a"), "The node had condition: [MemoryPressure]. "},
+		{"memory: burstable admitted", []corev1.NodeConditionType{mem}, pod("a", burstable), ""},
+		{"memory: best effort tolerating the taint", []corev1.NodeConditionType{mem}, pod("a", tolerates), ""},
+		{"disk: all refused", []corev1.NodeConditionType{disk}, pod("a", burstable), "The node had condition: [DiskPressure]. "},
+		{"both", []corev1.NodeConditionType{mem, disk}, pod("a", burstable), "The node had condition: [MemoryPressure DiskPressure]. "},
+		{"critical admitted", []corev1.NodeConditionType{mem, disk}, pod("a", withClass("system-cluster-critical")), ""},
+	} {
+		r := Admit(c.conds, c.pod)
+		if (c.want == "") != r.Admit || (c.want != "" && (r.Message != c.want || r.Reason != "Evicted")) {
+			t.Errorf("%s: %+v, want %q", c.name, r, c.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podhost/podhost/internal/desired/podset"
+	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
 	"github.com/podhost/podhost/internal/kubelet/status"
 )
@@ -68,5 +69,21 @@ func TestAdmissionChecksNodeSelector(t *testing.T) {
 	if got, _ := sm.Status("u2"); got.Phase != corev1.PodFailed || got.Reason != "NodeAffinity" ||
 		got.Message != "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector" {
 		t.Fatalf("status %+v", got)
+	}
+}
+
+// Options.Admit runs first (the eviction manager's refusal under
+// pressure): its reason and message become the pod's Failed status.
+func TestAdmissionFirstHandler(t *testing.T) {
+	m, w, _, _, _ := newTestManager()
+	sm := m.statuses.(*status.Manager)
+	m.admitFirst = func(p *corev1.Pod) admission.Result {
+		return admission.Result{Reason: "Evicted", Message: "The node had condition: [DiskPressure]. "}
+	}
+	m.handleUpdates(context.Background(), []podset.Update{{Op: podset.ADD, Pod: memoryPod("u1", "64Mi")}}, nil)
+	got, _ := sm.Status("u1")
+	if m.IsDesired("u1") || len(w.updates) != 0 || got.Phase != corev1.PodFailed || got.Reason != "Evicted" ||
+		got.Message != "Pod was rejected: The node had condition: [DiskPressure]. " {
+		t.Fatalf("desired=%v updates=%d status=%+v", m.IsDesired("u1"), len(w.updates), got)
 	}
 }
