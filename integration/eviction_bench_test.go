@@ -33,8 +33,10 @@ type evictionBenchNode struct {
 	running map[types.UID]*podstate.Pod
 }
 
-func (p *evictionBenchNode) ActivePods() []*corev1.Pod                 { return p.pods }
-func (p *evictionBenchNode) Evict(pod *corev1.Pod, _ int64, msg string) { panic("evicted " + pod.Name + ": " + msg) }
+func (p *evictionBenchNode) ActivePods() []*corev1.Pod { return p.pods }
+func (p *evictionBenchNode) Evict(pod *corev1.Pod, _ int64, msg string) {
+	panic("evicted " + pod.Name + ": " + msg)
+}
 func (p *evictionBenchNode) GetNewerThan(_ context.Context, uid types.UID, _ time.Time) (*podstate.Pod, error) {
 	return p.running[uid], nil
 }
