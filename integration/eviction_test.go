@@ -115,7 +115,7 @@ func TestEvictionLocalStorage(t *testing.T) {
 
 // TestEvictionMemoryPressure: allocatableMemory.available (the limit on
 // cgroupParent less the pods' working set) under its threshold, driven by
-// a pod of this test filling a tmpfs emptyDir (the shared machine's free
+// a pod of this test filling tmpfs emptyDirs (the shared machine's free
 // memory is never touched: the threshold is on the cgroup the test owns).
 // The lowest priority pod is evicted first, then the hog; the critical
 // static pod is left alone; describe node shows MemoryPressure.
@@ -125,9 +125,11 @@ func TestEvictionMemoryPressure(t *testing.T) {
 	if hugetlb == 0 {
 		hugetlb = meminfoBytes(t, "HugePages_Total") / 1024 * meminfoBytes(t, "Hugepagesize")
 	}
-	// The pods' cgroup gets 700Mi; pressure once the pods use 300Mi.
+	// The pods' cgroup gets 700Mi; pressure once the pods use 200Mi, which
+	// is also allocatable (700Mi less the threshold), the most one memory
+	// emptyDir may hold: the hog fills two, 150Mi each.
 	reserved := meminfoBytes(t, "MemTotal") - hugetlb - 700<<20
-	appendConfig(t, d, fmt.Sprintf("systemReserved: {memory: %q}\nevictionMonitoringPeriod: 1s\nevictionPressureTransitionPeriod: 1h\nevictionHard: {memory.available: 400Mi}\n", fmt.Sprint(reserved)))
+	appendConfig(t, d, fmt.Sprintf("systemReserved: {memory: %q}\nevictionMonitoringPeriod: 1s\nevictionPressureTransitionPeriod: 1h\nevictionHard: {memory.available: 500Mi}\n", fmt.Sprint(reserved)))
 	d.start()
 	idle := `["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]`
 	d.writeManifest("critical.yaml", podManifest("critical", `  priorityClassName: system-node-critical
@@ -154,13 +156,15 @@ func TestEvictionMemoryPressure(t *testing.T) {
   containers:
   - name: main
     image: `+env.ImageRef+`
-    command: ["sh", "-c", "trap 'exit 0' TERM; dd if=/dev/zero of=/mem/fill bs=1M count=350 && while true; do sleep 1; done"]
-    volumeMounts: [{name: mem, mountPath: /mem}]
+    command: ["sh", "-c", "trap 'exit 0' TERM; for d in a b; do dd if=/dev/zero of=/$d/fill bs=1M count=150; done; while true; do sleep 1; done"]
+    volumeMounts: [{name: a, mountPath: /a}, {name: b, mountPath: /b}]
   volumes:
-  - name: mem
-    emptyDir: {medium: Memory, sizeLimit: 400Mi}
+  - name: a
+    emptyDir: {medium: Memory}
+  - name: b
+    emptyDir: {medium: Memory}
 `))
-	lowMsg := "The node was low on resource: memory. Threshold quantity: 400Mi, available: "
+	lowMsg := "The node was low on resource: memory. Threshold quantity: 500Mi, available: "
 	low = d.waitPod("low", evictionDeadline, "evicted for memory", func(p *corev1.Pod) bool {
 		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" && strings.HasPrefix(p.Status.Message, lowMsg)
 	})
