@@ -5,6 +5,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,8 @@ func TestEvictionLocalStorage(t *testing.T) {
 	d := newPodhostd(t)
 	// No node pressure thresholds: the shared machine's disks and memory
 	// must not evict anything here.
-	appendConfig(t, d, "evictionMonitoringPeriod: 1s\nevictionHard: {}\n")
+	setEvictionHard(t, d, "{}")
+	appendConfig(t, d, "evictionMonitoringPeriod: 1s\n")
 	d.start()
 	write := func(path string) string {
 		return fmt.Sprintf(`["sh", "-c", "trap 'exit 0' TERM; dd if=/dev/zero of=%s bs=1M count=8 && while true; do sleep 1; done"]`, path)
@@ -129,7 +131,8 @@ func TestEvictionMemoryPressure(t *testing.T) {
 	// is also allocatable (700Mi less the threshold), the most one memory
 	// emptyDir may hold: the hog fills two, 150Mi each.
 	reserved := meminfoBytes(t, "MemTotal") - hugetlb - 700<<20
-	appendConfig(t, d, fmt.Sprintf("systemReserved: {memory: %q}\nevictionMonitoringPeriod: 1s\nevictionPressureTransitionPeriod: 1h\nevictionHard: {memory.available: 500Mi}\n", fmt.Sprint(reserved)))
+	setEvictionHard(t, d, "{memory.available: 500Mi}")
+	appendConfig(t, d, fmt.Sprintf("systemReserved: {memory: %q}\nevictionMonitoringPeriod: 1s\nevictionPressureTransitionPeriod: 1h\n", fmt.Sprint(reserved)))
 	d.start()
 	idle := `["sh", "-c", "trap 'exit 0' TERM; while true; do sleep 1; done"]`
 	d.writeManifest("critical.yaml", podManifest("critical", `  priorityClassName: system-node-critical
@@ -203,4 +206,20 @@ func nodeCondition(t *testing.T, d *podhostd, typ corev1.NodeConditionType) core
 	}
 	t.Fatalf("node has no %s condition: %+v", typ, n.Status.Conditions)
 	return corev1.NodeCondition{}
+}
+
+// setEvictionHard replaces the harness's evictionHard line of the config.
+func setEvictionHard(t *testing.T, d *podhostd, value string) {
+	t.Helper()
+	b, err := os.ReadFile(d.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), harnessEvictionHard) {
+		t.Fatalf("%s has no line %q", d.configPath, harnessEvictionHard)
+	}
+	cfg := strings.Replace(string(b), harnessEvictionHard, "evictionHard: "+value+"\n", 1)
+	if err := os.WriteFile(d.configPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

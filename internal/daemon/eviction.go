@@ -28,7 +28,8 @@ func evictionThresholds(cfg *config.Config) ([]eviction.Threshold, error) {
 
 // newEviction builds the eviction manager: the state dir as nodefs,
 // imageFSPath as imagefs, the enforced allocatable memory (the limit on
-// cgroupParent) for allocatableMemory.available.
+// cgroupParent) for allocatableMemory.available, image GC's DeleteUnused
+// as the node-level reclaim under disk pressure.
 func (d *daemon) newEviction() *eviction.Manager {
 	c := d.cfg.Eviction
 	var allocatable int64
@@ -39,7 +40,7 @@ func (d *daemon) newEviction() *eviction.Manager {
 	return eviction.New(d.mgr, evicter{syncer: d.syncer, workers: d.workers, event: d.statuses.Event}, d.cg, d.cache, d.rt,
 		eviction.Options{Thresholds: d.thresholds, PressureTransitionPeriod: c.EvictionPressureTransitionPeriod, MaxPodGracePeriod: c.EvictionMaxPodGracePeriod,
 			Period: c.EvictionMonitoringPeriod, NodeFsPath: d.cfg.StateDir, ImageFsPath: d.cfg.ImageFSPath, AllocatableMemory: allocatable,
-			LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, Logger: d.log.With("component", "eviction")})
+			LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, ReclaimImages: d.imageGC().DeleteUnused, Logger: d.log.With("component", "eviction")})
 }
 
 // runEviction starts the eviction manager once the first sync is done.

@@ -58,10 +58,14 @@ type Options struct {
 	LogDir            string
 	// VolumeDir is the host directory of a pod's emptyDir.
 	VolumeDir func(uid types.UID, volume string) string
-	MemInfo   string                        // "" = /proc/meminfo
-	Statfs    func(string) (FsStats, error) // nil = Statfs
-	Now       func() time.Time
-	Logger    *slog.Logger
+	// ReclaimImages removes every unused image (imagegc DeleteUnused):
+	// under disk pressure it runs before a pod is evicted, as the
+	// kubelet's node-level reclaim; nil: none.
+	ReclaimImages func(ctx context.Context) error
+	MemInfo       string                        // "" = /proc/meminfo
+	Statfs        func(string) (FsStats, error) // nil = Statfs
+	Now           func() time.Time
+	Logger        *slog.Logger
 }
 
 // Manager is the eviction manager: every Period it measures the signals
@@ -137,6 +141,9 @@ func (m *Manager) Synchronize(ctx context.Context) []Eviction {
 	}
 	pods, usage := m.measure(ctx, mem, disk)
 	out := m.eval.Decide(p, pods, usage, dedicated)
+	if len(out) == 1 && out[0].Signal != "" && signalResource[out[0].Signal] != corev1.ResourceMemory && m.reclaimNodeLevel(ctx, p) {
+		return nil
+	}
 	for _, e := range out {
 		m.evicted[e.Pod.UID] = true
 		m.opts.Logger.Info("evicting pod", "pod", e.Pod.Namespace+"/"+e.Pod.Name, "podUID", string(e.Pod.UID),
@@ -253,4 +260,24 @@ func (m *Manager) Conditions() []corev1.NodeCondition {
 			LastHeartbeatTime: now, LastTransitionTime: metav1.NewTime(c.transition)})
 	}
 	return out
+}
+
+// reclaimNodeLevel is the kubelet's reclaimNodeLevelResources for the disk
+// signals: unused images go, then the signals are measured again; true
+// when none of the thresholds acted on is met any more (no pod is evicted).
+func (m *Manager) reclaimNodeLevel(ctx context.Context, p Pressure) bool {
+	if m.opts.ReclaimImages == nil {
+		return false
+	}
+	if err := m.opts.ReclaimImages(ctx); err != nil {
+		m.opts.Logger.Warn("eviction: node-level reclaim", "err", err)
+	}
+	obs, _ := m.observe()
+	for _, t := range p.Act {
+		if o, ok := obs[t.Signal]; ok && o.Available < t.value(o.Capacity) {
+			return false
+		}
+	}
+	m.opts.Logger.Info("eviction: disk pressure relieved by removing unused images, no pod evicted")
+	return true
 }

@@ -143,3 +143,27 @@ func TestDiskUsage(t *testing.T) {
 		t.Fatalf("missing dir: %+v, %v", d, err)
 	}
 }
+
+// Disk pressure: unused images go first (the node-level reclaim); a pod is
+// evicted only if that did not relieve it.
+func TestManagerDiskPressureReclaimsImagesFirst(t *testing.T) {
+	f := &fakeNode{layers: map[string]int64{"uid-a-c": 5 * mi}}
+	f.pods = []*corev1.Pod{pod("a")}
+	m, _ := newTestManager(t, f, map[string]string{"nodefs.available": "10%"}, FsStats{})
+	fs := FsStats{Capacity: 100 * mi, Available: 5 * mi, Inodes: 10, InodesFree: 5, Dev: 1}
+	m.opts.Statfs = func(string) (FsStats, error) { return fs, nil }
+	reclaims := 0
+	m.opts.ReclaimImages = func(context.Context) error { reclaims++; fs.Available = 50 * mi; return nil }
+	if got := m.Synchronize(context.Background()); got != nil || reclaims != 1 || len(f.evicted) != 0 {
+		t.Fatalf("evictions %+v, reclaims %d, evicted %q: want the images reclaimed, no pod evicted", got, reclaims, f.evicted)
+	}
+	if c := m.Conditions(); c[1].Type != corev1.NodeDiskPressure || c[1].Status != corev1.ConditionTrue {
+		t.Fatalf("DiskPressure %+v, want True (the threshold was met)", c[1])
+	}
+	fs.Available = 5 * mi
+	m.opts.ReclaimImages = func(context.Context) error { reclaims++; return nil } // nothing left to remove
+	m.Synchronize(context.Background())
+	if reclaims != 2 || len(f.evicted) != 1 || !strings.HasPrefix(f.evicted[0], "a: The node was low on resource: ephemeral-storage. Threshold quantity: 10Mi, available: 5Mi. ") {
+		t.Fatalf("reclaims %d, evicted %q", reclaims, f.evicted)
+	}
+}

@@ -119,6 +119,35 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// DeleteUnused removes every image not in use, whatever the thresholds
+// (the kubelet's DeleteUnusedImages: the eviction manager's node-level
+// reclaim under disk pressure, before it evicts a pod). Nothing before
+// the manifests were read.
+func (m *Manager) DeleteUnused(ctx context.Context) error {
+	if !m.opts.Ready() {
+		return nil
+	}
+	inUse, err := m.InUse(ctx)
+	if err != nil {
+		return err
+	}
+	imgs, err := m.rt.ListImages(ctx)
+	if err != nil {
+		return err
+	}
+	refs := Unused(toImages(imgs), inUse)
+	if len(refs) > 0 {
+		m.opts.Logger.Info("disk pressure: removing every unused image", "images", refs)
+	}
+	var errs []error
+	for _, ref := range refs {
+		if err := m.rt.RemoveImage(ctx, ref); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // InUse returns the predicate "a manifest references it, or a container
 // was created from it".
 func (m *Manager) InUse(ctx context.Context) (func(Image) bool, error) {
