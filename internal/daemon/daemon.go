@@ -198,6 +198,7 @@ type daemon struct {
 	syncer               *syncer.Syncer
 	workers              *podworkers.PodWorkers
 	mgr                  *manager.Manager
+	eviction             *eviction.Manager
 	cg                   *cgroups.Manager
 	metrics              *metrics.Metrics
 	rollout              *rollout.Controller // built by serve (runRollout)
@@ -273,7 +274,9 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
-			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
+			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log,
+			Admit: evictionAdmit{d}}) // d.eviction is set below, before any pod is admitted
+	d.eviction = d.newEviction()
 }
 
 // serve runs the long-running loops in one errgroup until ctx is done or
@@ -283,7 +286,6 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ev := d.newEviction()
 	g, gctx := errgroup.WithContext(ctx)
 	merged := make(chan source.Snapshot, 1)
 	events := make(chan pleg.PodEvent, 128)
@@ -311,7 +313,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
-	d.runEviction(gctx, g, ev)
+	d.runEviction(gctx, g)
 	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
@@ -322,7 +324,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
 	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
-		node: d.nodeSource(host, health, ev.Conditions)}
+		node: d.nodeSource(host, health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)

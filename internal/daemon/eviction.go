@@ -11,6 +11,7 @@ import (
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
+	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/eviction"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
 	"github.com/podhost/podhost/internal/kubelet/syncer"
@@ -44,11 +45,11 @@ func (d *daemon) newEviction() *eviction.Manager {
 }
 
 // runEviction starts the eviction manager once the first sync is done.
-func (d *daemon) runEviction(ctx context.Context, g *errgroup.Group, ev *eviction.Manager) {
+func (d *daemon) runEviction(ctx context.Context, g *errgroup.Group) {
 	g.Go(func() error {
 		select {
 		case <-d.statuses.Ready():
-			ev.Run(ctx)
+			d.eviction.Run(ctx)
 		case <-ctx.Done():
 		}
 		return nil
@@ -70,3 +71,9 @@ func (e evicter) Evict(pod *corev1.Pod, grace int64, message string) {
 	e.event(pod.UID, corev1.EventTypeWarning, eviction.Reason, message)
 	e.workers.UpdatePod(podworkers.UpdatePodOptions{Type: podworkers.SyncPodKill, Pod: pod, GracePeriodOverride: &grace})
 }
+
+// evictionAdmit is the eviction manager's admit handler for the pod
+// manager, which is built before it.
+type evictionAdmit struct{ d *daemon }
+
+func (a evictionAdmit) Admit(pod *corev1.Pod) admission.Result { return a.d.eviction.Admit(pod) }

@@ -246,7 +246,7 @@ func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 		node := admission.Node{Name: m.nodeName, Labels: m.nodeLabels, Allocatable: m.allocatable, AppArmor: m.appArmor}
 		res := admission.Result{Admit: true}
 		if m.admitFirst != nil {
-			res = m.admitFirst(pod)
+			res = m.admitFirst.Admit(pod)
 		}
 		if res.Admit {
 			res = node.Admit(pod, m.activePods())

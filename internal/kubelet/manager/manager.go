@@ -109,8 +109,8 @@ type Manager struct {
 	enforced    corev1.ResourceList // on the top cgroup (qoscgroups.go); nil: not enforced
 	nodeName    string
 	nodeLabels  map[string]string
-	appArmor    bool                               // the host has AppArmor enabled
-	admitFirst  func(*corev1.Pod) admission.Result // Options.Admit
+	appArmor    bool     // the host has AppArmor enabled
+	admitFirst  Admitter // Options.Admit
 	log         *slog.Logger
 	cfg         *podset.Config
 	data        DataStore         // nil: ConfigMaps and Secrets are dropped
@@ -163,8 +163,13 @@ type Options struct {
 	AppArmor bool
 	// Admit runs before the node's admission (the kubelet's first admit
 	// handler: the eviction manager's, refusing pods under pressure); nil: none.
-	Admit  func(*corev1.Pod) admission.Result
+	Admit  Admitter
 	Logger *slog.Logger
+}
+
+// Admitter is an admit handler run before the node's admission.
+type Admitter interface {
+	Admit(pod *corev1.Pod) admission.Result
 }
 
 // New returns a Manager.

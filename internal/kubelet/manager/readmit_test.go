@@ -77,9 +77,7 @@ func TestAdmissionChecksNodeSelector(t *testing.T) {
 func TestAdmissionFirstHandler(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
 	sm := m.statuses.(*status.Manager)
-	m.admitFirst = func(p *corev1.Pod) admission.Result {
-		return admission.Result{Reason: "Evicted", Message: "The node had condition: [DiskPressure]. "}
-	}
+	m.admitFirst = refuseAll{admission.Result{Reason: "Evicted", Message: "The node had condition: [DiskPressure]. "}}
 	m.handleUpdates(context.Background(), []podset.Update{{Op: podset.ADD, Pod: memoryPod("u1", "64Mi")}}, nil)
 	got, _ := sm.Status("u1")
 	if m.IsDesired("u1") || len(w.updates) != 0 || got.Phase != corev1.PodFailed || got.Reason != "Evicted" ||
@@ -87,3 +85,7 @@ func TestAdmissionFirstHandler(t *testing.T) {
 		t.Fatalf("desired=%v updates=%d status=%+v", m.IsDesired("u1"), len(w.updates), got)
 	}
 }
+
+type refuseAll struct{ res admission.Result }
+
+func (r refuseAll) Admit(*corev1.Pod) admission.Result { return r.res }
