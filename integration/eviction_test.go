@@ -120,7 +120,8 @@ func TestEvictionLocalStorage(t *testing.T) {
 // a pod of this test filling tmpfs emptyDirs (the shared machine's free
 // memory is never touched: the threshold is on the cgroup the test owns).
 // The lowest priority pod is evicted first, then the hog; the critical
-// static pod is left alone; describe node shows MemoryPressure.
+// static pod is left alone; describe node shows MemoryPressure, and a new
+// BestEffort pod is refused while it lasts.
 func TestEvictionMemoryPressure(t *testing.T) {
 	d := newPodhostd(t)
 	hugetlb := meminfoBytes(t, "Hugetlb")
@@ -185,6 +186,17 @@ func TestEvictionMemoryPressure(t *testing.T) {
 	if !strings.Contains(out, "MemoryPressure") || !strings.Contains(out, "KubeletHasInsufficientMemory") {
 		t.Errorf("describe node shows no memory pressure:\n%s", out)
 	}
+	// Under MemoryPressure a new BestEffort pod is refused, as the
+	// kubelet's eviction admit handler refuses it.
+	d.writeManifest("late.yaml", podManifest("late", `  containers:
+  - name: main
+    image: `+env.ImageRef+`
+    command: `+idle+`
+`))
+	d.waitPod("late", evictionDeadline, "refused under memory pressure", func(p *corev1.Pod) bool {
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "Evicted" &&
+			p.Status.Message == "Pod was rejected: The node had condition: [MemoryPressure]. "
+	})
 	// The critical pod is left alone, on the host too.
 	if p := d.pod("critical"); p == nil || !allRunning(p) || containerPID(t, p, "main") != critPID || !running(critPID) {
 		t.Errorf("critical pod: %s, want its process %d running", statusSummary(p), critPID)
