@@ -10,7 +10,8 @@ package eviction
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -210,14 +211,7 @@ func parseGracePeriods(m map[string]string) (map[Signal]time.Duration, error) {
 	return out, nil
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Reservation is what the hard thresholds keep out of node allocatable
 // (the kubelet's hardEvictionReservation): memory.available's from the
