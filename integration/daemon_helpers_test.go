@@ -71,8 +71,10 @@ func newPodhostd(t testing.TB) *podhostd {
 		t.Fatal(err)
 	}
 	// No TCP kube API by default: tests that want one pick a free port
-	// (enableKubeAPI), never the default 6443 a dev podhost may hold.
-	cfg := fmt.Sprintf("cgroupParent: %s\nrelistPeriod: 5s\nkubeAPIAddress: \"\"\n", d.cgroupRoot)
+	// (enableKubeAPI), never the default 6443 a dev podhost may hold. No
+	// disk eviction thresholds (harnessEvictionHard): the shared machine's
+	// disk, not the test, would decide what runs.
+	cfg := fmt.Sprintf("cgroupParent: %s\nrelistPeriod: 5s\nkubeAPIAddress: \"\"\n%s", d.cgroupRoot, harnessEvictionHard)
 	if err := os.WriteFile(d.configPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +82,11 @@ func newPodhostd(t testing.TB) *podhostd {
 	t.Cleanup(d.teardown)
 	return d
 }
+
+// harnessEvictionHard is the config line every test daemon starts with:
+// the kubelet's default memory.available threshold only (eviction tests
+// set their own with setEvictionHard).
+const harnessEvictionHard = "evictionHard: {memory.available: 100Mi}\n"
 
 func (d *podhostd) args() []string {
 	return []string{

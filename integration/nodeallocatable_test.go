@@ -95,8 +95,9 @@ func TestNodeAllocatableEnforced(t *testing.T) {
 	if got, want := node.Status.Allocatable.Memory().Value(), meminfoBytes(t, "MemTotal")-1<<30-100<<20-hugetlb; got != want {
 		t.Errorf("node allocatable memory %d, want %d", got, want)
 	}
-	if c := node.Status.Conditions; len(c) != 1 || c[0].Type != "Ready" || c[0].Status != "True" {
-		t.Errorf("node conditions %+v, want Ready True", c)
+	if c := node.Status.Conditions; len(c) != 3 || c[2].Type != "Ready" || c[2].Status != "True" ||
+		c[0].Type != "MemoryPressure" || c[0].Status != "False" || c[1].Type != "DiskPressure" {
+		t.Errorf("node conditions %+v, want MemoryPressure, DiskPressure, Ready True", c)
 	}
 
 	// Reserved beyond capacity: the daemon does not start.

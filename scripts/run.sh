@@ -222,6 +222,10 @@ cniBinDirs: [/usr/lib/cni, /opt/cni/bin]
 EOF
 # Image GC watches the filesystem of containerd's root: the dev one's.
 [[ $address == "$CD_SOCK" ]] && echo "imageFSPath: $DEV_DIR/containerd/root" >>"$CONFIG"
+# The kubelet's eviction thresholds but for the disks, at 5 %: a developer's
+# disk is often fuller than the 85 % (imagefs) that would put the dev node
+# under DiskPressure, evicting and refusing the examples (docs/eviction.md).
+echo "evictionHard: {memory.available: 100Mi, nodefs.available: 5%, nodefs.inodesFree: 5%, imagefs.available: 5%}" >>"$CONFIG"
 
 echo "== podhost check"
 ph check || die "podhost check failed"

@@ -142,6 +142,8 @@ type Config struct {
 	RegistryHostsDir string
 	// Disk: log and image garbage collection (disk.go).
 	Disk
+	// Eviction: the eviction manager's thresholds (eviction.go).
+	Eviction
 	// ImagesDir holds image archives imported into containerd at start and
 	// when one lands there, pinned against image GC
 	// (internal/host/imagesdir). "" = <StateDir>/images (ImagesDirPath).
@@ -203,6 +205,7 @@ type file struct {
 	AuthFiles              []string           `json:"authFiles"`
 	RegistryHostsDir       *string            `json:"registryHostsDir"`
 	diskFile
+	evictionFile
 	ImagesDir           *string `json:"imagesDir"`
 	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
 	// ShutdownGracePeriodCriticalPods: see Config.
@@ -238,6 +241,7 @@ func Default() *Config {
 		AuthFiles:           slices.Clone(DefaultAuthFiles),
 		RegistryHostsDir:    DefaultRegistryHostsDir,
 		Disk:                defaultDisk(),
+		Eviction:            defaultEviction(),
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 		KubeAPIAddress:      DefaultKubeAPIAddress,
 		Security:            defaultSecurity(),
@@ -370,6 +374,9 @@ func (f *file) applyTo(c *Config) error {
 		c.LogMaxSize = f.LogMaxSize.Value()
 	}
 	if err := f.manifestURLFile.applyTo(&c.ManifestURL); err != nil {
+		return err
+	}
+	if err := f.evictionFile.applyTo(&c.Eviction); err != nil {
 		return err
 	}
 	var err error

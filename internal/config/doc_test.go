@@ -52,7 +52,7 @@ func fileKeys(c *Config) map[string]fileKey {
 		for i := range ft.NumField() {
 			f := ft.Field(i)
 			if f.Anonymous {
-				inner := map[string]string{"diskFile": "Disk", "manifestURLFile": "ManifestURL", "securityFile": "Security"}[f.Name]
+				inner := map[string]string{"diskFile": "Disk", "evictionFile": "Eviction", "manifestURLFile": "ManifestURL", "securityFile": "Security"}[f.Name]
 				walk(f.Type, cv.FieldByName(inner))
 				continue
 			}
@@ -95,6 +95,13 @@ func render(k fileKey) string {
 	if k.value.Kind() == reflect.Map {
 		if k.value.Len() == 0 {
 			return "{}"
+		}
+		if m, ok := v.(map[string]string); ok {
+			var kv []string
+			for _, key := range sortedKeys(m) {
+				kv = append(kv, key+": "+m[key])
+			}
+			return "{" + strings.Join(kv, ", ") + "}"
 		}
 	}
 	return fmt.Sprint(v)

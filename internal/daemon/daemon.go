@@ -49,6 +49,7 @@ import (
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/kubelet/eviction"
 	"github.com/podhost/podhost/internal/kubelet/lifecycle"
 	"github.com/podhost/podhost/internal/kubelet/manager"
 	"github.com/podhost/podhost/internal/kubelet/pleg"
@@ -99,7 +100,11 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		}
 	}
 	started := time.Now()
-	res, err := nodeAllocatable(cfg)
+	thresholds, err := evictionThresholds(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := nodeAllocatable(cfg, thresholds)
 	if err != nil {
 		return err
 	}
@@ -149,7 +154,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, thresholds: thresholds}
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
@@ -168,8 +173,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 // against (the kubelet's node status allocatable) and what is enforced on
 // their top cgroup; a systemReserved beyond the node's capacity is refused
 // before anything starts, as the kubelet refuses it.
-func nodeAllocatable(cfg *config.Config) (admission.NodeResources, error) {
-	res, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir}.Resources(cfg.SystemReserved)
+func nodeAllocatable(cfg *config.Config, thresholds []eviction.Threshold) (admission.NodeResources, error) {
+	res, err := admission.Host{MaxPods: cfg.MaxPods, RootDir: cfg.StateDir, EvictionReservation: func(c corev1.ResourceList) corev1.ResourceList {
+		return eviction.Reservation(thresholds, c)
+	}}.Resources(cfg.SystemReserved)
 	if err != nil {
 		return res, fmt.Errorf("node allocatable: %w", err)
 	}
@@ -192,6 +199,7 @@ type daemon struct {
 	syncer               *syncer.Syncer
 	workers              *podworkers.PodWorkers
 	mgr                  *manager.Manager
+	eviction             *eviction.Manager
 	cg                   *cgroups.Manager
 	metrics              *metrics.Metrics
 	rollout              *rollout.Controller // built by serve (runRollout)
@@ -201,8 +209,10 @@ type daemon struct {
 	heartbeat *watchdog.Heartbeat
 	started   time.Time               // when Run began
 	res       admission.NodeResources // computed before anything started
-	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
-	data      *configdata.Store       // the manifests' ConfigMaps and Secrets (built by build)
+	// thresholds: the eviction thresholds of the config (parsed at start)
+	thresholds []eviction.Threshold
+	hostIP     string            // pods' status.hostIP, the node's InternalIP (chosen by build)
+	data       *configdata.Store // the manifests' ConfigMaps and Secrets (built by build)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -266,7 +276,9 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
 		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
-			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
+			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log,
+			Admit: evictionAdmit{d}}) // d.eviction is set below, before any pod is admitted
+	d.eviction = d.newEviction()
 }
 
 // serve runs the long-running loops in one errgroup until ctx is done or
@@ -303,6 +315,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { return shutdown.Run(gctx) })
 	g.Go(func() error { d.statuses.Run(gctx); return nil })
 	g.Go(func() error { d.imageGC().Run(gctx, imageGCPeriod); return nil })
+	d.runEviction(gctx, g)
 	g.Go(func() error { footprint.Reaper{After: d.statuses.Ready(), Logger: d.log}.Run(gctx); return nil })
 	health := rthealth.New(d.cfg.ContainerdAddress, rthealth.SocketProbe(d.cfg.ContainerdAddress, func(ctx context.Context) error {
 		_, err := d.rt.Client().Version(ctx) // no wait-for-ready: fails fast while containerd is down
@@ -313,7 +326,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
 	host, _ := os.Hostname()
 	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
-		node: d.nodeSource(host, health)}
+		node: d.nodeSource(host, health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)
@@ -344,11 +357,11 @@ func (d *daemon) serve(ctx context.Context) error {
 // nodeSource serves GET /v1/node: this machine as the manager sees it
 // (the node name, labels and allocatable it admits pods with), its
 // Ready condition containerd's health.
-func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
+func (d *daemon) nodeSource(host string, health *rthealth.Monitor, pressure func() []corev1.NodeCondition) *nodeSource {
 	name := admission.NodeName(host)
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
 		capacity: d.res.Capacity, allocatable: d.res.Allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
-	n.health = health.Status
+	n.health, n.pressure = health.Status, pressure
 	n.runtimeVersion = func(ctx context.Context) (string, error) {
 		v, err := d.rt.Client().Version(ctx)
 		return v.Version, err

@@ -48,6 +48,8 @@ type nodeSource struct {
 	static  corev1.Node // name, labels, creation (boot) time, capacity, allocatable, addresses, system info
 	started time.Time   // the daemon's start: the Ready condition's transition until containerd's health changes
 	health  func() rthealth.Status
+	// pressure: the eviction manager's MemoryPressure and DiskPressure (nil: none).
+	pressure func() []corev1.NodeCondition
 	// runtimeVersion is containerd's version ("" when it cannot say).
 	runtimeVersion func(ctx context.Context) (string, error)
 	now            func() time.Time
@@ -87,7 +89,10 @@ func newNodeSource(spec nodeSpec, files nodeFiles, started time.Time) *nodeSourc
 func (s *nodeSource) node(ctx context.Context) *corev1.Node {
 	n := s.static.DeepCopy()
 	h := s.health()
-	n.Status.Conditions = []corev1.NodeCondition{readyCondition(h, s.started, s.now())}
+	if s.pressure != nil {
+		n.Status.Conditions = s.pressure() // before Ready, in the kubelet's order
+	}
+	n.Status.Conditions = append(n.Status.Conditions, readyCondition(h, s.started, s.now()))
 	if h.Healthy && s.runtimeVersion != nil {
 		ctx, cancel := context.WithTimeout(ctx, runtimeVersionTimeout)
 		defer cancel()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/kubelet/eviction"
 	"github.com/podhost/podhost/internal/ops/rthealth"
 	"github.com/podhost/podhost/internal/version"
 )
@@ -168,9 +169,21 @@ func equalLists(a, b corev1.ResourceList) bool {
 // The node's capacity is what allocatable is computed from: every resource
 // of it, none below allocatable.
 func TestNodeAllocatableCapacity(t *testing.T) {
-	res, err := nodeAllocatable(&config.Config{StateDir: t.TempDir()})
+	res, err := nodeAllocatable(&config.Config{StateDir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The configured hard thresholds are kept out of allocatable memory.
+	ts, err := eviction.Parse(map[string]string{"memory.available": "1Gi"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := nodeAllocatable(&config.Config{StateDir: t.TempDir()}, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m1, m2 := res.Allocatable[corev1.ResourceMemory], more.Allocatable[corev1.ResourceMemory]; m1.Value()-m2.Value() != 1<<30 {
+		t.Errorf("allocatable memory with memory.available<1Gi: %s, without thresholds %s", m2.String(), m1.String())
 	}
 	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods, corev1.ResourceEphemeralStorage} {
 		c, a := res.Capacity[name], res.Allocatable[name]

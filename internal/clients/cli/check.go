@@ -25,6 +25,7 @@ import (
 	"github.com/podhost/podhost/internal/host/state"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/kubelet/admission"
+	"github.com/podhost/podhost/internal/kubelet/eviction"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -151,7 +152,8 @@ func runChecks(ctx context.Context, opts CheckOptions, p probes) []CheckResult {
 		checkManifestDir(cfg.ManifestDir, cfg.AllowInsecureManifests),
 		checkStateDir(cfg.StateDir),
 		checkStateDB(filepath.Join(cfg.StateDir, "state.db")),
-		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir)}),
+		checkAllocatable(cfg.SystemReserved, admission.Host{MaxPods: cfg.MaxPods, RootDir: existingDir(cfg.StateDir),
+			EvictionReservation: evictionReservation(cfg)}),
 		checkRunc(p),
 	}
 	if p.localnetFirewall != nil {
@@ -440,4 +442,14 @@ func checkRunc(p probes) CheckResult {
 		return CheckResult{"runc", StatusFail, "runc not found in PATH"}
 	}
 	return CheckResult{"runc", StatusOK, path}
+}
+
+// evictionReservation is what the config's hard eviction thresholds keep
+// out of allocatable, as the daemon computes it (nil: the defaults').
+func evictionReservation(cfg *config.Config) func(corev1.ResourceList) corev1.ResourceList {
+	ts, err := eviction.Parse(cfg.EvictionHard, cfg.EvictionSoft, cfg.EvictionSoftGracePeriod)
+	if err != nil {
+		return nil
+	}
+	return func(c corev1.ResourceList) corev1.ResourceList { return eviction.Reservation(ts, c) }
 }

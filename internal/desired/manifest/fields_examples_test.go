@@ -33,8 +33,11 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"PodSpec.activeDeadlineSeconds":         func(p *corev1.Pod) { p.Spec.ActiveDeadlineSeconds = ptrTo(int64(60)) },
 	"PodSpec.priorityClassName":             func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" },
 	"PodSpec.priority":                      func(p *corev1.Pod) { p.Spec.Priority = ptrTo(int32(2000001000)) },
-	"PodSpec.dnsPolicy":                     func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
-	"PodSpec.nodeSelector":                  func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"} },
+	"PodSpec.tolerations": func(p *corev1.Pod) {
+		p.Spec.Tolerations = []corev1.Toleration{{Key: corev1.TaintNodeMemoryPressure, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+	},
+	"PodSpec.dnsPolicy":    func(p *corev1.Pod) { p.Spec.DNSPolicy = corev1.DNSDefault },
+	"PodSpec.nodeSelector": func(p *corev1.Pod) { p.Spec.NodeSelector = map[string]string{"kubernetes.io/os": "linux"} },
 	"PodSpec.affinity": func(p *corev1.Pod) {
 		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpExists}}}},
@@ -288,11 +291,9 @@ var refusedValues = map[string]func(p *corev1.Pod){
 	"ResourceRequirements.limits": func(p *corev1.Pod) {
 		c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
 	},
-	"ResourceRequirements.limits#eph": func(p *corev1.Pod) { c0(p).Resources.Limits = corev1.ResourceList{"ephemeral-storage": q("1Gi")} },
-	"ResourceRequirements.requests":   func(p *corev1.Pod) { c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("4Mi")} },
-	"EmptyDirVolumeSource.sizeLimit":  func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptrTo(q("1Gi")) },
-	"EmptyDirVolumeSource.medium":     func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
-	"PodSpec.os":                      func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
+	"ResourceRequirements.requests": func(p *corev1.Pod) { c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("4Mi")} },
+	"EmptyDirVolumeSource.medium":   func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
+	"PodSpec.os":                    func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
 }
 
 // Every other volume source is refused: its example is the source set to

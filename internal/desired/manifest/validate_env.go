@@ -169,7 +169,7 @@ func validateEnvSource(ev *corev1.EnvVar, ctx *podContext, p *field.Path) field.
 
 // resourceHint: hugepages-<size> would need a hugetlb limit (and capacity
 // read from the host), which podhost does not set.
-const resourceHint = "supported: cpu, memory, ephemeral-storage (requests)"
+const resourceHint = "supported: cpu, memory, ephemeral-storage"
 
 // downwardResource: what a resourceFieldRef may name, as the API server
 // allows it: a resource podhost supports, or hugepages-<size>, whose value
@@ -197,12 +197,8 @@ func supportedResource(name corev1.ResourceName) bool {
 
 func validateResources(r *corev1.ResourceRequirements, p *field.Path) field.ErrorList {
 	var all field.ErrorList
-	if q, ok := r.Limits[corev1.ResourceEphemeralStorage]; ok {
-		// The kubelet enforces it by evicting the pod; podhost does not
-		// evict. A request is honoured: admission counts it.
-		all = append(all, unsupported(p.Child("limits").Key(string(corev1.ResourceEphemeralStorage)), q.String(),
-			"an ephemeral-storage limit is enforced by eviction; requests are supported"))
-	}
+	// An ephemeral-storage limit is enforced as the kubelet does: the
+	// eviction manager (internal/kubelet/eviction) evicts the pod.
 	all = append(all, validateResourceList(r.Limits, nil, p.Child("limits"))...)
 	all = append(all, validateResourceList(r.Requests, r.Limits, p.Child("requests"))...)
 	for _, name := range sortedNames(r.Requests) {

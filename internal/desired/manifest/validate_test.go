@@ -99,7 +99,7 @@ func TestValidateExact(t *testing.T) {
 		}, "web.yaml: spec.containers[0].ports[0].containerPort: Invalid value: 80: must match `hostPort` when `hostNetwork` is true"},
 		{"unsupported resource", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": q("1")}
-		}, `web.yaml: spec.containers[0].resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": not supported by podhost (supported: cpu, memory, ephemeral-storage (requests))`},
+		}, `web.yaml: spec.containers[0].resources.limits[nvidia.com/gpu]: Unsupported value: "nvidia.com/gpu": not supported by podhost (supported: cpu, memory, ephemeral-storage)`},
 		{"limit below request", func(p *corev1.Pod) {
 			c0(p).Resources.Requests = corev1.ResourceList{"memory": q("1Gi")}
 			c0(p).Resources.Limits = corev1.ResourceList{"memory": q("512Mi")}
@@ -249,9 +249,14 @@ func TestValidateRules(t *testing.T) {
 		{"hugepages refused", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"hugepages-2Mi": q("4Mi"), "memory": q("1Gi")}
 		}, `spec.containers[0].resources.limits[hugepages-2Mi]: Unsupported value: "hugepages-2Mi": not supported by podhost`},
-		{"ephemeral-storage limit refused", func(p *corev1.Pod) {
+		{"ephemeral-storage limit ok", func(p *corev1.Pod) {
 			c0(p).Resources.Limits = corev1.ResourceList{"ephemeral-storage": q("1Gi")}
-		}, `spec.containers[0].resources.limits[ephemeral-storage]: Unsupported value: "1Gi": not supported by podhost`},
+		}, ""},
+		{"ephemeral-storage request over the limit", func(p *corev1.Pod) {
+			c0(p).Resources.Limits = corev1.ResourceList{"ephemeral-storage": q("1Gi")}
+			c0(p).Resources.Requests = corev1.ResourceList{"ephemeral-storage": q("2Gi")}
+		}, `spec.containers[0].resources.requests[ephemeral-storage]: Invalid value: "2Gi": must be less than or equal to ephemeral-storage limit of 1Gi`},
+		{"disk emptyDir sizeLimit ok", func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptrTo(q("1Gi")) }, ""},
 		{"ephemeral-storage request ok", func(p *corev1.Pod) {
 			c0(p).Resources.Requests = corev1.ResourceList{"ephemeral-storage": q("1Gi")}
 		}, ""},

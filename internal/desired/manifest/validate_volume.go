@@ -97,13 +97,10 @@ func validateEmptyDir(ed *corev1.EmptyDirVolumeSource, p *field.Path) field.Erro
 		all = append(all, field.NotSupported(p.Child("medium"), ed.Medium,
 			[]corev1.StorageMedium{corev1.StorageMediumDefault, corev1.StorageMediumMemory}))
 	}
-	switch {
-	case ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0:
+	// On disk the eviction manager enforces sizeLimit by evicting the pod,
+	// as the kubelet; a tmpfs gets it as its size.
+	if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {
 		all = append(all, field.Invalid(p.Child("sizeLimit"), ed.SizeLimit.String(), "must be greater than or equal to 0"))
-	case ed.SizeLimit != nil && ed.Medium != corev1.StorageMediumMemory:
-		// The kubelet enforces it by eviction, which podhost does not do;
-		// a tmpfs gets it as its size.
-		all = append(all, unsupported(p.Child("sizeLimit"), ed.SizeLimit.String(), `only with medium "Memory" (the tmpfs size)`))
 	}
 	if ed.Mode != nil {
 		all = append(all, forbidden(p.Child("mode"), "emptyDir mode is"))

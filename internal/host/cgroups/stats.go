@@ -66,6 +66,19 @@ func (r *Reader) PodStats(uid types.UID, qos corev1.PodQOSClass) (Stats, error) 
 	return r.read(r.cgroupDir(uid, qos, ""))
 }
 
+// PodsStats reads the usage of the cgroup above every pod (the parent:
+// the kubelet's kubepods), for the eviction signal
+// allocatableMemory.available.
+func (m *Manager) PodsStats() (Stats, error) { return m.stats.PodsStats() }
+
+// PodsStats reads the usage of the parent cgroup.
+func (r *Reader) PodsStats() (Stats, error) {
+	if r.driver == DriverSystemd {
+		return r.read(expandSlice(parentSlice(r.parent)))
+	}
+	return r.read("/" + r.parent)
+}
+
 // ContainerStats reads the usage of one container's cgroup in the pod.
 func (r *Reader) ContainerStats(uid types.UID, qos corev1.PodQOSClass, containerID string) (Stats, error) {
 	if containerID == "" || strings.ContainsAny(containerID, "/.") {

@@ -89,3 +89,19 @@ func TestReaderSystemdV2(t *testing.T) {
 		t.Errorf("stats = %+v", st)
 	}
 }
+
+// The parent's usage: /podhost.slice with systemd, /podhost with cgroupfs.
+func TestReaderPodsStats(t *testing.T) {
+	for _, c := range []struct{ driver, dir string }{{DriverSystemd, "podhost.slice"}, {DriverCgroupfs, "podhost"}} {
+		root := t.TempDir()
+		dir := filepath.Join(root, c.dir)
+		mustWrite(t, filepath.Join(dir, "cpu.stat"), "usage_usec 7\n")
+		mustWrite(t, filepath.Join(dir, "memory.current"), "8192\n")
+		mustWrite(t, filepath.Join(dir, "memory.stat"), "inactive_file 1024\n")
+		mustWrite(t, filepath.Join(dir, "pids.current"), "2\n")
+		st, err := NewReader(root, true, c.driver, "podhost").PodsStats()
+		if err != nil || st.MemoryWorkingSet != 7168 {
+			t.Errorf("%s: stats = %+v, %v", c.driver, st, err)
+		}
+	}
+}

@@ -63,6 +63,12 @@ func New(root string) *Manager { return &Manager{Root: root} }
 // PodDir is where everything of one pod lives.
 func (m *Manager) PodDir(uid types.UID) string { return filepath.Join(m.Root, string(uid)) }
 
+// EmptyDir is the host directory of the pod's emptyDir volume name (the
+// eviction manager measures it against its sizeLimit).
+func (m *Manager) EmptyDir(uid types.UID, name string) string {
+	return filepath.Join(m.PodDir(uid), "volumes", "empty-dir", name)
+}
+
 // dirMode is the mode of Root, the pod dirs and their volumes/ and
 // plugins/ dirs: the kubelet's 0750 (internal/host/statedir). They are what
 // keeps other local users out of the volumes, whose own modes are those
@@ -231,7 +237,7 @@ func checkType(p string, t corev1.HostPathType) error {
 // the tmpfs (medium Memory; the kubelet's setupTmpfs: no flags, no mode,
 // the root is 1777), applies fsGroup, then writes the marker.
 func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
-	dir := filepath.Join(m.PodDir(pod.UID), "volumes", "empty-dir", name)
+	dir := m.EmptyDir(pod.UID, name)
 	ready := filepath.Join(m.PodDir(pod.UID), "plugins", "empty-dir", name, "ready")
 	memory := ed.Medium == corev1.StorageMediumMemory
 	if done, err := emptyDirReady(dir, ready, memory); err != nil || done {

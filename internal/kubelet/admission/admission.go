@@ -50,6 +50,10 @@ type Host struct {
 	// kubelet's --root-dir; podhost's state dir); "": not tracked.
 	RootDir string
 	StatFS  func(path string) (int64, error) // default statfs: the filesystem's size in bytes
+	// EvictionReservation is what the hard eviction thresholds keep out of
+	// allocatable for a capacity (eviction.Reservation of the configured
+	// thresholds); nil: the kubelet's defaults (evictionReservation).
+	EvictionReservation func(capacity corev1.ResourceList) corev1.ResourceList
 }
 
 // NodeAllocatable is the real machine's capacity minus reserved, with
@@ -84,14 +88,14 @@ func (h Host) Capacity() (corev1.ResourceList, error) {
 }
 
 // Allocatable is Capacity minus what the kubelet reserves (allocatable.go:
-// reserved, the default hard eviction thresholds, huge pages), never below
+// reserved, the hard eviction thresholds, huge pages), never below
 // zero.
 func (h Host) Allocatable(reserved corev1.ResourceList) (corev1.ResourceList, error) {
 	capacity, huge, err := h.capacityAndHugePages()
 	if err != nil {
 		return nil, err
 	}
-	return allocatable(capacity, reserved, huge), nil
+	return allocatable(capacity, reserved, huge, h.evictionReservation(capacity)), nil
 }
 
 // capacityAndHugePages is Capacity and the bytes the huge page pools hold.

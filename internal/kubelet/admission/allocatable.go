@@ -16,8 +16,8 @@ import (
 // pkg/kubelet/apis/config/v1beta1/defaults_linux.go) that its
 // GetNodeAllocatableReservation (pkg/kubelet/cm/node_container_manager_linux.go,
 // hardEvictionReservation) keeps out of allocatable: memory.available<100Mi
-// and nodefs.available<10%. podhost does not evict, but keeps the same
-// headroom so that a pod admitted by podhost is one the kubelet admits.
+// and nodefs.available<10%, unless the config sets evictionHard
+// (Host.EvictionReservation).
 const (
 	EvictionMemoryAvailable = 100 << 20 // bytes
 	EvictionNodeFSPercent   = 10
@@ -68,8 +68,17 @@ func fsSize(path string) (int64, error) {
 // MachineInfo): capacity minus GetNodeAllocatableReservation (reserved
 // plus the hard eviction thresholds), never below zero, then memory minus
 // the huge pages.
-func allocatable(capacity, reserved corev1.ResourceList, hugePageBytes int64) corev1.ResourceList {
-	return lessReserved(capacity, hugePageBytes, reserved, evictionReservation(capacity))
+func allocatable(capacity, reserved corev1.ResourceList, hugePageBytes int64, eviction corev1.ResourceList) corev1.ResourceList {
+	return lessReserved(capacity, hugePageBytes, reserved, eviction)
+}
+
+// evictionReservation is the configured thresholds' reservation, else the
+// kubelet's defaults'.
+func (h Host) evictionReservation(capacity corev1.ResourceList) corev1.ResourceList {
+	if h.EvictionReservation != nil {
+		return h.EvictionReservation(capacity)
+	}
+	return evictionReservation(capacity)
 }
 
 // evictionReservation is the kubelet's hardEvictionReservation for its
@@ -129,7 +138,8 @@ func (h Host) Resources(reserved corev1.ResourceList) (NodeResources, error) {
 	if err != nil {
 		return NodeResources{}, err
 	}
-	if err := validateReserved(capacity, reserved); err != nil {
+	eviction := h.evictionReservation(capacity)
+	if err := validateReserved(capacity, reserved, eviction); err != nil {
 		return NodeResources{}, err
 	}
 	enforced := corev1.ResourceList{}
@@ -138,14 +148,13 @@ func (h Host) Resources(reserved corev1.ResourceList) (NodeResources, error) {
 			enforced[name] = q
 		}
 	}
-	return NodeResources{Capacity: capacity, Allocatable: allocatable(capacity, reserved, huge), Enforced: enforced}, nil
+	return NodeResources{Capacity: capacity, Allocatable: allocatable(capacity, reserved, huge, eviction), Enforced: enforced}, nil
 }
 
 // validateReserved refuses a reservation (reserved plus the hard eviction
 // thresholds) larger than the capacity of a resource the node has.
-func validateReserved(capacity, reserved corev1.ResourceList) error {
+func validateReserved(capacity, reserved, eviction corev1.ResourceList) error {
 	var bad []string
-	eviction := evictionReservation(capacity)
 	for name, c := range capacity {
 		r, e := reserved[name], eviction[name]
 		want := r.DeepCopy()

@@ -95,28 +95,62 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 		m.opts.Logger.Info("image filesystem above threshold; image GC waits until the manifests are read", "path", m.opts.FSPath, "usage", u.Percent())
 		return nil
 	}
-	inUse, err := m.InUse(ctx)
+	imgs, inUse, err := m.images(ctx)
 	if err != nil {
 		return err
+	}
+	refs := Plan(imgs, inUse, want)
+	m.opts.Logger.Info("image filesystem above threshold: removing unused images", "path", m.opts.FSPath,
+		"usage", u.Percent(), "high", m.opts.Thresholds.High, "low", m.opts.Thresholds.Low, "toFree", want, "images", refs)
+	err = m.remove(ctx, refs)
+	if after, err := m.opts.Statfs(m.opts.FSPath); err == nil && after.Percent() >= m.opts.Thresholds.High {
+		m.opts.Logger.Warn("image filesystem still above threshold after image GC: nothing unused left",
+			"path", m.opts.FSPath, "usage", after.Percent(), "high", m.opts.Thresholds.High)
+	}
+	return err
+}
+
+// images lists the images and what is in use.
+func (m *Manager) images(ctx context.Context) ([]Image, func(Image) bool, error) {
+	inUse, err := m.InUse(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	imgs, err := m.rt.ListImages(ctx)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	refs := Plan(toImages(imgs), inUse, want)
-	m.opts.Logger.Info("image filesystem above threshold: removing unused images", "path", m.opts.FSPath,
-		"usage", u.Percent(), "high", m.opts.Thresholds.High, "low", m.opts.Thresholds.Low, "toFree", want, "images", refs)
+	return toImages(imgs), inUse, nil
+}
+
+// remove removes the refs, every one tried.
+func (m *Manager) remove(ctx context.Context, refs []string) error {
 	var errs []error
 	for _, ref := range refs {
 		if err := m.rt.RemoveImage(ctx, ref); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if after, err := m.opts.Statfs(m.opts.FSPath); err == nil && after.Percent() >= m.opts.Thresholds.High {
-		m.opts.Logger.Warn("image filesystem still above threshold after image GC: nothing unused left",
-			"path", m.opts.FSPath, "usage", after.Percent(), "high", m.opts.Thresholds.High)
-	}
 	return errors.Join(errs...)
+}
+
+// DeleteUnused removes every image not in use, whatever the thresholds
+// (the kubelet's DeleteUnusedImages: the eviction manager's node-level
+// reclaim under disk pressure, before it evicts a pod). Nothing before
+// the manifests were read.
+func (m *Manager) DeleteUnused(ctx context.Context) error {
+	if !m.opts.Ready() {
+		return nil
+	}
+	imgs, inUse, err := m.images(ctx)
+	if err != nil {
+		return err
+	}
+	refs := Unused(imgs, inUse)
+	if len(refs) > 0 {
+		m.opts.Logger.Info("disk pressure: removing every unused image", "images", refs)
+	}
+	return m.remove(ctx, refs)
 }
 
 // InUse returns the predicate "a manifest references it, or a container

@@ -44,3 +44,18 @@ func TestGarbageCollectWaitsForTheManifests(t *testing.T) {
 		t.Fatalf("removed %v, want the unused image", rt.removed)
 	}
 }
+
+// DeleteUnused removes every unused image below the thresholds too, and
+// keeps those the manifests reference.
+func TestDeleteUnused(t *testing.T) {
+	rt := &fakeRuntime{images: []runtimeapi.Image{{Ref: "example.com/app:1", Digest: "sha256:aa", Size: 50, LastUsed: time.Now()},
+		{Ref: "example.com/kept:1", Digest: "sha256:bb", Size: 50, LastUsed: time.Now()}}}
+	m := New(rt, Options{FSPath: "/images", Thresholds: Thresholds{High: 85, Low: 80}, Referenced: func() []string { return []string{"example.com/kept:1"} },
+		Logger: slog.New(slog.DiscardHandler), Statfs: func(string) (Usage, error) { return Usage{Capacity: 100, Available: 90}, nil }})
+	if err := m.DeleteUnused(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(rt.removed) != 1 || rt.removed[0] != "example.com/app:1" {
+		t.Fatalf("removed %v, want the unused image only", rt.removed)
+	}
+}

@@ -244,7 +244,14 @@ func newlyAdded(updates []podset.Update, prevAdmitted map[types.UID]bool) []*cor
 func (m *Manager) admit(pod *corev1.Pod, wasAdmitted bool) bool {
 	if !wasAdmitted {
 		node := admission.Node{Name: m.nodeName, Labels: m.nodeLabels, Allocatable: m.allocatable, AppArmor: m.appArmor}
-		if res := node.Admit(pod, m.activePods()); !res.Admit {
+		res := admission.Result{Admit: true}
+		if m.admitFirst != nil {
+			res = m.admitFirst.Admit(pod)
+		}
+		if res.Admit {
+			res = node.Admit(pod, m.activePods())
+		}
+		if !res.Admit {
 			m.log.Warn("pod rejected", "pod", manifest.FullName(pod), "podUID", string(pod.UID), "reason", res.Reason, "message", res.Message)
 			m.mu.Lock()
 			m.rejected[pod.UID] = pod

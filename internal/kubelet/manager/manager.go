@@ -19,6 +19,7 @@ import (
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/podset"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/allocation"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
 	"github.com/podhost/podhost/internal/model/podstate"
@@ -108,7 +109,8 @@ type Manager struct {
 	enforced    corev1.ResourceList // on the top cgroup (qoscgroups.go); nil: not enforced
 	nodeName    string
 	nodeLabels  map[string]string
-	appArmor    bool // the host has AppArmor enabled
+	appArmor    bool     // the host has AppArmor enabled
+	admitFirst  Admitter // Options.Admit
 	log         *slog.Logger
 	cfg         *podset.Config
 	data        DataStore         // nil: ConfigMaps and Secrets are dropped
@@ -159,7 +161,15 @@ type Options struct {
 	NodeLabels map[string]string
 	// AppArmor: the host has AppArmor enabled (admission.Node.AppArmor).
 	AppArmor bool
-	Logger   *slog.Logger
+	// Admit runs before the node's admission (the kubelet's first admit
+	// handler: the eviction manager's, refusing pods under pressure); nil: none.
+	Admit  Admitter
+	Logger *slog.Logger
+}
+
+// Admitter is an admit handler run before the node's admission.
+type Admitter interface {
+	Admit(pod *corev1.Pod) admission.Result
 }
 
 // New returns a Manager.
@@ -169,7 +179,7 @@ func New(d Deps, opts Options) *Manager {
 	}
 	m := &Manager{
 		workers: d.Workers, rt: d.Runtime, store: d.Store, statuses: d.Statuses, cleaner: d.Cleaner, qosCgroups: d.QOSCgroups, logs: d.Logs,
-		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, log: opts.Logger, cfg: podset.New(), data: d.Data, refs: configdata.NewIndex(),
+		allocatable: opts.Allocatable, enforced: opts.EnforcedAllocatable, nodeName: opts.NodeName, nodeLabels: opts.NodeLabels, appArmor: opts.AppArmor, admitFirst: opts.Admit, log: opts.Logger, cfg: podset.New(), data: d.Data, refs: configdata.NewIndex(),
 		desired: map[types.UID]*corev1.Pod{}, rejected: map[types.UID]*corev1.Pod{},
 		holds: newHolds(), terminating: newTerminatingView(), identities: newIdentityRecords(d.Identities, opts.Logger),
 	}

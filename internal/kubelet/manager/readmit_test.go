@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/podhost/podhost/internal/desired/podset"
+	"github.com/podhost/podhost/internal/kubelet/admission"
 	"github.com/podhost/podhost/internal/kubelet/podworkers"
 	"github.com/podhost/podhost/internal/kubelet/status"
 )
@@ -70,3 +71,21 @@ func TestAdmissionChecksNodeSelector(t *testing.T) {
 		t.Fatalf("status %+v", got)
 	}
 }
+
+// Options.Admit runs first (the eviction manager's refusal under
+// pressure): its reason and message become the pod's Failed status.
+func TestAdmissionFirstHandler(t *testing.T) {
+	m, w, _, _, _ := newTestManager()
+	sm := m.statuses.(*status.Manager)
+	m.admitFirst = refuseAll{admission.Result{Reason: "Evicted", Message: "The node had condition: [DiskPressure]. "}}
+	m.handleUpdates(context.Background(), []podset.Update{{Op: podset.ADD, Pod: memoryPod("u1", "64Mi")}}, nil)
+	got, _ := sm.Status("u1")
+	if m.IsDesired("u1") || len(w.updates) != 0 || got.Phase != corev1.PodFailed || got.Reason != "Evicted" ||
+		got.Message != "Pod was rejected: The node had condition: [DiskPressure]. " {
+		t.Fatalf("desired=%v updates=%d status=%+v", m.IsDesired("u1"), len(w.updates), got)
+	}
+}
+
+type refuseAll struct{ res admission.Result }
+
+func (r refuseAll) Admit(*corev1.Pod) admission.Result { return r.res }

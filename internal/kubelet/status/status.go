@@ -108,6 +108,9 @@ func Compute(pod *corev1.Pod, in Inputs) corev1.PodStatus {
 		s.Phase, s.Reason, s.Message = corev1.PodFailed, in.Evicted.Reason, in.Evicted.Message
 	}
 	s.Conditions = conditions(pod, s, prev, in.SandboxReady, now)
+	if in.Evicted != nil && s.Phase == corev1.PodFailed {
+		terminateWaiting(&s)
+	}
 	setResize(pod, in, &s)
 	keepResizeTransitions(&s, prev, now)
 	setIPs(pod, &s, in)
@@ -296,4 +299,29 @@ func find(list []corev1.ContainerStatus, name string) *corev1.ContainerStatus {
 		}
 	}
 	return nil
+}
+
+// msgNotLocated is the kubelet's TerminatePod message for a container
+// that was not running when its pod was ended.
+const msgNotLocated = "The container could not be located when the pod was terminated"
+
+// terminateWaiting is the kubelet's TerminatePod for a pod podhost ended
+// (evicted, past its deadline): an app container left waiting (a
+// back-off, a pending restart) is terminated with an unknown status, so
+// the pod shows its reason, not the container's; with init containers
+// only once the pod was initialized.
+func terminateWaiting(s *corev1.PodStatus) {
+	for _, c := range s.Conditions {
+		if c.Type == corev1.PodInitialized && c.Status != corev1.ConditionTrue {
+			return
+		}
+	}
+	for i := range s.ContainerStatuses {
+		st := &s.ContainerStatuses[i]
+		if st.State.Waiting == nil {
+			continue
+		}
+		st.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			Reason: ContainerStatusUnknown, Message: msgNotLocated, ExitCode: exitCodeUnknown}}
+	}
 }

@@ -340,6 +340,17 @@ func TestComputeEvicted(t *testing.T) {
 	eq(t, "message", s.Message, dl.Message)
 	eq(t, "app still shown running", s.ContainerStatuses[0].State.Running != nil, true)
 
+	// A container in back-off when the pod is ended shows terminated
+	// (the kubelet's TerminatePod), so get shows the pod's reason.
+	exited := rc("app", 0, podstate.StateExited, 1)
+	ev := &Reason{Reason: "Evicted", Message: "The node was low on resource: memory. "}
+	s = Compute(testPod(corev1.RestartPolicyAlways), Inputs{Running: runtimePod(exited), Evicted: ev, Now: now,
+		Waiting: map[string]Reason{"app": {Reason: "CrashLoopBackOff", Message: "back-off"}}})
+	eq(t, "phase", s.Phase, corev1.PodFailed)
+	if st := s.ContainerStatuses[0].State; st.Terminated == nil || st.Terminated.Reason != ContainerStatusUnknown || st.Terminated.ExitCode != 137 {
+		t.Fatalf("container state %+v, want terminated ContainerStatusUnknown", st)
+	}
+
 	done := &corev1.PodStatus{Phase: corev1.PodSucceeded, StartTime: ptr(metav1.NewTime(t0))}
 	s = Compute(testPod(corev1.RestartPolicyNever), Inputs{Previous: done, Evicted: dl, Now: now})
 	eq(t, "a finished pod stays Succeeded", s.Phase, corev1.PodSucceeded)

@@ -37,8 +37,11 @@ func (s *Syncer) pastDeadline(pod *corev1.Pod) *status.Reason {
 // enforceDeadline ends a pod past its active deadline: an event (Normal,
 // as the kubelet's), the Failed status, and Terminal so the pod workers
 // stop its containers with the grace period. It reports false if the pod
-// still has time.
+// still has time. An evicted pod is ended the same way (evicted.go).
 func (s *Syncer) enforceDeadline(pod *corev1.Pod) (terminal bool) {
+	if s.isEvicted(pod) {
+		return true // the eviction manager recorded its event
+	}
 	r := s.pastDeadline(pod)
 	if r == nil {
 		return false

@@ -199,6 +199,8 @@ type Syncer struct {
 	// resizeErr: the last in-place resize failure of a pod (status
 	// condition PodResizeInProgress, reason Error).
 	resizeErr map[types.UID]string
+	// evicted: the message of each pod the eviction manager evicted (evicted.go).
+	evicted map[types.UID]string
 }
 
 // Deps are the syncer's collaborators.

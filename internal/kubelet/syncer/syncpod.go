@@ -270,7 +270,7 @@ func (s *Syncer) setStatus(pod *corev1.Pod, running *podstate.Pod, sb records.Sa
 	ready, started := s.probeResults(pod, running, ips)
 	in := status.Inputs{Running: running, PodIPs: ips, HostIP: s.cfg.HostIP, Waiting: waiting,
 		SandboxReady: sandboxReady, Ready: ready, Started: started,
-		Previous: s.obs.LastStatus(pod.UID), Evicted: s.pastDeadline(pod), Now: s.now(),
+		Previous: s.obs.LastStatus(pod.UID), Evicted: s.endReason(pod), Now: s.now(),
 		ResizeError: s.takeResizeError(pod.UID)}
 	s.obs.SetStatus(pod, status.Compute(pod, in))
 }

@@ -71,7 +71,8 @@ func (s *Syncer) SyncTerminatingRuntimePod(ctx context.Context, running *podstat
 // SyncTerminatedPod releases what a terminated pod still holds: network,
 // namespaces, cgroup. A pod that is still desired (it Succeeded or Failed
 // with its manifest present) keeps its exited containers for status and
-// logs; otherwise everything goes, containers and volumes included. Before
+// logs, unless it was evicted; otherwise everything goes, containers and
+// volumes included. Before
 // the first manifest snapshot no pod is known to be deleted (a termination
 // resumed at start may be that of a finished pod the manifests still
 // want): it keeps them too, and if it turns out deleted, housekeeping
@@ -88,7 +89,10 @@ func (s *Syncer) SyncTerminatedPod(ctx context.Context, pod *corev1.Pod) error {
 	if desired {
 		s.updateStoppedStatus(pod, running)
 	}
-	return s.cleanupPod(ctx, pod.UID, !desired)
+	// An evicted pod's content goes as a deleted pod's (the kubelet's
+	// ShouldPodContentBeRemoved): what it used is reclaimed, its status
+	// stays.
+	return s.cleanupPod(ctx, pod.UID, !desired || s.isEvicted(pod))
 }
 
 // cleanupPod tears down every sandbox of uid, its cgroup and (removeAll)
@@ -111,6 +115,7 @@ func (s *Syncer) cleanupPod(ctx context.Context, uid types.UID, removeAll bool) 
 		}
 	}
 	if removeAll {
+		s.forgetEvicted(uid)
 		more, err := s.removePodContents(ctx, uid)
 		if err != nil {
 			return err
