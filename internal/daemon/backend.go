@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -218,29 +217,15 @@ func runningContainerID(p *corev1.Pod, container string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cs := podview.ContainerStatus(p, name)
-	if cs == nil {
-		return "", api.Conflictf("container %s is not running (state: not created)", name)
+	if msg := podview.NotRunning(p, name); msg != "" {
+		return "", api.Conflictf("%s", msg)
 	}
+	cs := podview.ContainerStatus(p, name)
 	id := strings.TrimPrefix(cs.ContainerID, "containerd://")
-	if cs.State.Running == nil || id == "" {
-		return "", api.Conflictf("container %s is not running (state: %s)", name, stateSummary(cs.State))
+	if id == "" {
+		return "", api.Conflictf("container %s is not running (state: %s)", name, podview.StateSummary(cs.State))
 	}
 	return id, nil
-}
-
-// stateSummary describes a container state in a few words: "waiting:
-// CrashLoopBackOff", "terminated: Completed, exit code 0".
-func stateSummary(s corev1.ContainerState) string {
-	switch {
-	case s.Running != nil:
-		return "running"
-	case s.Terminated != nil:
-		return fmt.Sprintf("terminated: %s, exit code %d", cmp.Or(s.Terminated.Reason, "Unknown"), s.Terminated.ExitCode)
-	case s.Waiting != nil && s.Waiting.Reason != "":
-		return "waiting: " + s.Waiting.Reason
-	}
-	return "waiting"
 }
 
 // pickContainer resolves the container name (kubectl's default when none

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 	utilexec "k8s.io/client-go/util/exec"
 
+	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/model/runtimeapi"
 )
 
@@ -41,8 +43,12 @@ type ExecRequest struct {
 // and dialer, kubernetes/kubernetes#129915), while its SPDY round tripper
 // takes the socket's transport for the upgrade.
 func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if _, err := c.GetPod(ctx, req.Namespace, req.Name); err != nil {
+	p, err := c.GetPod(ctx, req.Namespace, req.Name)
+	if err != nil {
 		return -1, err // the pod's NotFound as the API words it
+	}
+	if err := notRunning(p, req.Container); err != nil {
+		return -1, err
 	}
 	if req.Stdin && stdin == nil {
 		stdin = strings.NewReader("")
@@ -82,6 +88,22 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, std
 		return exit.ExitStatus(), nil
 	}
 	return -1, execError(c.fromKube(err))
+}
+
+// notRunning is podhost's words for a container of p that is known and
+// does not run (the kube API answers the kubelet's terser `container not
+// found ("c")`); nil otherwise, the stream server then decides.
+func notRunning(p *corev1.Pod, container string) error {
+	if container == "" {
+		container, _ = podview.DefaultContainer(p)
+	}
+	if !slices.Contains(podview.ContainerNames(p), container) || podview.ContainerStatus(p, container) == nil {
+		return nil
+	}
+	if msg := podview.NotRunning(p, container); msg != "" {
+		return &statusError{msg: msg, sentinel: ErrConflict}
+	}
+	return nil
 }
 
 // execError drops SPDY's "unable to upgrade connection: " before the API's
