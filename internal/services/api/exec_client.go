@@ -11,10 +11,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	httpstreamspdy "k8s.io/apimachinery/pkg/util/httpstream/spdy"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/remotecommand"
+	clientspdy "k8s.io/client-go/transport/spdy"
 	utilexec "k8s.io/client-go/util/exec"
+	httpstreamspdy "k8s.io/streaming/pkg/httpstream/spdy"
 
 	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/model/runtimeapi"
@@ -67,7 +68,7 @@ func (c *Client) Exec(ctx context.Context, req ExecRequest, stdin io.Reader, std
 	if err != nil {
 		return -1, fmt.Errorf("exec: %w", err)
 	}
-	ex, err := remotecommand.NewSPDYExecutorForTransports(wrapper, up, http.MethodPost, u)
+	ex, err := remotecommand.NewSPDYExecutorForTransports(wrapper, clientspdy.NewUpgraderForStreaming(up), http.MethodPost, u)
 	if err != nil {
 		return -1, fmt.Errorf("exec: %w", err)
 	}
