@@ -4,60 +4,52 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 )
 
 // execBackend answers exec like a shell would for `sh -c 'exit N'`, and
-// echoes stdin for cat.
-type execBackend struct{ got chan api.ExecRequest }
+// echoes stdin for cat, in pods default/web and ns/web.
+type execBackend struct {
+	*clienttest.FakeDaemon
+	got chan api.ExecRequest
+}
 
-func (execBackend) Pods() []*corev1.Pod                                             { return nil }
-func (execBackend) Events(string, string) ([]api.Event, error)                      { return nil, nil }
-func (execBackend) FileErrors() []api.FileError                                     { return nil }
-func (execBackend) Ready() bool                                                     { return true }
-func (execBackend) Runtime() api.RuntimeStatus                                      { return api.RuntimeStatus{Healthy: true} }
-func (execBackend) Node(context.Context) (*corev1.Node, error)                      { return &corev1.Node{}, nil }
-func (execBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
-func (b execBackend) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, _ io.Writer) (int, error) {
-	b.got <- req
-	if req.Name != "web" {
-		return -1, api.NotFoundf("pods %q not found", req.Name) // the daemon's words (internal/daemon/backend.go)
-	}
+func (b execBackend) Exec(_ context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, _ io.WriteCloser, tty bool, _ <-chan stream.TerminalSize) (int, error) {
+	b.got <- api.ExecRequest{Namespace: pod.Namespace, Name: pod.Name, Container: container, Command: cmd, Stdin: stdin != nil, TTY: tty}
 	if stdin != nil {
 		_, err := io.Copy(stdout, stdin)
 		return 0, err
 	}
 	var code int
-	_, _ = fmt.Sscanf(req.Command[len(req.Command)-1], "exit %d", &code)
+	_, _ = fmt.Sscanf(cmd[len(cmd)-1], "exit %d", &code)
 	return code, nil
+}
+
+// execPod is a Running pod web with running containers.
+func execPod(namespace string, containers ...string) *corev1.Pod {
+	p := &corev1.Pod{}
+	p.Namespace, p.Name, p.Status.Phase = namespace, "web", corev1.PodRunning
+	for _, c := range containers {
+		p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: c, Image: "img"})
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{Name: c,
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}})
+	}
+	return p
 }
 
 func TestExec(t *testing.T) {
 	e := newTestEnv(t)
-	dir, err := os.MkdirTemp("", "ph-cmd-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	sock := filepath.Join(dir, "s.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	b := execBackend{got: make(chan api.ExecRequest, 1)}
-	go func() { _ = api.NewServer(b, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
-	for api.NewClient(sock).Ready(ctx) != nil {
-		time.Sleep(5 * time.Millisecond)
-	}
+	b := execBackend{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{execPod("default", "c"), execPod("ns", "c", "side")},
+		RuntimeStatus: api.RuntimeStatus{Healthy: true}}, got: make(chan api.ExecRequest, 1)}
+	sock := clienttest.Serve(t, b)
 	for _, tc := range []struct {
 		stdin          string
 		args           []string
@@ -66,14 +58,14 @@ func TestExec(t *testing.T) {
 		req            *api.ExecRequest
 	}{
 		{args: []string{"exec", "web", "--", "sh", "-c", "exit 3"}, code: 3, stderr: "command terminated with exit code 3\n",
-			req: &api.ExecRequest{Namespace: "default", Name: "web", Command: []string{"sh", "-c", "exit 3"}}},
+			req: &api.ExecRequest{Namespace: "default", Name: "web", Container: "c", Command: []string{"sh", "-c", "exit 3"}}},
 		// -t without -i: no TTY, as kubectl's SetupTTY
 		{args: []string{"exec", "web", "-n", "ns", "-c", "side", "-t", "--", "sh", "-c", "exit 0"},
 			req: &api.ExecRequest{Namespace: "ns", Name: "web", Container: "side", Command: []string{"sh", "-c", "exit 0"}}},
 		// -it with stdin not a terminal: kubectl's warning, no TTY, the input passed
 		{stdin: "piped", args: []string{"exec", "-it", "web", "--", "cat"}, stdout: "piped",
 			stderr: "Unable to use a TTY - input is not a terminal or the right kind of file\n",
-			req:    &api.ExecRequest{Namespace: "default", Name: "web", Stdin: true, Command: []string{"cat"}}},
+			req:    &api.ExecRequest{Namespace: "default", Name: "web", Container: "c", Stdin: true, Command: []string{"cat"}}},
 		{stdin: "abc", args: []string{"exec", "-i", "web", "--", "cat"}, stdout: "abc"},
 		{args: []string{"exec", "nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},
 		{args: []string{"exec", "pod/nope", "--", "true"}, code: 1, stderr: "Error from server (NotFound): pods \"nope\" not found\n"},

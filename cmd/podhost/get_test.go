@@ -1,62 +1,27 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
-// podsBackend serves fixed pods.
-type podsBackend struct{ pods []*corev1.Pod }
-
-func (b podsBackend) Pods() []*corev1.Pod                      { return b.pods }
-func (podsBackend) Events(string, string) ([]api.Event, error) { return nil, nil }
-func (podsBackend) FileErrors() []api.FileError                { return nil }
-func (podsBackend) Ready() bool                                { return true }
-func (podsBackend) Runtime() api.RuntimeStatus                 { return api.RuntimeStatus{Healthy: true} }
-
-// Node is a Ready node named host1.
-func (podsBackend) Node(context.Context) (*corev1.Node, error) {
+// servePods runs the API servers over pods and a Ready node named host1,
+// and returns their socket.
+func servePods(t *testing.T, pods ...*corev1.Pod) string {
+	t.Helper()
 	n := &corev1.Node{}
 	n.Name, n.Status.NodeInfo.KubeletVersion = "host1", "v0.3.0"
 	n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}}
-	return n, nil
-}
-func (podsBackend) Logs(context.Context, api.LogRequest, http.ResponseWriter) error { return nil }
-func (podsBackend) Exec(context.Context, api.ExecRequest, io.Reader, io.Writer, io.Writer) (int, error) {
-	return 0, nil
-}
-
-// servePods runs the API server over pods and returns its socket.
-func servePods(t *testing.T, pods ...*corev1.Pod) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "ph-cmd-") // short: socket paths are limited to 108 bytes
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s.sock")
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	go func() { _ = api.NewServer(podsBackend{pods: pods}, slog.New(slog.DiscardHandler)).Listen(ctx, sock) }()
-	for api.NewClient(sock).Ready(ctx) != nil {
-		time.Sleep(5 * time.Millisecond)
-	}
-	return sock
+	return clienttest.Serve(t, &clienttest.FakeDaemon{PodList: pods, NodeObject: n, RuntimeStatus: api.RuntimeStatus{Healthy: true}})
 }
 
 func namedPod(name string, labels map[string]string) *corev1.Pod {
@@ -83,9 +48,9 @@ func TestGetPrinterFlags(t *testing.T) {
 			stdout: "web   0/1   Running   0   <unknown>   web   front   prod\n"},
 		{args: []string{"get", "pods", "--label-columns=app", "--show-labels"}, stdout: "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         APP   LABELS\n" +
-			"web    0/1     Running   0          <unknown>   web   app=web,env=prod,tier=front\n" +
-			"db     0/1     Running   0          <unknown>         <none>\n"},
-		{args: []string{"get", "pods", "-o", "name", "-L", "app", "--no-headers"}, stdout: "pod/web\npod/db\n"},
+			"db     0/1     Running   0          <unknown>         <none>\n" +
+			"web    0/1     Running   0          <unknown>   web   app=web,env=prod,tier=front\n"},
+		{args: []string{"get", "pods", "-o", "name", "-L", "app", "--no-headers"}, stdout: "pod/db\npod/web\n"},
 		{args: []string{"get", "pods", "-o", "yaml", "--show-labels"}, code: 1,
 			stderr: "Error: --show-labels option cannot be used with yaml printer\n"},
 		{args: []string{"get", "configmaps", "--show-labels"}, code: 1,
@@ -138,7 +103,7 @@ func TestNamesAsKubectl(t *testing.T) {
 		{args: []string{"get", "pod/web", "-l", "app=web"}, code: 1, stderr: "Error: selectors and the all flag cannot be used when passing resource/name arguments\n"},
 		{args: []string{"get", "pods", "web", "-A"}, code: 1, stderr: "Error: a resource cannot be retrieved by name across all namespaces\n"},
 		{args: []string{"get", "cm/app", "-A"}, code: 1, stderr: "Error: a resource cannot be retrieved by name across all namespaces\n"},
-		{args: []string{"get", "pods", "-A", "-o", "name"}, stdout: "pod/web\npod/db\n"},
+		{args: []string{"get", "pods", "-A", "-o", "name"}, stdout: "pod/db\npod/web\n"},
 		{args: []string{"get", "pods", "web", "nope", "--sort-by=.bad"}, code: 1,
 			stderr: "Error: --sort-by: couldn't find any field with path \"{.bad}\" in the list of objects\n" + notFound + "pods \"nope\" not found\n"},
 		{args: []string{"get", "pods", "db", "web", "-w"}, code: 1,

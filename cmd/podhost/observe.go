@@ -55,7 +55,6 @@ func newTopCmd(g *globalOptions) *cobra.Command {
 	f.StringVarP(&opts.Namespace, "namespace", "n", "default", "the pods' namespace")
 	f.BoolVarP(&opts.AllNamespaces, "all-namespaces", "A", false, "pods of every namespace")
 	f.BoolVar(&opts.Containers, "containers", false, "one line per container")
-	f.StringVar(&opts.Window, "window", "", "CPU sampling window (default 1s, at most 1m)")
 	top.AddCommand(pods)
 	return top
 }

@@ -1,12 +1,10 @@
 package daemon
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"slices"
 	"strings"
 
@@ -66,7 +64,7 @@ func (b *backend) deletedPodEvents(namespace string, pods []*corev1.Pod) []recor
 	})
 }
 
-// Node is this machine as a core/v1 Node (GET /v1/node).
+// Node is this machine as a core/v1 Node (the kube API's one node).
 func (b *backend) Node(ctx context.Context) (*corev1.Node, error) { return b.node.node(ctx), nil }
 
 // Runtime reports containerd's health (the rthealth probe).
@@ -112,22 +110,6 @@ func (b *backend) find(namespace, name string) (*corev1.Pod, error) {
 	return nil, api.NotFoundf("pods %q not found", name)
 }
 
-func (b *backend) Events(namespace, name string) ([]api.Event, error) {
-	p, err := b.find(namespace, name)
-	if err != nil {
-		return nil, err
-	}
-	evs, err := b.st.Events(p.UID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]api.Event, 0, len(evs))
-	for _, e := range evs {
-		out = append(out, api.Event{Time: e.Time, Type: e.Type, Reason: e.Reason, Message: e.Message, First: e.First, Count: e.Count})
-	}
-	return out, nil
-}
-
 func (b *backend) FileErrors() []api.FileError {
 	var out []api.FileError
 	fes := b.mgr.FileErrors()
@@ -152,14 +134,6 @@ func (b *backend) FileErrors() []api.FileError {
 
 // imagesErrors is the images directory's loader (*imagesdir.Loader).
 type imagesErrors interface{ Errors() []imagesdir.FileError }
-
-// Logs streams a container's CRI log file (the current attempt, or the
-// previous one with Previous), flushing as it goes so `logs -f` is live.
-func (b *backend) Logs(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
-	return b.logsTo(ctx, req, &flushWriter{w: w, rc: http.NewResponseController(w)}, func() {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	})
-}
 
 // logsTo writes the selected log to w (which flushes per write, so that
 // logs -f is live); ready runs once the log is found, before the first
@@ -236,21 +210,6 @@ func attemptRunning(p *corev1.Pod, name string, attempt int) bool {
 	return cs == nil || cs.State.Running != nil && int(cs.RestartCount) == attempt
 }
 
-// Exec runs a command in a running container of a pod.
-func (b *backend) Exec(ctx context.Context, req api.ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	p, err := b.find(req.Namespace, req.Name)
-	if err != nil {
-		return -1, err
-	}
-	id, err := runningContainerID(p, req.Container)
-	if err != nil {
-		return -1, err
-	}
-	// As the kube API's exec (StreamRuntime.Exec): TERM=xterm with a TTY,
-	// the console of the client's size from the start, then its resizes.
-	return b.rt.ExecWith(ctx, id, req.Command, runtime.ExecOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr, TTY: req.TTY, Resize: req.Resize})
-}
-
 // runningContainerID resolves the container (as pickContainer does) and
 // returns its runtime ID; it must be running.
 func runningContainerID(p *corev1.Pod, container string) (string, error) {
@@ -258,29 +217,15 @@ func runningContainerID(p *corev1.Pod, container string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cs := podview.ContainerStatus(p, name)
-	if cs == nil {
-		return "", api.Conflictf("container %s is not running (state: not created)", name)
+	if msg := podview.NotRunning(p, name); msg != "" {
+		return "", api.Conflictf("%s", msg)
 	}
+	cs := podview.ContainerStatus(p, name)
 	id := strings.TrimPrefix(cs.ContainerID, "containerd://")
-	if cs.State.Running == nil || id == "" {
-		return "", api.Conflictf("container %s is not running (state: %s)", name, stateSummary(cs.State))
+	if id == "" {
+		return "", api.Conflictf("container %s is not running (state: %s)", name, podview.StateSummary(cs.State))
 	}
 	return id, nil
-}
-
-// stateSummary describes a container state in a few words: "waiting:
-// CrashLoopBackOff", "terminated: Completed, exit code 0".
-func stateSummary(s corev1.ContainerState) string {
-	switch {
-	case s.Running != nil:
-		return "running"
-	case s.Terminated != nil:
-		return fmt.Sprintf("terminated: %s, exit code %d", cmp.Or(s.Terminated.Reason, "Unknown"), s.Terminated.ExitCode)
-	case s.Waiting != nil && s.Waiting.Reason != "":
-		return "waiting: " + s.Waiting.Reason
-	}
-	return "waiting"
 }
 
 // pickContainer resolves the container name (kubectl's default when none
@@ -296,17 +241,6 @@ func pickContainer(p *corev1.Pod, name string) (string, int, error) {
 		return name, int(cs.RestartCount), nil
 	}
 	return name, 0, nil
-}
-
-type flushWriter struct {
-	w  io.Writer
-	rc *http.ResponseController
-}
-
-func (f *flushWriter) Write(p []byte) (int, error) {
-	n, err := f.w.Write(p)
-	_ = f.rc.Flush()
-	return n, err
 }
 
 // filePods: the pods a file error concerns — kept, running from the file,

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
@@ -118,8 +120,18 @@ func (b kubeBackend) Logs(ctx context.Context, pod *corev1.Pod, opts *corev1.Pod
 	case opts.SinceSeconds != nil:
 		req.Since = time.Now().Add(-time.Duration(*opts.SinceSeconds) * time.Second)
 	}
-	return b.logsTo(ctx, req, w, nil)
+	err := b.logsTo(ctx, req, w, nil)
+	var st apierrors.APIStatus
+	if err != nil && ctx.Err() == nil && !errors.As(err, &st) {
+		// The kubelet's words, as the API server answers them: a bad request.
+		return apierrors.NewBadRequest(err.Error())
+	}
+	return err
 }
+
+// PodsWarning is what every reader of pods is told (Warning headers):
+// containerd unreachable, the state db not writable.
+func (b kubeBackend) PodsWarning() string { return b.Runtime().Warning() }
 
 // PodMetrics is metrics.k8s.io's view of kubectl top's sample (a 1 s CPU
 // rate, the working set).

@@ -9,10 +9,13 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/model/runtimeapi"
 	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 )
 
 // ttyDaemon is a daemon whose exec reports what it got: the request, then
@@ -24,15 +27,26 @@ type ttyDaemon struct {
 	resized runtimeapi.TerminalSize
 }
 
-func (d *ttyDaemon) Exec(ctx context.Context, req api.ExecRequest, _ io.Reader, stdout, _ io.Writer) (int, error) {
-	d.reqs <- req
-	if req.Resize == nil {
+func (d *ttyDaemon) Exec(ctx context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, _ io.WriteCloser, tty bool, resize <-chan stream.TerminalSize) (int, error) {
+	req := api.ExecRequest{Namespace: pod.Namespace, Name: pod.Name, Container: container, Command: cmd, Stdin: stdin != nil, TTY: tty, Resize: resize}
+	if !tty {
+		d.reqs <- req
 		return 0, nil
+	}
+	// The first size comes as the first resize (remotecommand's): the
+	// request's size is that one.
+	select {
+	case sz := <-resize:
+		req.Width, req.Height = sz.Width, sz.Height
+		d.reqs <- req
+		d.sizes <- sz
+	case <-ctx.Done():
+		return -1, ctx.Err()
 	}
 	_, _ = io.WriteString(stdout, "$ ") // a prompt: the connection is upgraded, resize frames are read
 	for {
 		select {
-		case sz := <-req.Resize:
+		case sz := <-resize:
 			d.sizes <- sz
 			if sz == d.resized {
 				return 0, nil
@@ -48,7 +62,7 @@ func (d *ttyDaemon) Exec(ctx context.Context, req api.ExecRequest, _ io.Reader, 
 func TestExecTerminalSize(t *testing.T) {
 	master, slave := clienttest.OpenPTY(t, 100, 30)
 	go func() { _, _ = io.Copy(io.Discard, master) }() // what the "command" writes
-	d := &ttyDaemon{FakeDaemon: clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}, reqs: make(chan api.ExecRequest, 1),
+	d := &ttyDaemon{FakeDaemon: clienttest.FakeDaemon{PodList: []*corev1.Pod{clienttest.RunningWebPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, reqs: make(chan api.ExecRequest, 1),
 		sizes: make(chan runtimeapi.TerminalSize, 8), resized: runtimeapi.TerminalSize{Width: 120, Height: 40}}
 	sock := serve(t, d)
 	done := make(chan error, 1)

@@ -38,24 +38,24 @@ func TestGetLabelColumnsAndNoHeaders(t *testing.T) {
 	}{
 		{"show-labels", GetOptions{Namespace: "default", ShowLabels: true}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         LABELS\n" +
-			"web    0/1     Running   0          <unknown>   app.kubernetes.io/name=shop,app=web,tier=front\n" +
-			"db     0/1     Running   0          <unknown>   <none>\n"},
+			"db     0/1     Running   0          <unknown>   <none>\n" +
+			"web    0/1     Running   0          <unknown>   app.kubernetes.io/name=shop,app=web,tier=front\n"},
 		{"label columns", GetOptions{Namespace: "default", LabelColumns: []string{"app.kubernetes.io/name", "tier"}}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         NAME   TIER\n" +
-			"web    0/1     Running   0          <unknown>   shop   front\n" +
-			"db     0/1     Running   0          <unknown>          \n"},
+			"db     0/1     Running   0          <unknown>          \n" +
+			"web    0/1     Running   0          <unknown>   shop   front\n"},
 		{"wide, label columns and labels", GetOptions{Namespace: "default", Output: "wide", LabelColumns: []string{"app"}, ShowLabels: true}, "" +
 			"NAME   READY   STATUS    RESTARTS   AGE         IP       NODE     SOURCE   APP   LABELS\n" +
-			"web    0/1     Running   0          <unknown>   <none>   <none>   <none>   web   app.kubernetes.io/name=shop,app=web,tier=front\n" +
-			"db     0/1     Running   0          <unknown>   <none>   <none>   <none>         <none>\n"},
+			"db     0/1     Running   0          <unknown>   <none>   <none>   <none>         <none>\n" +
+			"web    0/1     Running   0          <unknown>   <none>   <none>   <none>   web   app.kubernetes.io/name=shop,app=web,tier=front\n"},
 		{"no headers", GetOptions{Namespace: "default", NoHeaders: true, LabelColumns: []string{"app"}}, "" +
-			"web   0/1   Running   0   <unknown>   web\n" +
-			"db    0/1   Running   0   <unknown>   \n"},
+			"db    0/1   Running   0   <unknown>   \n" +
+			"web   0/1   Running   0   <unknown>   web\n"},
 		{"no headers, custom columns", GetOptions{Namespace: "default", NoHeaders: true, Output: "custom-columns=NAME:.metadata.name,APP:.metadata.labels.app"}, "" +
-			"web   web\n" +
-			"db    <none>\n"},
-		{"label columns ignored by name", GetOptions{Namespace: "default", Output: "name", LabelColumns: []string{"app"}, NoHeaders: true}, "pod/web\npod/db\n"},
-		{"label columns ignored by jsonpath", GetOptions{Namespace: "default", Output: `jsonpath={range .items[*]}{.metadata.name}{" "}{end}`, LabelColumns: []string{"app"}}, "web db "},
+			"db    <none>\n" +
+			"web   web\n"},
+		{"label columns ignored by name", GetOptions{Namespace: "default", Output: "name", LabelColumns: []string{"app"}, NoHeaders: true}, "pod/db\npod/web\n"},
+		{"label columns ignored by jsonpath", GetOptions{Namespace: "default", Output: `jsonpath={range .items[*]}{.metadata.name}{" "}{end}`, LabelColumns: []string{"app"}}, "db web "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.o.Socket = sock

@@ -5,7 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
+	"io"
 	"slices"
 	"strings"
 	"sync"
@@ -22,13 +22,21 @@ import (
 // output, recording the requests.
 type logsDaemon struct {
 	*clienttest.FakeDaemon
-	write func(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error
+	write func(ctx context.Context, req api.LogRequest, w io.Writer) error
 
 	mu   sync.Mutex
 	reqs []api.LogRequest
 }
 
-func (d *logsDaemon) Logs(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
+func (d *logsDaemon) Logs(ctx context.Context, pod *corev1.Pod, opts *corev1.PodLogOptions, w io.Writer) error {
+	req := api.LogRequest{Namespace: pod.Namespace, Name: pod.Name, Container: opts.Container, Follow: opts.Follow,
+		Previous: opts.Previous, Timestamps: opts.Timestamps, Tail: -1}
+	if opts.TailLines != nil {
+		req.Tail = int(*opts.TailLines)
+	}
+	if opts.SinceTime != nil {
+		req.Since = opts.SinceTime.Time
+	}
 	d.mu.Lock()
 	d.reqs = append(d.reqs, req)
 	d.mu.Unlock()
@@ -164,7 +172,7 @@ func TestLogsSelector(t *testing.T) {
 // mid-line.
 func TestLogsFollowKeepsLinesWhole(t *testing.T) {
 	const lines = 200
-	write := func(_ context.Context, req api.LogRequest, w http.ResponseWriter) error {
+	write := func(_ context.Context, req api.LogRequest, w io.Writer) error {
 		if !req.Follow {
 			t.Errorf("%s: not followed", req.Container)
 		}
@@ -172,7 +180,6 @@ func TestLogsFollowKeepsLinesWhole(t *testing.T) {
 			line := fmt.Sprintf("%s line %d of a log\n", req.Container, i)
 			for part := range strings.SplitAfterSeq(line, " ") { // partial lines
 				_, _ = w.Write([]byte(part))
-				w.(http.Flusher).Flush()
 			}
 		}
 		return nil
@@ -210,12 +217,11 @@ func TestLogsFollowKeepsLinesWhole(t *testing.T) {
 // A stream that fails (e.g. a container the pod no longer has) ends the others: the
 // error is the command's, as kubectl's, and nothing hangs.
 func TestLogsFollowStopsAtFirstError(t *testing.T) {
-	write := func(ctx context.Context, req api.LogRequest, w http.ResponseWriter) error {
+	write := func(ctx context.Context, req api.LogRequest, w io.Writer) error {
 		if req.Container == "side" {
 			return fmt.Errorf("container %q in pod %q is waiting to start", req.Container, req.Name)
 		}
 		fmt.Fprintf(w, "%s up\n", req.Container)
-		w.(http.Flusher).Flush()
 		<-ctx.Done() // following until the client goes
 		return nil
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
@@ -226,21 +227,21 @@ func TestGetNamespaces(t *testing.T) {
 		names       []string
 		out, errOut string
 	}{
-		{ns: "default", out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\ndb     0/1     Running   0          <unknown>\n"},
+		{ns: "default", out: "NAME   READY   STATUS    RESTARTS   AGE\ndb     0/1     Running   0          <unknown>\nweb    0/1     Running   0          <unknown>\n"},
 		{ns: "infra", out: "NAME   READY   STATUS    RESTARTS   AGE\nweb    0/1     Running   0          <unknown>\n"},
 		{ns: "empty", errOut: "No resources found in empty namespace.\n"},
 		{ns: "default", output: "jsonpath={.status.podIP}", names: []string{"web"}, out: "10.0.0.1"},
 		{ns: "infra", output: "jsonpath={.status.podIP}", names: []string{"web"}, out: "10.0.0.9"},
-		{ns: "default", output: "name", out: "pod/web\npod/db\n"},
+		{ns: "default", output: "name", out: "pod/db\npod/web\n"},
 		{out: "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE\n" +
+			"default     db     0/1     Running   0          <unknown>\n" +
 			"default     web    0/1     Running   0          <unknown>\n" +
-			"infra       web    0/1     Running   0          <unknown>\n" +
-			"default     db     0/1     Running   0          <unknown>\n"},
+			"infra       web    0/1     Running   0          <unknown>\n"},
 		{output: "wide", out: "NAMESPACE   NAME   READY   STATUS    RESTARTS   AGE         IP         NODE     SOURCE\n" +
+			"default     db     0/1     Running   0          <unknown>   10.0.0.2   <none>   <none>\n" +
 			"default     web    0/1     Running   0          <unknown>   10.0.0.1   <none>   <none>\n" +
-			"infra       web    0/1     Running   0          <unknown>   10.0.0.9   <none>   <none>\n" +
-			"default     db     0/1     Running   0          <unknown>   10.0.0.2   <none>   <none>\n"},
-		{output: "custom-columns=NAME:.metadata.name,IP:.status.podIP", out: "NAME   IP\nweb    10.0.0.1\nweb    10.0.0.9\ndb     10.0.0.2\n"},
+			"infra       web    0/1     Running   0          <unknown>   10.0.0.9   <none>   <none>\n"},
+		{output: "custom-columns=NAME:.metadata.name,IP:.status.podIP", out: "NAME   IP\ndb     10.0.0.2\nweb    10.0.0.1\nweb    10.0.0.9\n"},
 	} {
 		var out, errOut bytes.Buffer
 		err := Get(context.Background(), GetOptions{Socket: sock, Namespace: tc.ns, Names: tc.names, Output: tc.output}, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})
@@ -349,12 +350,9 @@ func TestDescribeNames(t *testing.T) {
 // (the daemon's 404 for a missing container is not).
 func TestLogsExecPodArg(t *testing.T) {
 	d := &logsDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{multiPod("web", nil)}}}
-	d.write = func(_ context.Context, req api.LogRequest, w http.ResponseWriter) error {
-		if req.Name != "web" {
-			return api.NotFoundf("pods %q not found", req.Name)
-		}
-		if req.Container != "app" {
-			return api.NotFoundf("container %s is not valid for pod %s", req.Container, req.Name)
+	d.write = func(_ context.Context, req api.LogRequest, w io.Writer) error {
+		if req.Container != "app" { // a missing pod is the API's NotFound, before the backend
+			return apierrors.NewBadRequest(fmt.Sprintf("container %s is not valid for pod %s", req.Container, req.Name))
 		}
 		_, err := w.Write([]byte("hi\n"))
 		return err
@@ -377,7 +375,7 @@ func TestLogsExecPodArg(t *testing.T) {
 			t.Errorf("logs %s -c %q: %q, %v; want %q, %q (cmdutil.NotFoundError: %v)", tc.o.Name, tc.o.Container, out, err, tc.out, tc.err, tc.missing)
 		}
 	}
-	_, err := Exec(context.Background(), ExecOptions{Socket: serve(t, noPodsExec{&clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}}), Name: "pod/nope", Namespace: "default", Command: []string{"true"}},
+	_, err := Exec(context.Background(), ExecOptions{Socket: serve(t, &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}), Name: "pod/nope", Namespace: "default", Command: []string{"true"}},
 		cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}})
 	if nf := (*cmdutil.NotFoundError)(nil); !errors.As(err, &nf) || nf.Name != "nope" {
 		t.Errorf("exec pod/nope: %v, want a cmdutil.NotFoundError", err)
@@ -388,13 +386,14 @@ func TestLogsExecPodArg(t *testing.T) {
 // --sort-by with a bad field, describe when the runtime status or a pod's
 // events cannot be read (the other pods are still described, as kubectl's).
 func TestNamesKeepNotFound(t *testing.T) {
-	d := &eventsErrDaemon{FakeDaemon: &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, failFor: "db"}
+	d := &clienttest.FakeDaemon{PodList: []*corev1.Pod{ipPod("a", ""), ipPod("db", ""), webPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}
 	sock := serve(t, d)
 	noRuntime := proxyFailing(t, sock, "/v1/runtime")
+	noEvents := proxyFailing(t, sock, "/api/v1/namespaces/default/events")
 	const (
 		sortErr   = `--sort-by: couldn't find any field with path "{.bad}" in the list of objects`
-		eventsErr = "500 Internal Server Error: events of db: store unreadable"
-		rtErr     = "500 Internal Server Error: runtime: unavailable"
+		eventsErr = `an error on the server ("unavailable") has prevented the request from succeeding (get events)`
+		rtErr     = "500 Internal Server Error: unavailable"
 	)
 	for _, tc := range []struct {
 		name      string
@@ -406,8 +405,8 @@ func TestNamesKeepNotFound(t *testing.T) {
 			return Get(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"a", "nope", "web"}, SortBy: ".bad"}, s)
 		}, errs: []string{sortErr, `pods "nope" not found`}},
 		{name: "describe, events unreadable", run: func(s cmdutil.IOStreams) error {
-			return Describe(context.Background(), GetOptions{Socket: sock, Namespace: "default", Names: []string{"db", "nope", "web"}}, s)
-		}, errs: []string{eventsErr, `pods "nope" not found`}, described: []string{"web"}},
+			return Describe(context.Background(), GetOptions{Socket: noEvents, Namespace: "default", Names: []string{"db", "nope"}}, s)
+		}, errs: []string{eventsErr, `pods "nope" not found`}},
 		{name: "describe, runtime unreadable", run: func(s cmdutil.IOStreams) error {
 			return Describe(context.Background(), GetOptions{Socket: noRuntime, Namespace: "default", Names: []string{"web", "nope"}}, s)
 		}, errs: []string{rtErr, `pods "nope" not found`}},
@@ -439,19 +438,6 @@ func TestNamesKeepNotFound(t *testing.T) {
 	}
 }
 
-// eventsErrDaemon cannot read the events of one pod.
-type eventsErrDaemon struct {
-	*clienttest.FakeDaemon
-	failFor string
-}
-
-func (d *eventsErrDaemon) Events(_, name string) ([]api.Event, error) {
-	if name == d.failFor {
-		return nil, fmt.Errorf("events of %s: store unreadable", name)
-	}
-	return nil, nil
-}
-
 // proxyFailing serves the API at sock on a socket of its own, but answers
 // path with a 500.
 func proxyFailing(t *testing.T, sock, path string) string {
@@ -473,7 +459,7 @@ func proxyFailing(t *testing.T, sock, path string) string {
 	}
 	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == path {
-			http.Error(w, "runtime: unavailable", http.StatusInternalServerError)
+			http.Error(w, "unavailable", http.StatusInternalServerError)
 			return
 		}
 		proxy.ServeHTTP(w, r)
@@ -481,11 +467,4 @@ func proxyFailing(t *testing.T, sock, path string) string {
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return l.Addr().String()
-}
-
-// noPodsExec answers every exec as the daemon does for a missing pod.
-type noPodsExec struct{ *clienttest.FakeDaemon }
-
-func (noPodsExec) Exec(_ context.Context, req api.ExecRequest, _ io.Reader, _, _ io.Writer) (int, error) {
-	return -1, api.NotFoundf("pods %q not found", req.Name)
 }

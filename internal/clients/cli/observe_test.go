@@ -3,7 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
-	"net/http"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -12,8 +12,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	metricsv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 
 	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
@@ -21,7 +23,7 @@ import (
 	"github.com/podhost/podhost/internal/services/api"
 )
 
-// observeDaemon adds the observability endpoints to fakeDaemon.
+// observeDaemon adds events and usage to FakeDaemon, in the CLI's shapes.
 type observeDaemon struct {
 	*clienttest.FakeDaemon
 	events []api.ObjectEvent
@@ -33,37 +35,61 @@ type observeDaemon struct {
 type eventFeed struct {
 	mu     sync.Mutex
 	events []api.ObjectEvent
+	touch  func()
 }
 
 func (f *eventFeed) add(e api.ObjectEvent) {
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	f.events = append(f.events, e)
+	f.mu.Unlock()
+	f.touch()
 }
 
-func (o observeDaemon) Changed() <-chan struct{} { return make(chan struct{}) }
-func (o observeDaemon) Metrics() http.Handler    { return http.NotFoundHandler() }
-func (o observeDaemon) AllEvents(ns string) ([]api.ObjectEvent, error) {
+// Events are the test's events as the daemon's Kubernetes API lists them.
+func (o observeDaemon) Events() []*corev1.Event {
 	all := o.events
 	if o.more != nil {
 		o.more.mu.Lock()
 		all = append(append([]api.ObjectEvent{}, all...), o.more.events...)
 		o.more.mu.Unlock()
 	}
-	var out []api.ObjectEvent
-	for _, e := range all {
-		if ns == "" || e.Namespace == ns {
-			out = append(out, e)
+	out := make([]*corev1.Event, 0, len(all))
+	for i, e := range all {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: e.Namespace, Name: e.Pod}}
+		first := e.First
+		if first.IsZero() {
+			first = e.Time
 		}
+		ev := clienttest.PodEvent(pod, e.Time, first, max(e.Count, 1), e.Type, e.Reason, e.Message)
+		ev.Name = fmt.Sprintf("%s.%d", e.Pod, i)
+		out = append(out, ev)
+	}
+	return out
+}
+
+// PodMetrics is the test's usage as metrics.k8s.io's PodMetrics.
+func (o observeDaemon) PodMetrics(_ context.Context, ns string) ([]metricsv1beta1.PodMetrics, error) {
+	var out []metricsv1beta1.PodMetrics
+	for _, p := range o.top {
+		if ns != "" && p.Namespace != ns {
+			continue
+		}
+		pm := metricsv1beta1.PodMetrics{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name}}
+		for _, c := range p.Containers {
+			pm.Containers = append(pm.Containers, metricsv1beta1.ContainerMetrics{Name: c.Name, Usage: corev1.ResourceList{
+				corev1.ResourceCPU:    *resource.NewMilliQuantity(c.CPUMillis, resource.DecimalSI),
+				corev1.ResourceMemory: *resource.NewQuantity(c.MemoryBytes, resource.BinarySI)}})
+		}
+		out = append(out, pm)
 	}
 	return out, nil
 }
-func (o observeDaemon) Top(context.Context, string, time.Duration) ([]api.PodMetrics, error) {
-	return o.top, nil
-}
 
 func serveObserve(t *testing.T, o observeDaemon) string {
-	return clienttest.Serve(t, o, func(s *api.Server) { s.EnableObserve(o) })
+	if o.more != nil {
+		o.more.touch = o.Touch
+	}
+	return clienttest.Serve(t, o)
 }
 
 func ipPod(name, ip string) *corev1.Pod {
@@ -78,10 +104,10 @@ func TestGetTemplates(t *testing.T) {
 		name, pod, output, want, wantErr string
 	}{
 		{"jsonpath one pod", "web", "jsonpath={.status.podIP}", "10.88.0.5", ""},
-		{"jsonpath list range", "", `jsonpath={range .items[*]}{.metadata.name}={.status.podIP}{"\n"}{end}`, "web=10.88.0.5\ndb=\n", ""},
+		{"jsonpath list range", "", `jsonpath={range .items[*]}{.metadata.name}={.status.podIP}{"\n"}{end}`, "db=\nweb=10.88.0.5\n", ""},
 		{"jsonpath missing key", "web", "jsonpath={.status.nominatedNodeName}", "", ""},
 		{"custom columns", "", "custom-columns=NAME:.metadata.name,IP:{.status.podIP},PHASE:status.phase",
-			"NAME   IP          PHASE\nweb    10.88.0.5   Running\ndb     <none>      Running\n", ""},
+			"NAME   IP          PHASE\ndb     <none>      Running\nweb    10.88.0.5   Running\n", ""},
 		{"bad jsonpath", "web", "jsonpath={.status", "", "error parsing jsonpath"},
 		{"bad columns", "", "custom-columns=NAME", "", "expected <header>:<json-path-expr>"},
 		{"unknown format", "", "tmpl={{.}}", "", "allowed formats are: custom-columns,json,jsonpath"},

@@ -19,7 +19,6 @@ type TopOptions struct {
 	AllNamespaces bool
 	Name          string
 	Containers    bool
-	Window        string // CPU sampling window ("" = the daemon's 1s)
 }
 
 // Top prints NAME CPU(cores) MEMORY(bytes) per pod (POD NAME … per
@@ -35,7 +34,7 @@ func Top(ctx context.Context, o TopOptions, s cmdutil.IOStreams) error {
 		return err
 	}
 	c := cmdutil.NewClient(o.Socket, s)
-	pms, err := c.Top(ctx, ns, o.Window)
+	pms, err := c.Top(ctx, ns)
 	if err != nil {
 		return err
 	}

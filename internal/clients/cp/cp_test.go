@@ -19,6 +19,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
+	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 )
 
 func TestCpArgs(t *testing.T) {
@@ -83,14 +84,11 @@ type cpDaemon struct {
 	extracted []string
 }
 
-func (d *cpDaemon) Exec(_ context.Context, req api.ExecRequest, stdin io.Reader, stdout, stderr io.Writer) (int, error) {
-	if req.Name != "web" {
-		return -1, api.NotFoundf("pods %q not found", req.Name)
-	}
+func (d *cpDaemon) Exec(_ context.Context, pod *corev1.Pod, container string, cmd []string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, _ <-chan stream.TerminalSize) (int, error) {
+	req := api.ExecRequest{Namespace: pod.Namespace, Name: pod.Name, Container: container, Command: cmd, Stdin: stdin != nil, TTY: tty}
 	d.mu.Lock()
 	d.reqs = append(d.reqs, req)
 	d.mu.Unlock()
-	cmd := req.Command
 	switch {
 	case cmd[0] == "test":
 		if d.dirs[cmd[2]] {
@@ -138,7 +136,7 @@ func (d *cpDaemon) take() ([]api.ExecRequest, []string) {
 func TestCp(t *testing.T) {
 	local := t.TempDir()
 	writeTree(t, local, "f: F", "d/a: A", "d/sub/b: B", "big: "+strings.Repeat("x", 4<<20))
-	b := &cpDaemon{FakeDaemon: clienttest.FakeDaemon{PodList: []*corev1.Pod{clienttest.WebPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, dirs: map[string]bool{"/tmp": true},
+	b := &cpDaemon{FakeDaemon: clienttest.FakeDaemon{PodList: []*corev1.Pod{clienttest.RunningWebPod()}, RuntimeStatus: api.RuntimeStatus{Healthy: true}}, dirs: map[string]bool{"/tmp": true},
 		archives: map[string][]byte{
 			"/etc/hosts": buildTar(t, []tarEntry{{name: "etc/hosts", typ: tar.TypeReg, body: "H"}}),
 			"/bad":       buildTar(t, []tarEntry{{name: "other/x", typ: tar.TypeReg, body: strings.Repeat("x", 4<<20)}}),

@@ -121,9 +121,6 @@ func (w *podWait) run(ctx context.Context, c *api.Client) error {
 	for {
 		w.pods, w.synced = map[string]*corev1.Pod{}, false
 		err := c.WatchPodsSynced(ctx, w.event)
-		if errors.Is(err, api.ErrNoBookmark) {
-			err = pollPods(ctx, c, w.event)
-		}
 		switch {
 		case errors.Is(err, errWaitDone):
 			return nil
@@ -201,38 +198,6 @@ func (w *podWait) noteDeleting(p *corev1.Pod) {
 	for i := range w.targets {
 		if t := &w.targets[i]; t.uid == p.UID && t.namespace == p.Namespace && t.name == p.Name {
 			t.deleting = true
-		}
-	}
-}
-
-// pollPods feeds fn what a synced watch would, from the pod list every
-// waitRetry: for a daemon whose watch has no bookmark (an older podhost
-// still running after an upgrade).
-func pollPods(ctx context.Context, c *api.Client, fn func(api.WatchEvent) error) error {
-	prev := map[types.UID]*corev1.Pod{}
-	for first := true; ; first = false {
-		list, err := c.ListPods(ctx)
-		if err != nil {
-			return err
-		}
-		now := make([]*corev1.Pod, len(list.Items))
-		for i := range list.Items {
-			now[i] = &list.Items[i]
-		}
-		var evs []api.WatchEvent
-		prev, evs = api.DiffPods(prev, now)
-		if first {
-			evs = append(evs, api.WatchEvent{Type: api.WatchBookmark})
-		}
-		for _, e := range evs {
-			if err := fn(e); err != nil {
-				return err
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(waitRetry):
 		}
 	}
 }

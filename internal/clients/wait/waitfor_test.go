@@ -2,12 +2,9 @@ package wait
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
-	"net"
-	"net/http"
-	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/podhost/podhost/internal/clients/clienttest"
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -174,29 +172,56 @@ func TestWaitForArgs(t *testing.T) {
 	}
 }
 
-// An older daemon's watch has no bookmark: the wait reads the pod list
-// instead (every 250 ms) and still decides.
-func TestWaitForOldDaemon(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "old.sock")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
+// lateDaemon has no pods until its manifests are read (ready): its
+// Kubernetes API then lists them.
+type lateDaemon struct {
+	*clienttest.FakeDaemon
+	mu     sync.Mutex
+	ready  bool
+	pods   []*corev1.Pod
+	asked  chan struct{} // closed at the first SourcesReady
+	closed bool
+}
+
+func (d *lateDaemon) Pods() []*corev1.Pod { d.mu.Lock(); defer d.mu.Unlock(); return d.pods }
+func (d *lateDaemon) SourcesReady() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.closed {
+		d.closed = true
+		close(d.asked)
 	}
-	ready := waitPod("default", "web", "u1", corev1.PodRunning, corev1.ConditionTrue, nil).Object
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Query().Get("watch") == "true" {
-			w.(http.Flusher).Flush() // no bookmark header, no events
-			<-r.Context().Done()
-			return
-		}
-		_ = json.NewEncoder(w).Encode(corev1.PodList{Items: []corev1.Pod{ready}})
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	return d.ready
+}
+
+func (d *lateDaemon) read(pods ...*corev1.Pod) {
+	d.mu.Lock()
+	d.ready, d.pods = true, pods
+	d.mu.Unlock()
+	d.Touch()
+}
+
+// wait against the daemon's Kubernetes API: the initial-events-end
+// bookmark comes once the daemon read its manifests, so a wait started
+// before that (a boot script) decides on the pods they declare, not on the
+// empty list before them.
+func TestWaitBeforeManifestsAreRead(t *testing.T) {
+	d := &lateDaemon{FakeDaemon: &clienttest.FakeDaemon{RuntimeStatus: api.RuntimeStatus{Healthy: true}}, asked: make(chan struct{})}
+	sock := clienttest.Serve(t, d)
 	var out bytes.Buffer
-	err = For(t.Context(), ForOptions{Socket: sock, Namespace: "default", Names: []string{"web"}, For: "condition=Ready", Timeout: 10 * time.Second},
-		cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
-	if err != nil || out.String() != "pod/web condition met\n" {
+	done := make(chan error, 1)
+	go func() {
+		done <- For(t.Context(), ForOptions{Socket: sock, Namespace: "default", Names: []string{"web"}, For: "condition=Ready", Timeout: 30 * time.Second},
+			cmdutil.IOStreams{Out: &out, ErrOut: &bytes.Buffer{}})
+	}()
+	select {
+	case <-d.asked: // the watch waits for the manifests
+	case err := <-done:
+		t.Fatalf("wait ended before the manifests were read: %v, printed %q", err, out.String())
+	}
+	p := waitPod("default", "web", "u1", corev1.PodRunning, corev1.ConditionTrue, nil).Object
+	d.read(&p)
+	if err := <-done; err != nil || out.String() != "pod/web condition met\n" {
 		t.Fatalf("wait: %v, printed %q", err, out.String())
 	}
 }

@@ -67,3 +67,36 @@ func allContainerNames(p *corev1.Pod) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// NotRunning is podhost's words for an exec into a container that does
+// not run ("container done is not running (state: terminated: Completed,
+// exit code 0)"); "" when it runs. A container without a status is "not
+// created".
+func NotRunning(p *corev1.Pod, name string) string {
+	cs := ContainerStatus(p, name)
+	switch {
+	case cs == nil:
+		return fmt.Sprintf("container %s is not running (state: not created)", name)
+	case cs.State.Running == nil:
+		return fmt.Sprintf("container %s is not running (state: %s)", name, StateSummary(cs.State))
+	}
+	return ""
+}
+
+// StateSummary describes a container state in a few words: "waiting:
+// CrashLoopBackOff", "terminated: Completed, exit code 0".
+func StateSummary(s corev1.ContainerState) string {
+	switch {
+	case s.Running != nil:
+		return "running"
+	case s.Terminated != nil:
+		reason := s.Terminated.Reason
+		if reason == "" {
+			reason = "Unknown"
+		}
+		return fmt.Sprintf("terminated: %s, exit code %d", reason, s.Terminated.ExitCode)
+	case s.Waiting != nil && s.Waiting.Reason != "":
+		return "waiting: " + s.Waiting.Reason
+	}
+	return "waiting"
+}

@@ -8,22 +8,29 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/rest"
 )
 
 // ErrDaemonDown means nothing answers on the socket.
 var ErrDaemonDown = errors.New("podhost daemon is not running")
 
-// Client talks to the daemon over its unix socket.
+// Client is the CLI's client of the daemon's socket. What the Kubernetes
+// API serves (pods, events, logs, exec, the node, metrics.k8s.io) it reads
+// there, through client-go's RESTClient and remotecommand (kube.go,
+// observe_client.go, exec_client.go); /v1 only for what that API has no
+// resource for: refused manifest files, containerd's health, rollouts,
+// readiness (decisions.md 23).
 type Client struct {
 	socket string
+	tr     *http.Transport
 	hc     *http.Client
+	cfg    *rest.Config
+	core   *rest.RESTClient // /api/v1
+	mx     *rest.RESTClient // /apis/metrics.k8s.io/v1beta1
 	// Warn, when set, receives the text of each Warning header of a
 	// response (refused manifest files, a containerd outage).
 	Warn func(text string)
@@ -35,14 +42,32 @@ func NewClient(path string) *Client {
 		var d net.Dialer
 		return d.DialContext(ctx, "unix", path)
 	}}
-	return &Client{socket: path, hc: &http.Client{Transport: tr}}
+	c := &Client{socket: path, tr: tr, hc: &http.Client{Transport: tr}}
+	c.cfg = &rest.Config{Host: "http://podhost", Transport: tr, QPS: -1, // no client-side rate limit: one local daemon
+		WarningHandler: warnTo(func(text string) {
+			if c.Warn != nil {
+				c.Warn(text)
+			}
+		})}
+	c.core, c.mx = c.restClients()
+	return c
+}
+
+// warnTo is a rest.WarningHandler calling a function with each warning's text.
+type warnTo func(text string)
+
+func (f warnTo) HandleWarningHeader(code int, _, text string) {
+	if code == 299 && text != "" {
+		f(text)
+	}
 }
 
 func (c *Client) get(ctx context.Context, path string) (*http.Response, error) {
 	return c.do(ctx, http.MethodGet, path)
 }
 
-// do sends a request without a body; non-200 answers are errors.
+// do sends a request without a body to a /v1 path; non-200 answers are
+// errors.
 func (c *Client) do(ctx context.Context, method, path string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, "http://podhost"+path, nil)
 	if err != nil {
@@ -50,10 +75,7 @@ func (c *Client) do(ctx context.Context, method, path string) (*http.Response, e
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
-			return nil, fmt.Errorf("%w (socket %s)", ErrDaemonDown, c.socket)
-		}
-		return nil, err
+		return nil, c.fromKube(err)
 	}
 	if c.Warn != nil {
 		for _, v := range resp.Header.Values("Warning") {
@@ -78,6 +100,30 @@ func (c *Client) do(ctx context.Context, method, path string) (*http.Response, e
 	return resp, nil
 }
 
+// fromKube turns a request's error into the client's: ErrDaemonDown when
+// nothing answers on the socket; an API Status as its message, matching
+// ErrNotFound (404) or ErrConflict (409) with errors.Is.
+func (c *Client) fromKube(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w (socket %s)", ErrDaemonDown, c.socket)
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return err
+	}
+	msg := st.Status().Message
+	switch st.Status().Code {
+	case http.StatusNotFound:
+		return &statusError{msg: msg, sentinel: ErrNotFound}
+	case http.StatusConflict:
+		return &statusError{msg: msg, sentinel: ErrConflict}
+	}
+	return errors.New(msg)
+}
+
 func (c *Client) getJSON(ctx context.Context, path string, v any) error {
 	resp, err := c.get(ctx, path)
 	if err != nil {
@@ -97,24 +143,6 @@ func (c *Client) Ready(ctx context.Context) error {
 	return nil
 }
 
-// ListPods returns every pod with its status.
-func (c *Client) ListPods(ctx context.Context) (*corev1.PodList, error) {
-	var l corev1.PodList
-	return &l, c.getJSON(ctx, "/v1/pods", &l)
-}
-
-// GetPod returns one pod.
-func (c *Client) GetPod(ctx context.Context, namespace, name string) (*corev1.Pod, error) {
-	var p corev1.Pod
-	return &p, c.getJSON(ctx, "/v1/pods/"+url.PathEscape(namespace)+"/"+url.PathEscape(name), &p)
-}
-
-// Events returns a pod's events.
-func (c *Client) Events(ctx context.Context, namespace, name string) ([]Event, error) {
-	var evs []Event
-	return evs, c.getJSON(ctx, "/v1/pods/"+url.PathEscape(namespace)+"/"+url.PathEscape(name)+"/events", &evs)
-}
-
 // FileErrors returns manifest files that failed to load.
 func (c *Client) FileErrors(ctx context.Context) ([]FileError, error) {
 	var fe []FileError
@@ -125,33 +153,4 @@ func (c *Client) FileErrors(ctx context.Context) ([]FileError, error) {
 func (c *Client) Runtime(ctx context.Context) (RuntimeStatus, error) {
 	var rs RuntimeStatus
 	return rs, c.getJSON(ctx, "/v1/runtime", &rs)
-}
-
-// Node returns this machine as a core/v1 Node.
-func (c *Client) Node(ctx context.Context) (*corev1.Node, error) {
-	var n corev1.Node
-	return &n, c.getJSON(ctx, "/v1/node", &n)
-}
-
-// Logs copies a container log to w.
-func (c *Client) Logs(ctx context.Context, req LogRequest, w io.Writer) error {
-	q := url.Values{}
-	q.Set("container", req.Container)
-	q.Set("follow", strconv.FormatBool(req.Follow))
-	q.Set("previous", strconv.FormatBool(req.Previous))
-	q.Set("timestamps", strconv.FormatBool(req.Timestamps))
-	q.Set("tail", strconv.Itoa(req.Tail))
-	if !req.Since.IsZero() {
-		q.Set("sinceTime", req.Since.UTC().Format(time.RFC3339Nano))
-	}
-	resp, err := c.get(ctx, "/v1/pods/"+url.PathEscape(req.Namespace)+"/"+url.PathEscape(req.Name)+"/log?"+q.Encode())
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, err = io.Copy(w, resp.Body)
-	if ctx.Err() != nil {
-		return nil
-	}
-	return err
 }

@@ -203,9 +203,9 @@ func waitCond(t *testing.T, what string, cond func() bool) {
 // A watch lasts longer than the idle timeout: a stream is a response being
 // written, not an idle connection.
 func TestStreamsOutliveTheIdleTimeout(t *testing.T) {
-	b := &watchBackend{pods: []*corev1.Pod{uidPod("a", corev1.PodPending)}, changed: make(chan struct{})}
+	b := &kubeFake{pods: []*corev1.Pod{uidPod("a", corev1.PodPending)}, changed: make(chan struct{})}
 	lim := Limits{ReadHeaderTimeout: 100 * time.Millisecond, IdleTimeout: 100 * time.Millisecond, MaxConns: 4}
-	sock := listen(t, b, lim, func(s *Server) { s.EnableObserve(b) })
+	sock := listen(t, fakeBackend{}, lim, withKube(t, b))
 	dialRetry(t, sock).Close()
 	c := NewClient(sock)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -213,7 +213,7 @@ func TestStreamsOutliveTheIdleTimeout(t *testing.T) {
 	var got []string
 	var first time.Time
 	err := c.WatchPods(ctx, func(e WatchEvent) error {
-		got = append(got, summary([]WatchEvent{e})...)
+		got = append(got, e.Type+" "+e.Object.Name+" "+string(e.Object.Status.Phase))
 		if len(got) == 1 {
 			first = time.Now()
 			go func() {

@@ -2,36 +2,31 @@ package api
 
 import (
 	"context"
-	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
-// statusBackend serves pods, file errors and a runtime status.
+// statusBackend serves file errors and a runtime status.
 type statusBackend struct {
 	fakeBackend
-	pods    []*corev1.Pod
 	errs    []FileError
 	runtime RuntimeStatus
 }
 
-func (b statusBackend) Pods() []*corev1.Pod     { return b.pods }
 func (b statusBackend) FileErrors() []FileError { return b.errs }
 func (b statusBackend) Runtime() RuntimeStatus  { return b.runtime }
 
+// /v1/pods/ paths (rollouts, a delete's grace) refuse a namespace or name
+// the manifest decoder would, before routing.
 func TestInvalidNamesAre400(t *testing.T) {
-	pod := &corev1.Pod{}
-	pod.Namespace, pod.Name = "default", "web"
-	c := startServer(t, statusBackend{pods: []*corev1.Pod{pod}, runtime: RuntimeStatus{Healthy: true},
-		fakeBackend: fakeBackend{exec: func(context.Context, ExecRequest, io.Reader, io.Writer, io.Writer) (int, error) {
-			return 0, errors.New("exec reached")
-		}}})
+	reached := false
+	c := startServer(t, statusBackend{runtime: RuntimeStatus{Healthy: true}}, func(s *Server) {
+		s.EnableGrace(graceFunc(func(string, string, int64) bool { reached = true; return true }))
+	})
 	ctx := context.Background()
 	for _, tt := range []struct {
 		ns, name, want string
@@ -41,25 +36,28 @@ func TestInvalidNamesAre400(t *testing.T) {
 		{"Default", "web", `invalid namespace "Default"`},
 		{"default", "a b", `invalid pod name "a b"`},
 	} {
-		calls := map[string]error{}
-		_, calls["get"] = c.GetPod(ctx, tt.ns, tt.name)
-		_, calls["events"] = c.Events(ctx, tt.ns, tt.name)
-		calls["logs"] = c.Logs(ctx, LogRequest{Namespace: tt.ns, Name: tt.name}, io.Discard)
-		_, calls["exec"] = c.Exec(ctx, ExecRequest{Namespace: tt.ns, Name: tt.name, Command: []string{"true"}}, nil, io.Discard, io.Discard)
-		for call, err := range calls {
-			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-				t.Errorf("%s %s/%s: %v, want %q…", call, tt.ns, tt.name, err, tt.want)
-			}
+		err := c.SetDeletionGrace(ctx, tt.ns, tt.name, 1)
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("grace %s/%s: %v, want %q…", tt.ns, tt.name, err, tt.want)
 		}
 	}
-	if _, err := c.GetPod(ctx, "default", "web"); err != nil {
+	if reached {
+		t.Fatal("an invalid name reached the backend")
+	}
+	if err := c.SetDeletionGrace(ctx, "default", "web", 1); err != nil || !reached {
 		t.Fatalf("valid pod: %v", err)
 	}
 }
 
+type graceFunc func(namespace, name string, seconds int64) bool
+
+func (f graceFunc) SetDeletionGrace(namespace, name string, seconds int64) bool {
+	return f(namespace, name, seconds)
+}
+
 func TestRawDotDotPathIsNotRedirected(t *testing.T) {
 	c := startServer(t, statusBackend{runtime: RuntimeStatus{Healthy: true}})
-	req, _ := http.NewRequest(http.MethodPost, "http://podhost/v1/pods/../web/exec?command=true", nil)
+	req, _ := http.NewRequest(http.MethodPost, "http://podhost/v1/pods/../web/grace?seconds=1", nil)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -80,25 +78,26 @@ func TestWarningsAndReadiness(t *testing.T) {
 		},
 		runtime: RuntimeStatus{Address: "/run/c.sock", Since: since, Error: "connection refused"},
 	}
-	c := startServer(t, statusBackend{runtime: RuntimeStatus{Healthy: true}})
+	// The pods' readers get the warning from the Kubernetes API (the
+	// daemon's PodsWarning); the files' errors are not the list's warnings
+	// (get picks those of the pods it lists, from /v1/errors).
+	k := &kubeFake{warning: b.runtime.Warning()}
+	c := startServer(t, b, withKube(t, k))
 	var got []string
-	c.Warn = func(s string) { got = append(got, s) }
-	if _, err := c.ListPods(context.Background()); err != nil || got != nil {
-		t.Fatalf("healthy: %v, warnings %q", err, got)
-	}
-
-	c = startServer(t, b)
 	c.Warn = func(s string) { got = append(got, s) }
 	if _, err := c.ListPods(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	// The files' errors are not the list's warnings (get picks those of
-	// the pods it lists, from /v1/errors): only the daemon's own.
 	want := []string{
 		"containerd at /run/c.sock is unreachable since 2026-11-23T10:00:00Z: connection refused; statuses may be stale",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("warnings\n%q\nwant\n%q", got, want)
+	}
+	got = nil
+	k.warning = ""
+	if _, err := c.ListPods(context.Background()); err != nil || got != nil {
+		t.Fatalf("healthy: %v, warnings %q", err, got)
 	}
 	err := c.Ready(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "503") || !strings.Contains(err.Error(), "containerd at /run/c.sock is unreachable") {

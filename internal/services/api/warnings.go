@@ -48,18 +48,6 @@ func (r RuntimeStatus) Warning() string {
 	return strings.Join(lines, "\n")
 }
 
-// addWarning adds an HTTP Warning header (RFC 7234, code 299, as the
-// Kubernetes API server sends warnings; kubectl prints them as
-// "Warning: <text>"). Multi-line text becomes one header per line.
-func addWarning(w http.ResponseWriter, text string) {
-	for _, line := range strings.Split(text, "\n") {
-		if line = strings.TrimSpace(line); line != "" {
-			r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\r", "")
-			w.Header().Add("Warning", `299 - "`+r.Replace(line)+`"`)
-		}
-	}
-}
-
 // parseWarning returns the text of a `299 - "text"` header value, or the
 // raw value when it is not in that form.
 func parseWarning(v string) string {

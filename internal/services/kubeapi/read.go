@@ -71,6 +71,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, ri *requestInfo) {
 		return
 	}
 	m, _ := meta.Accessor(obj)
+	s.warnPods(w, k)
 	s.writeObjects(w, r, a, k, ri.gv, []runtime.Object{obj}, m.GetResourceVersion(), false)
 }
 
@@ -131,6 +132,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, ri *requestInfo) {
 		}
 	}
 	sortObjects(out)
+	s.warnPods(w, k)
 	s.writeObjects(w, r, a, k, ri.gv, out, strconv.FormatUint(rv, 10), true)
 }
 

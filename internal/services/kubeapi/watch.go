@@ -59,6 +59,10 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *requestInfo) 
 			return
 		}
 	}
+	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	if initial && !s.waitSourcesReady(r) {
+		return
+	}
 	ww, err := s.newWatcher(w, r, a, k, ri.gv, sel)
 	if err != nil {
 		writeError(w, r, err)
@@ -66,7 +70,6 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request, ri *requestInfo) 
 	}
 	s.hub.addWatcher(k.key)
 	defer s.hub.removeWatcher(k.key)
-	initial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
 	if cursor == 0 || initial {
 		cursor = ww.sendInitial(initial, opts.ResourceVersion)
 	} else {

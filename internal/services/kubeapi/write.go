@@ -81,7 +81,7 @@ func decodeObject(w http.ResponseWriter, body []byte, ct string, k *kind, fv str
 		if fv == metav1.FieldValidationWarn {
 			sde, _ := runtime.AsStrictDecodingError(err)
 			for _, e := range sde.Errors() {
-				w.Header().Add("Warning", `299 - "`+e.Error()+`"`)
+				addWarning(w, e.Error())
 			}
 		}
 		into, _ = scheme.New(k.gvk)
