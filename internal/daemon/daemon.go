@@ -32,6 +32,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/configdata"
@@ -148,7 +149,10 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res}
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, nodeName: nodeNameOf(cfg)}
+	if d.cluster, err = clusterClient(cfg.Cluster.Kubeconfig); err != nil {
+		return err
+	}
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
@@ -201,6 +205,8 @@ type daemon struct {
 	res       admission.NodeResources // computed before anything started
 	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
 	data      *configdata.Store       // the manifests' ConfigMaps and Secrets (built by build)
+	nodeName  string                  // the Node's name: every pod's spec.nodeName
+	cluster   kubernetes.Interface    // the cluster's API server (nil: standalone)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -228,7 +234,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	limits.AppArmor = apparmor.HostSupports() // as containerd's CRI decides it
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
-	limits.NodeName = admission.NodeName(limits.Hostname)
+	limits.NodeName = d.nodeName
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	limits.SeccompDefault = d.cfg.SeccompDefault
@@ -263,8 +269,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	logGC := &gc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
-		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
-			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
+		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: d.nodeName,
+			NodeLabels: admission.NodeLabels(d.nodeName, d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log})
 }
 
 // serve runs the long-running loops in one errgroup until ctx is done or
@@ -309,9 +315,8 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { health.Run(gctx); return nil })
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
-	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
-		node: d.nodeSource(host, health)}
+	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, d.nodeName), health: health, state: stateHealth,
+		node: d.nodeSource(health)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)
@@ -319,6 +324,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	srv.EnableRollout(rolloutBackend{d.rollout})
 	srv.EnableGrace(graces{d: d, b: b})
 	d.startKubeAPI(gctx, g, b, srv)
+	d.startCluster(gctx, g, b)
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
 	if d.cfg.MetricsAddress != "" {
 		g.Go(func() error { return serveMetrics(gctx, d.cfg.MetricsAddress, d.metrics.Handler()) })
@@ -341,8 +347,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // nodeSource serves GET /v1/node: this machine as the manager sees it
 // (the node name, labels and allocatable it admits pods with), its
 // Ready condition containerd's health.
-func (d *daemon) nodeSource(host string, health *rthealth.Monitor) *nodeSource {
-	name := admission.NodeName(host)
+func (d *daemon) nodeSource(health *rthealth.Monitor) *nodeSource {
+	name := d.nodeName
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
 		capacity: d.res.Capacity, allocatable: d.res.Allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
 	n.health = health.Status

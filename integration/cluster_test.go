@@ -1,0 +1,207 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/podhost/podhost/internal/model/wellknown"
+	"github.com/podhost/podhost/internal/testenv"
+)
+
+// clusterNode is a podhost joined to a private kube-apiserver + etcd.
+type clusterNode struct {
+	*podhostd
+	kube  *testenv.KubeAPIServer
+	admin kubernetes.Interface
+	name  string // the Node's name
+}
+
+// newClusterNode starts a control plane and a podhost configured to join
+// it as node name, with a kubelet's credentials (system:node:<name>).
+func newClusterNode(t *testing.T) *clusterNode {
+	t.Helper()
+	k := testenv.StartKubeAPIServer(t)
+	cfg, err := clientcmd.BuildConfigFromFlags("", k.AdminKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clusterNode{kube: k, admin: admin, name: fmt.Sprintf("podhost-it-%d", os.Getpid())}
+	c.podhostd = newPodhostd(t) // after the control plane: its teardown runs first
+	f, err := os.OpenFile(c.configPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s}\n", k.NodeKubeconfig(t, c.name), c.name); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// poll waits (× waitScale) for cond, asking the API server every 250 ms.
+func (c *clusterNode) poll(timeout time.Duration, what string, cond func(ctx context.Context) (bool, error)) {
+	c.t.Helper()
+	ctx := context.Background()
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, timeout*waitScale, true, func(ctx context.Context) (bool, error) {
+		ok, err := cond(ctx)
+		last = err
+		return ok, nil
+	})
+	if err != nil {
+		c.t.Fatalf("%s: not within %v (last error: %v)\npodhost log:\n%s\nkube-apiserver log:\n%s",
+			what, timeout*waitScale, last, c.logs(), c.kube.LogTail(20))
+	}
+}
+
+func (c *clusterNode) mirror(ctx context.Context, name string) (*corev1.Pod, error) {
+	return c.admin.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+}
+
+// waitMirrorRunning waits for a mirror pod of local pod p (not of UID
+// other) that is Running with p's IP.
+func (c *clusterNode) waitMirrorRunning(p *corev1.Pod, other types.UID) *corev1.Pod {
+	c.t.Helper()
+	var m *corev1.Pod
+	c.poll(60*time.Second, "mirror pod "+p.Name+" Running with the pod's IP", func(ctx context.Context) (bool, error) {
+		var err error
+		m, err = c.mirror(ctx, p.Name)
+		if err != nil {
+			return false, err
+		}
+		return m.UID != other && m.DeletionTimestamp == nil && m.Status.Phase == corev1.PodRunning && m.Status.PodIP == p.Status.PodIP, nil
+	})
+	return m
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// TestClusterJoin: podhost registers its Node (Ready, its capacity),
+// renews its Lease, publishes a mirror pod per pod with the pod's status,
+// recreates one deleted in the cluster without touching the pod, survives
+// kill -9 without duplicating anything, and removes the mirror pod with
+// the pod.
+func TestClusterJoin(t *testing.T) {
+	c := newClusterNode(t)
+	c.start()
+	ctx := context.Background()
+	local, err := c.client.Node(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var node *corev1.Node
+	c.poll(60*time.Second, "Node "+c.name+" Ready", func(ctx context.Context) (bool, error) {
+		node, err = c.admin.CoreV1().Nodes().Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && nodeReady(node), err
+	})
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory, corev1.ResourcePods} {
+		if got, want := node.Status.Capacity[r], local.Status.Capacity[r]; got.Cmp(want) != 0 {
+			t.Errorf("Node capacity %s = %s, podhost's %s", r, got.String(), want.String())
+		}
+		if got, want := node.Status.Allocatable[r], local.Status.Allocatable[r]; got.Cmp(want) != 0 {
+			t.Errorf("Node allocatable %s = %s, podhost's %s", r, got.String(), want.String())
+		}
+	}
+	if node.Status.NodeInfo.BootID == "" || node.Labels[corev1.LabelHostname] != c.name {
+		t.Errorf("Node: bootID %q, hostname label %q", node.Status.NodeInfo.BootID, node.Labels[corev1.LabelHostname])
+	}
+
+	// The Lease: held by the node, owned by it, renewed.
+	leases := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	var first metav1.MicroTime
+	c.poll(60*time.Second, "Lease of "+c.name, func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil || l.Spec.RenewTime == nil {
+			return false, err
+		}
+		if *l.Spec.HolderIdentity != c.name || *l.Spec.LeaseDurationSeconds != 40 {
+			t.Fatalf("Lease: holder %q, duration %d", *l.Spec.HolderIdentity, *l.Spec.LeaseDurationSeconds)
+		}
+		first = *l.Spec.RenewTime
+		return len(l.OwnerReferences) == 1 && l.OwnerReferences[0].UID == node.UID, nil
+	})
+	c.poll(40*time.Second, "Lease renewed", func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime.After(first.Time), err
+	})
+
+	// A pod gets its mirror pod, with the pod's status.
+	c.writeManifest("web.yaml", podManifest("web", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: web
+    image: %s
+    command: ["sleep", "3600"]
+`, env.ImageRef)))
+	p := c.waitRunning("web")
+	m := c.waitMirrorRunning(p, "")
+	if got, want := m.Annotations[corev1.MirrorPodAnnotationKey], p.Annotations[wellknown.AnnotationConfigHash]; got != want || want == "" {
+		t.Errorf("mirror annotation %q, want the pod's config hash %q", got, want)
+	}
+	if m.Spec.NodeName != c.name || len(m.OwnerReferences) != 1 || m.OwnerReferences[0].Kind != "Node" || m.OwnerReferences[0].UID != node.UID {
+		t.Errorf("mirror pod: nodeName %q, owners %+v", m.Spec.NodeName, m.OwnerReferences)
+	}
+	containerID := p.Status.ContainerStatuses[0].ContainerID
+
+	// Deleted in the cluster (kubectl's default: graceful): recreated,
+	// the pod's container untouched.
+	if err := c.admin.CoreV1().Pods("default").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	m2 := c.waitMirrorRunning(p, m.UID)
+	if p2 := c.pod("web"); p2 == nil || p2.Status.ContainerStatuses[0].ContainerID != containerID {
+		t.Errorf("deleting the mirror pod touched the pod: %s", statusSummary(p2))
+	}
+
+	// kill -9 and a restart: the same Node, the same mirror pod, no other.
+	c.kill(syscall.SIGKILL)
+	c.start()
+	c.poll(60*time.Second, "mirror pods reconciled after the restart", func(ctx context.Context) (bool, error) {
+		l, err := c.admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", c.name).String()})
+		if err != nil {
+			return false, err
+		}
+		if len(l.Items) != 1 || l.Items[0].UID != m2.UID {
+			return false, fmt.Errorf("pods on the node: %d, want the mirror pod %s only", len(l.Items), m2.UID)
+		}
+		return l.Items[0].Status.Phase == corev1.PodRunning, nil
+	})
+	if n, err := c.admin.CoreV1().Nodes().Get(ctx, c.name, metav1.GetOptions{}); err != nil || n.UID != node.UID || !nodeReady(n) {
+		t.Errorf("Node after the restart: err %v, uid %s (was %s), ready %v", err, n.UID, node.UID, err == nil && nodeReady(n))
+	}
+
+	// The pod removed: its mirror pod goes.
+	c.removeManifest("web.yaml")
+	c.poll(60*time.Second, "mirror pod deleted with the pod", func(ctx context.Context) (bool, error) {
+		_, err := c.mirror(ctx, "web")
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+}
