@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -204,4 +205,64 @@ func TestClusterJoin(t *testing.T) {
 		}
 		return false, err
 	})
+}
+
+// TestClusterMirrorFollowsRestartsAndRefusals: a container's restarts
+// reach its mirror pod's status; a pod referencing a Secret, which the API
+// server refuses as a mirror pod, runs all the same, its refusal logged.
+func TestClusterMirrorFollowsRestartsAndRefusals(t *testing.T) {
+	c := newClusterNode(t)
+	c.start()
+	c.writeManifest("crash.yaml", podManifest("crash", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: crash
+    image: %s
+    command: ["sh", "-c", "sleep 1; exit 3"]
+`, env.ImageRef)))
+	c.writeManifestMode("secret.yaml", fmt.Sprintf(`apiVersion: v1
+kind: Secret
+metadata:
+  name: creds
+stringData:
+  password: hunter2
+---
+%s`, podManifest("withsecret", fmt.Sprintf(`  terminationGracePeriodSeconds: 1
+  containers:
+  - name: app
+    image: %s
+    command: ["sleep", "3600"]
+    env:
+    - name: PASSWORD
+      valueFrom: {secretKeyRef: {name: creds, key: password}}
+`, env.ImageRef))), 0o600)
+
+	c.poll(90*time.Second, "the mirror pod counts the container's restarts", func(ctx context.Context) (bool, error) {
+		m, err := c.mirror(ctx, "crash")
+		if err != nil {
+			return false, err
+		}
+		local := c.pod("crash")
+		if local == nil || len(m.Status.ContainerStatuses) != 1 || len(local.Status.ContainerStatuses) != 1 {
+			return false, nil
+		}
+		got, want := m.Status.ContainerStatuses[0].RestartCount, local.Status.ContainerStatuses[0].RestartCount
+		return got >= 1 && got == want, fmt.Errorf("mirror restartCount %d, podhost's %d", got, want)
+	})
+
+	c.waitRunning("withsecret")
+	c.poll(60*time.Second, "the mirror pod's refusal logged", func(ctx context.Context) (bool, error) {
+		return strings.Contains(c.logs(), "may not reference secrets"), nil
+	})
+	if _, err := c.mirror(context.Background(), "withsecret"); !apierrors.IsNotFound(err) {
+		t.Errorf("mirror pod of a pod with a Secret: err %v, want NotFound", err)
+	}
+	// A second restart comes after a 10 s back-off: more than a mirror
+	// resync period later, the refusal is still one line.
+	c.poll(90*time.Second, "a second restart in the mirror pod", func(ctx context.Context) (bool, error) {
+		m, err := c.mirror(ctx, "crash")
+		return err == nil && len(m.Status.ContainerStatuses) == 1 && m.Status.ContainerStatuses[0].RestartCount >= 2, err
+	})
+	if n := strings.Count(c.logs(), "may not reference secrets"); n != 1 {
+		t.Errorf("the refusal logged %d times, want once", n)
+	}
 }
