@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	"k8s.io/client-go/informers"
 	listerscorev1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
@@ -47,10 +46,12 @@ type mirrors struct {
 // mirror pods on every change of a pod here or there, and every
 // MirrorResync.
 func (a *Agent) runMirrors(ctx context.Context) {
-	factory := informers.NewSharedInformerFactoryWithOptions(a.client, 0, informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+	// One informer of pods, not client-go's informer factory: the factory
+	// links an informer and a lister of every API group into podhost.
+	lw := cache.NewFilteredListWatchFromClient(a.client.CoreV1().RESTClient(), "pods", metav1.NamespaceAll, func(o *metav1.ListOptions) {
 		o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", a.opts.NodeName).String()
-	}))
-	inf := factory.Core().V1().Pods()
+	})
+	inf := cache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	kick := make(chan struct{}, 1)
 	notify := func(any) {
 		select {
@@ -58,15 +59,14 @@ func (a *Agent) runMirrors(ctx context.Context) {
 		default:
 		}
 	}
-	if _, err := inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify,
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: notify,
 		UpdateFunc: func(_, n any) { notify(n) }, DeleteFunc: notify}); err != nil {
 		a.log.Error("mirror pods: cannot watch the node's pods", "err", err)
 		return
 	}
-	m := &mirrors{a: a, lister: inf.Lister(), errs: newErrorLog(a.log)}
-	factory.Start(ctx.Done())
-	defer factory.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
+	m := &mirrors{a: a, lister: listerscorev1.NewPodLister(inf.GetIndexer()), errs: newErrorLog(a.log)}
+	go inf.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return
 	}
 	t := time.NewTicker(a.opts.MirrorResync)
