@@ -71,13 +71,16 @@ func (a *Agent) runMirrors(ctx context.Context) {
 	}
 	t := time.NewTicker(a.opts.MirrorResync)
 	defer t.Stop()
+	// A new Changed only when the last one fired: each one waits in a
+	// goroutine until the next change.
+	changed := a.b.Changed(ctx)
 	for {
-		changed := a.b.Changed(ctx)
 		m.reconcile(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+			changed = a.b.Changed(ctx)
 		case <-kick:
 		case <-t.C:
 		}
@@ -157,7 +160,16 @@ func (m *mirrors) create(ctx context.Context, p *corev1.Pod, hash string) (*core
 		return nil, fmt.Errorf("node UID unknown")
 	}
 	mp := mirrorPod(p, m.a.opts.NodeName, uid, hash)
-	created, err := m.a.client.CoreV1().Pods(mp.Namespace).Create(ctx, mp, metav1.CreateOptions{})
+	pods := m.a.client.CoreV1().Pods(mp.Namespace)
+	created, err := pods.Create(ctx, mp, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// Created by an earlier pass the informer has not shown yet: the
+		// same mirror pod is fine (the kubelet's CreateMirrorPod).
+		existing, gerr := pods.Get(ctx, mp.Name, metav1.GetOptions{})
+		if gerr == nil && existing.DeletionTimestamp == nil && existing.Annotations[AnnotationMirror] == hash {
+			return existing, nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("create mirror pod: %w", err)
 	}
@@ -197,11 +209,13 @@ func (m *mirrors) delete(ctx context.Context, key string, mirror *corev1.Pod, wh
 	zero := int64(0)
 	err := m.a.client.CoreV1().Pods(mirror.Namespace).Delete(ctx, mirror.Name,
 		metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &mirror.UID}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	switch {
+	case err == nil:
+		m.a.log.Info("deleted the mirror pod", "pod", key, "uid", mirror.UID, "why", why)
+	case !apierrors.IsNotFound(err) && !apierrors.IsConflict(err): // gone already, or another pod now
 		m.errs.fail(key, "cannot delete the mirror pod: retrying", err, "pod", key)
 		return false
 	}
-	m.a.log.Info("deleted the mirror pod", "pod", key, "uid", mirror.UID, "why", why)
 	return true
 }
 

@@ -206,3 +206,22 @@ func TestConfigSource(t *testing.T) {
 		}
 	}
 }
+
+// A mirror pod the informer has not shown yet (created by an earlier
+// pass): AlreadyExists with the same hash is that mirror pod, not an error.
+func TestMirrorCreateAlreadyExistsSameHash(t *testing.T) {
+	b := &fakeNode{pods: []*corev1.Pod{localPod("web", "h1")}, ready: true}
+	m, client := newTestMirrors(t, b)
+	existing := mirrorPod(localPod("web", "h1"), "n1", "node-uid", "h1")
+	existing.UID = "mirror-1"
+	if _, err := client.CoreV1().Pods("default").Create(context.Background(), existing, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.create(context.Background(), localPod("web", "h1"), "h1")
+	if err != nil || got.UID != "mirror-1" {
+		t.Errorf("create over the same mirror pod: %v, %v", got, err)
+	}
+	if _, err := m.create(context.Background(), localPod("web", "h2"), "h2"); err == nil {
+		t.Error("create over a mirror pod of another hash succeeded")
+	}
+}
