@@ -148,3 +148,34 @@ func TestUpdateNodeStatusOnChangeOrReportPeriod(t *testing.T) {
 		}
 	}
 }
+
+// A Node deleted from the cluster is registered again: the status patch
+// fails, the next period finds it gone and creates it.
+func TestNodeDeletedIsRegisteredAgain(t *testing.T) {
+	client := fake.NewClientset()
+	b := &staticNode{n: podhostNode(corev1.ConditionTrue, time.Unix(2000, 0))}
+	a := New(client, b, Options{NodeName: "n1", Logger: slog.New(slog.DiscardHandler)})
+	ctx := context.Background()
+	if err := a.tryRegister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := &nodeStatus{errs: newErrorLog(a.log)}
+	now := time.Unix(5000, 0)
+	if err := a.updateNodeStatus(ctx, st, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().Nodes().Delete(ctx, "n1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.n.Status.Conditions[0].Status = corev1.ConditionFalse // a change: the status is sent
+	if err := a.updateNodeStatus(ctx, st, now.Add(10*time.Second)); err == nil {
+		t.Fatal("patching a deleted Node succeeded")
+	}
+	st.node = nil // as runNodeStatus does after an error
+	if err := a.updateNodeStatus(ctx, st, now.Add(20*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
+		t.Errorf("the deleted Node was not registered again: %v", err)
+	}
+}
