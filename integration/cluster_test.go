@@ -3,9 +3,11 @@
 package integration
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,12 +26,18 @@ import (
 	"github.com/podhost/podhost/internal/testenv"
 )
 
-// clusterNode is a podhost joined to a private kube-apiserver + etcd.
+// clusterNode is a podhost joined to a private kube-apiserver + etcd:
+// the daemon and podhost-cluster beside it.
 type clusterNode struct {
 	*podhostd
 	kube  *testenv.KubeAPIServer
 	admin kubernetes.Interface
 	name  string // the Node's name
+
+	agentBin    string
+	agent       *exec.Cmd     // podhost-cluster (nil: not running)
+	agentExited chan struct{} // closed when agent exits
+	agentOut    *syncWriter
 }
 
 // newClusterNode starts a control plane and a podhost configured to join
@@ -45,8 +53,15 @@ func newClusterNode(t *testing.T) *clusterNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clusterNode{kube: k, admin: admin, name: fmt.Sprintf("podhost-it-%d", os.Getpid())}
+	c := &clusterNode{kube: k, admin: admin, name: fmt.Sprintf("podhost-it-%d", os.Getpid()),
+		agentBin: env.PodhostClusterBin(t), agentOut: &syncWriter{w: &bytes.Buffer{}}}
 	c.podhostd = newPodhostd(t) // after the control plane: its teardown runs first
+	t.Cleanup(func() {          // before the daemon's teardown
+		c.stopAgent(syscall.SIGTERM)
+		if t.Failed() {
+			t.Logf("podhost-cluster log:\n%s", c.agentLogs())
+		}
+	})
 	f, err := os.OpenFile(c.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +71,58 @@ func newClusterNode(t *testing.T) *clusterNode {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// start runs the daemon, then podhost-cluster beside it if it is not
+// running.
+func (c *clusterNode) start() {
+	c.t.Helper()
+	c.podhostd.start()
+	if c.agent == nil {
+		c.startAgent()
+	}
+}
+
+// startAgent runs podhost-cluster with the daemon's config and socket.
+func (c *clusterNode) startAgent() {
+	c.t.Helper()
+	cmd := exec.Command(c.agentBin, "--config", c.configPath, "--socket", c.socket)
+	cmd.Env = append(os.Environ(), "PODHOST_LOG_LEVEL=debug")
+	cmd.Stdout, cmd.Stderr = c.agentOut, c.agentOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.agent, c.agentExited = cmd, make(chan struct{})
+	go func(cmd *exec.Cmd, done chan struct{}) { _ = cmd.Wait(); close(done) }(cmd, c.agentExited)
+}
+
+// stopAgent sends sig to podhost-cluster and waits for it to exit.
+func (c *clusterNode) stopAgent(sig syscall.Signal) {
+	if c.agent == nil {
+		return
+	}
+	if !signalAndWait(c.agent.Process, c.agentExited, sig) {
+		c.t.Errorf("podhost-cluster did not exit on %v", sig)
+	}
+	c.agent = nil
+}
+
+func (c *clusterNode) agentLogs() string { return c.agentOut.String() }
+
+// agentRSS is podhost-cluster's VmRSS, RssAnon and RssFile lines.
+func (c *clusterNode) agentRSS() string {
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.agent.Process.Pid))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, l := range strings.Split(string(st), "\n") {
+		if k, _, _ := strings.Cut(l, ":"); k == "VmRSS" || k == "RssAnon" || k == "RssFile" {
+			out = append(out, strings.Join(strings.Fields(l), " "))
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // poll waits (× waitScale) for cond, asking the API server every 250 ms.
@@ -69,8 +136,8 @@ func (c *clusterNode) poll(timeout time.Duration, what string, cond func(ctx con
 		return ok, nil
 	})
 	if err != nil {
-		c.t.Fatalf("%s: not within %v (last error: %v)\npodhost log:\n%s\nkube-apiserver log:\n%s",
-			what, timeout*waitScale, last, c.logs(), c.kube.LogTail(20))
+		c.t.Fatalf("%s: not within %v (last error: %v)\npodhost log:\n%s\npodhost-cluster log:\n%s\nkube-apiserver log:\n%s",
+			what, timeout*waitScale, last, c.logs(), c.agentLogs(), c.kube.LogTail(20))
 	}
 }
 
@@ -92,6 +159,27 @@ func (c *clusterNode) waitMirrorRunning(p *corev1.Pod, other types.UID) *corev1.
 		return m.UID != other && m.DeletionTimestamp == nil && m.Status.Phase == corev1.PodRunning && m.Status.PodIP == p.Status.PodIP, nil
 	})
 	return m
+}
+
+// waitMirrorsAfterRestart waits until the only pod bound to the node is
+// the mirror pod of UID mirror, Running, and checks that the Node is still
+// nodeUID and Ready.
+func (c *clusterNode) waitMirrorsAfterRestart(mirror, nodeUID types.UID, after string) {
+	c.t.Helper()
+	c.poll(60*time.Second, "mirror pods reconciled after "+after, func(ctx context.Context) (bool, error) {
+		l, err := c.admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", c.name).String()})
+		if err != nil {
+			return false, err
+		}
+		if len(l.Items) != 1 || l.Items[0].UID != mirror {
+			return false, fmt.Errorf("pods on the node: %d, want the mirror pod %s only", len(l.Items), mirror)
+		}
+		return l.Items[0].Status.Phase == corev1.PodRunning, nil
+	})
+	n, err := c.admin.CoreV1().Nodes().Get(context.Background(), c.name, metav1.GetOptions{})
+	if err != nil || n.UID != nodeUID || !nodeReady(n) {
+		c.t.Errorf("Node after %s: err %v, uid %s (was %s)", after, err, n.UID, nodeUID)
+	}
 }
 
 func nodeReady(n *corev1.Node) bool {
@@ -168,6 +256,7 @@ func TestClusterJoin(t *testing.T) {
 		t.Errorf("mirror pod: nodeName %q, owners %+v", m.Spec.NodeName, m.OwnerReferences)
 	}
 	containerID := p.Status.ContainerStatuses[0].ContainerID
+	t.Logf("podhost-cluster with one pod: %s", c.agentRSS()) // a figure for docs/decisions.md 28
 
 	// Deleted in the cluster (kubectl's default: graceful): recreated,
 	// the pod's container untouched.
@@ -179,21 +268,17 @@ func TestClusterJoin(t *testing.T) {
 		t.Errorf("deleting the mirror pod touched the pod: %s", statusSummary(p2))
 	}
 
-	// kill -9 and a restart: the same Node, the same mirror pod, no other.
+	// kill -9 of the daemon (podhost-cluster keeps running and finds it
+	// again), then of podhost-cluster: the same Node, the same mirror
+	// pod, no other, the pod's container untouched.
 	c.kill(syscall.SIGKILL)
 	c.start()
-	c.poll(60*time.Second, "mirror pods reconciled after the restart", func(ctx context.Context) (bool, error) {
-		l, err := c.admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.nodeName", c.name).String()})
-		if err != nil {
-			return false, err
-		}
-		if len(l.Items) != 1 || l.Items[0].UID != m2.UID {
-			return false, fmt.Errorf("pods on the node: %d, want the mirror pod %s only", len(l.Items), m2.UID)
-		}
-		return l.Items[0].Status.Phase == corev1.PodRunning, nil
-	})
-	if n, err := c.admin.CoreV1().Nodes().Get(ctx, c.name, metav1.GetOptions{}); err != nil || n.UID != node.UID || !nodeReady(n) {
-		t.Errorf("Node after the restart: err %v, uid %s (was %s), ready %v", err, n.UID, node.UID, err == nil && nodeReady(n))
+	c.waitMirrorsAfterRestart(m2.UID, node.UID, "the daemon's restart")
+	c.stopAgent(syscall.SIGKILL)
+	c.startAgent()
+	c.waitMirrorsAfterRestart(m2.UID, node.UID, "podhost-cluster's restart")
+	if p2 := c.pod("web"); p2 == nil || p2.Status.ContainerStatuses[0].ContainerID != containerID {
+		t.Errorf("the restarts touched the pod: %s", statusSummary(p2))
 	}
 
 	// The pod removed: its mirror pod goes.
@@ -251,7 +336,7 @@ stringData:
 
 	c.waitRunning("withsecret")
 	c.poll(60*time.Second, "the mirror pod's refusal logged", func(ctx context.Context) (bool, error) {
-		return strings.Contains(c.logs(), "may not reference secrets"), nil
+		return strings.Contains(c.agentLogs(), "may not reference secrets"), nil
 	})
 	if _, err := c.mirror(context.Background(), "withsecret"); !apierrors.IsNotFound(err) {
 		t.Errorf("mirror pod of a pod with a Secret: err %v, want NotFound", err)
@@ -262,7 +347,51 @@ stringData:
 		m, err := c.mirror(ctx, "crash")
 		return err == nil && len(m.Status.ContainerStatuses) == 1 && m.Status.ContainerStatuses[0].RestartCount >= 2, err
 	})
-	if n := strings.Count(c.logs(), "may not reference secrets"); n != 1 {
+	if n := strings.Count(c.agentLogs(), "may not reference secrets"); n != 1 {
 		t.Errorf("the refusal logged %d times, want once", n)
 	}
+}
+
+// TestClusterLeaseFollowsTheDaemon: the Lease stands for the daemon, not
+// for podhost-cluster. With the daemon stopped, podhost-cluster (still
+// running) stops renewing it and it expires, as a dead kubelet's; with
+// the daemon back it is renewed again and the Node is Ready.
+func TestClusterLeaseFollowsTheDaemon(t *testing.T) {
+	c := newClusterNode(t)
+	c.start()
+	leases := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	c.poll(60*time.Second, "Lease of "+c.name, func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime != nil, err
+	})
+
+	c.kill(syscall.SIGTERM)
+	c.poll(60*time.Second, "podhost-cluster stops renewing the Lease", func(context.Context) (bool, error) {
+		return strings.Contains(c.agentLogs(), "the Lease is no longer renewed"), nil
+	})
+	l, err := leases.Get(context.Background(), c.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := l.Spec.RenewTime.Time
+	c.poll(90*time.Second, "the Lease expires while the daemon is down", func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if !l.Spec.RenewTime.Time.Equal(last) {
+			t.Fatalf("the Lease was renewed at %v while the daemon was down\n%s", l.Spec.RenewTime, c.agentLogs())
+		}
+		return time.Since(last) > time.Duration(*l.Spec.LeaseDurationSeconds)*time.Second, nil
+	})
+
+	c.start() // the daemon only: podhost-cluster kept running
+	c.poll(60*time.Second, "the Lease renewed with the daemon back", func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime.After(last), err
+	})
+	c.poll(60*time.Second, "Node "+c.name+" Ready", func(ctx context.Context) (bool, error) {
+		n, err := c.admin.CoreV1().Nodes().Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && nodeReady(n), err
+	})
 }

@@ -10,13 +10,13 @@ import (
 )
 
 // Cluster makes podhost a node of a Kubernetes cluster (docs/cluster.md):
-// it registers its Node, keeps its Lease renewed and publishes a mirror pod
-// for every pod it runs. The zero value (no Kubeconfig) is standalone, the
-// default: nothing of it runs.
+// podhost-cluster, beside the daemon, registers its Node, keeps its Lease
+// renewed and publishes a mirror pod for every pod it runs. The zero value
+// (no Kubeconfig) is standalone, the default.
 type Cluster struct {
 	// Kubeconfig is the kubeconfig file of the node's credentials for the
-	// cluster's API server (its current context is used). Key
-	// cluster.kubeconfig, flag --cluster-kubeconfig.
+	// cluster's API server (its current context is used), read by
+	// podhost-cluster, never by the daemon. Key cluster.kubeconfig.
 	Kubeconfig string
 	// NodeName is the name of the Node podhost stands for, as the
 	// kubelet's --hostname-override ("" = the host name, lower-cased). It

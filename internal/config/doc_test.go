@@ -134,7 +134,6 @@ var flagSamples = map[string][2]string{
 	FlagCNIBinDir: {"/b1,/b2", "[/b1, /b2]"}, FlagCgroupDriver: {"cgroupfs", "cgroupfs"}, FlagResyncPeriod: {"7s", "7s"},
 	FlagSystemReserved: {"cpu=1", "{cpu: '1'}"}, FlagMaxPods: {"7", "7"}, FlagLogDriver: {"/ld", "/ld"},
 	FlagMetricsAddress: {"127.0.0.1:1", "127.0.0.1:1"}, FlagKubeAPIAddress: {"127.0.0.1:2", "127.0.0.1:2"},
-	FlagClusterKubeconfig: {"/k", "{kubeconfig: /k}"},
 }
 
 // checkDocFlags: the doc's flags are the config flags, and each sets the

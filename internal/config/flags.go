@@ -29,7 +29,6 @@ const (
 	FlagLogDriver         = "log-driver"
 	FlagMetricsAddress    = "metrics-address"
 	FlagKubeAPIAddress    = "kube-api-address"
-	FlagClusterKubeconfig = "cluster-kubeconfig"
 )
 
 // copyField copies one flag-bound field from src to dst.
@@ -50,7 +49,6 @@ var copyField = map[string]func(dst, src *Config){
 	FlagLogDriver:         func(d, s *Config) { d.LogDriver = s.LogDriver },
 	FlagMetricsAddress:    func(d, s *Config) { d.MetricsAddress = s.MetricsAddress },
 	FlagKubeAPIAddress:    func(d, s *Config) { d.KubeAPIAddress = s.KubeAPIAddress },
-	FlagClusterKubeconfig: func(d, s *Config) { d.Cluster.Kubeconfig = s.Cluster.Kubeconfig },
 }
 
 // BindGlobalFlags registers --config (into path), --socket and
@@ -78,7 +76,6 @@ func (c *Config) BindDaemonFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.LogDriver, FlagLogDriver, c.LogDriver, "container log driver binary (default: podhost-log-driver beside the podhost executable)")
 	fs.StringVar(&c.MetricsAddress, FlagMetricsAddress, c.MetricsAddress, "also serve /metrics on this TCP host:port (default: only on the API socket)")
 	fs.StringVar(&c.KubeAPIAddress, FlagKubeAPIAddress, c.KubeAPIAddress, `serve the Kubernetes API over TLS with client certificates on this TCP host:port ("" = only on the API socket)`)
-	fs.StringVar(&c.Cluster.Kubeconfig, FlagClusterKubeconfig, c.Cluster.Kubeconfig, `join the Kubernetes cluster of this kubeconfig as a node ("" = standalone)`)
 }
 
 // reservedFlag parses --system-reserved cpu=500m,memory=512Mi.

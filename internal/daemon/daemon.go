@@ -32,7 +32,6 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/desired/configdata"
@@ -150,9 +149,6 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, nodeName: nodeNameOf(cfg)}
-	if d.cluster, err = clusterClient(cfg.Cluster.Kubeconfig); err != nil {
-		return err
-	}
 	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
@@ -206,7 +202,6 @@ type daemon struct {
 	hostIP    string                  // pods' status.hostIP, the node's InternalIP (chosen by build)
 	data      *configdata.Store       // the manifests' ConfigMaps and Secrets (built by build)
 	nodeName  string                  // the Node's name: every pod's spec.nodeName
-	cluster   kubernetes.Interface    // the cluster's API server (nil: standalone)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -324,7 +319,6 @@ func (d *daemon) serve(ctx context.Context) error {
 	srv.EnableRollout(rolloutBackend{d.rollout})
 	srv.EnableGrace(graces{d: d, b: b})
 	d.startKubeAPI(gctx, g, b, srv)
-	d.startCluster(gctx, g, b)
 	g.Go(func() error { return srv.Listen(gctx, d.cfg.Socket) })
 	if d.cfg.MetricsAddress != "" {
 		g.Go(func() error { return serveMetrics(gctx, d.cfg.MetricsAddress, d.metrics.Handler()) })

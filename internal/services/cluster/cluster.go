@@ -43,17 +43,21 @@ const (
 	LeaseNamespace = corev1.NamespaceNodeLease
 )
 
-// Backend is the node as the cluster agent sees it.
+// Backend is the node as the cluster agent sees it: the daemon, reached
+// through its local Kubernetes API (internal/clients/localnode).
 type Backend interface {
 	// Node is the Node as podhost computes it (`podhost get nodes`): name,
 	// labels, capacity, allocatable, addresses, system info, conditions.
+	// An error: the daemon does not answer.
 	Node(ctx context.Context) (*corev1.Node, error)
 	// Pods are every pod podhost runs, with status (spec.nodeName set);
-	// a stopping one carries a deletionTimestamp. Read-only.
-	Pods() []*corev1.Pod
+	// a stopping one carries a deletionTimestamp. Read-only. An error: the
+	// daemon does not answer (never an empty list for it).
+	Pods(ctx context.Context) ([]*corev1.Pod, error)
 	// SourcesReady: every manifest source delivered its first snapshot
 	// (before that, a pod missing from Pods may just not be read yet).
-	SourcesReady() bool
+	// Pods called after it returned true lists every pod.
+	SourcesReady(ctx context.Context) bool
 	// Changed is closed at the next change of a pod (or when ctx ends).
 	Changed(ctx context.Context) <-chan struct{}
 }
@@ -74,8 +78,9 @@ type Agent struct {
 	opts   Options
 	log    *slog.Logger
 
-	mu      sync.Mutex
-	nodeUID types.UID // the registered Node's ("" until registered)
+	mu        sync.Mutex
+	nodeUID   types.UID // the registered Node's ("" until registered)
+	daemonErr error     // the last Backend.Node's error: the daemon does not answer
 }
 
 // New returns an agent for the API server client reaches.
@@ -134,6 +139,25 @@ func (a *Agent) getNodeUID() types.UID {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.nodeUID
+}
+
+// localNode is Backend.Node, remembering whether the daemon answered: the
+// Lease is renewed only while it does (runLease).
+func (a *Agent) localNode(ctx context.Context) (*corev1.Node, error) {
+	n, err := a.b.Node(ctx)
+	if err != nil {
+		err = fmt.Errorf("the podhost daemon: %w", err)
+	}
+	a.mu.Lock()
+	a.daemonErr = err
+	a.mu.Unlock()
+	return n, err
+}
+
+func (a *Agent) getDaemonErr() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.daemonErr
 }
 
 // errorLog logs an error of a key once until the error changes or the

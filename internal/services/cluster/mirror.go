@@ -100,14 +100,20 @@ func (m *mirrors) reconcile(ctx context.Context) {
 	for _, p := range inCluster {
 		byName[p.Namespace+"/"+p.Name] = p
 	}
-	local := m.a.b.Pods()
+	ready := m.a.b.SourcesReady(ctx) // before Pods: then they are all listed
+	local, err := m.a.b.Pods(ctx)
+	if err != nil {
+		m.errs.fail("daemon", "mirror pods: cannot list the node's pods: retrying", err)
+		return
+	}
+	m.errs.ok("daemon")
 	seen := make(map[string]bool, len(local))
 	for _, p := range local {
 		key := p.Namespace + "/" + p.Name
 		seen[key] = true
 		m.sync(ctx, key, p, byName[key])
 	}
-	if !m.a.b.SourcesReady() {
+	if !ready {
 		return // a pod not read yet is not gone
 	}
 	for key, p := range byName {

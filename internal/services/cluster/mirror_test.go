@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 	"testing"
@@ -17,24 +18,25 @@ import (
 	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
-// fakeNode is a Backend with fixed pods.
+// fakeNode is a Backend with fixed pods; err: the daemon does not answer.
 type fakeNode struct {
 	mu    sync.Mutex
 	pods  []*corev1.Pod
 	ready bool
+	err   error
 }
 
 func (f *fakeNode) Node(context.Context) (*corev1.Node, error) {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}, nil
 }
 
-func (f *fakeNode) Pods() []*corev1.Pod {
+func (f *fakeNode) Pods(context.Context) ([]*corev1.Pod, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.pods
+	return f.pods, f.err
 }
 
-func (f *fakeNode) SourcesReady() bool                          { return f.ready }
+func (f *fakeNode) SourcesReady(context.Context) bool           { return f.ready && f.err == nil }
 func (f *fakeNode) Changed(ctx context.Context) <-chan struct{} { return ctx.Done() }
 
 func localPod(name, hash string) *corev1.Pod {
@@ -223,5 +225,23 @@ func TestMirrorCreateAlreadyExistsSameHash(t *testing.T) {
 	}
 	if _, err := m.create(context.Background(), localPod("web", "h2"), "h2"); err == nil {
 		t.Error("create over a mirror pod of another hash succeeded")
+	}
+}
+
+// TestMirrorsKeptWhileTheDaemonDoesNotAnswer: a daemon that does not
+// answer is not a node without pods: no mirror pod is deleted.
+func TestMirrorsKeptWhileTheDaemonDoesNotAnswer(t *testing.T) {
+	mirror := mirrorPod(localPod("web", "h1"), "n1", "node-uid", "h1")
+	mirror.UID = "mirror-1"
+	b := &fakeNode{ready: true, err: errors.New("dial unix /run/podhost/podhost.sock: connection refused")}
+	m, client := newTestMirrors(t, b, mirror)
+	m.reconcile(context.Background())
+	if w := apiPods(t, client)["web"]; w == nil || w.UID != "mirror-1" {
+		t.Errorf("mirror pod while the daemon is down: %+v", w)
+	}
+	for _, a := range client.Actions() {
+		if a.GetVerb() != "list" && a.GetVerb() != "watch" {
+			t.Errorf("the cluster was written while the daemon is down: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
 	}
 }

@@ -43,7 +43,7 @@ func (a *Agent) register(ctx context.Context) bool {
 
 // tryRegister is the kubelet's tryRegisterWithAPIServer.
 func (a *Agent) tryRegister(ctx context.Context) error {
-	local, err := a.b.Node(ctx)
+	local, err := a.localNode(ctx)
 	if err != nil {
 		return fmt.Errorf("register node: %w", err)
 	}
@@ -96,14 +96,44 @@ func missingLabels(has, want map[string]string) map[string]string {
 	return out
 }
 
-// runLease renews the node's Lease with the kubelet's lease controller:
-// the holder is the node, the duration 40 s, the renewal every quarter
-// of it; the lease is owned by the Node (the kubelet's SetNodeOwnerFunc).
+// runLease renews the node's Lease with the kubelet's lease controller
+// (the holder is the node, the duration 40 s, the renewal every quarter
+// of it; owned by the Node, the kubelet's SetNodeOwnerFunc) while the
+// daemon answers. The Lease says the node's agent is alive, and here that
+// is the daemon, not this process: while the daemon does not answer
+// (Backend.Node, every StatusUpdate) the controller is stopped, the Lease
+// expires as a dead kubelet's does, and the cluster marks the Node
+// Unknown.
 func (a *Agent) runLease(ctx context.Context) {
-	renew := a.opts.LeaseDuration / 4
-	c := lease.NewController(clock.RealClock{}, a.client, a.opts.NodeName, int32(a.opts.LeaseDuration/time.Second),
-		nil, renew, a.opts.NodeName, LeaseNamespace, a.setLeaseOwner)
-	c.Run(ctx)
+	t := time.NewTicker(a.opts.StatusUpdate)
+	defer t.Stop()
+	var stop context.CancelFunc
+	done := make(chan struct{})
+	for {
+		switch err := a.getDaemonErr(); {
+		case err == nil && stop == nil:
+			var cctx context.Context
+			cctx, stop = context.WithCancel(ctx)
+			done = make(chan struct{})
+			c := lease.NewController(clock.RealClock{}, a.client, a.opts.NodeName, int32(a.opts.LeaseDuration/time.Second),
+				nil, a.opts.LeaseDuration/4, a.opts.NodeName, LeaseNamespace, a.setLeaseOwner)
+			go func() { defer close(done); c.Run(cctx) }()
+		case err != nil && stop != nil:
+			stop()
+			<-done
+			stop = nil
+			a.log.Warn("the Lease is no longer renewed until the daemon answers", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			if stop != nil {
+				stop()
+				<-done
+			}
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // setLeaseOwner makes the Node the lease's owner, once its UID is known.
@@ -150,7 +180,7 @@ func (a *Agent) runNodeStatus(ctx context.Context) {
 // from the cluster is registered again (the kubelet would need a
 // restart).
 func (a *Agent) updateNodeStatus(ctx context.Context, st *nodeStatus, now time.Time) error {
-	local, err := a.b.Node(ctx)
+	local, err := a.localNode(ctx)
 	if err != nil {
 		return err
 	}
