@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,6 +62,11 @@ func newClusterNode(t *testing.T) *clusterNode {
 		if t.Failed() {
 			t.Logf("podhost-cluster log:\n%s", c.agentLogs())
 		}
+		// the pods from the API server: gone with their files
+		files, _ := filepath.Glob(filepath.Join(c.stateDir, "cluster", "manifests", "*.yaml"))
+		for _, f := range files {
+			_ = os.Remove(f)
+		}
 	})
 	f, err := os.OpenFile(c.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -86,7 +92,7 @@ func (c *clusterNode) start() {
 // startAgent runs podhost-cluster with the daemon's config and socket.
 func (c *clusterNode) startAgent() {
 	c.t.Helper()
-	cmd := exec.Command(c.agentBin, "--config", c.configPath, "--socket", c.socket)
+	cmd := exec.Command(c.agentBin, "--config", c.configPath, "--socket", c.socket, "--state-dir", c.stateDir)
 	cmd.Env = append(os.Environ(), "PODHOST_LOG_LEVEL=debug")
 	cmd.Stdout, cmd.Stderr = c.agentOut, c.agentOut
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -394,4 +400,102 @@ func TestClusterLeaseFollowsTheDaemon(t *testing.T) {
 		n, err := c.admin.CoreV1().Nodes().Get(ctx, c.name, metav1.GetOptions{})
 		return err == nil && nodeReady(n), err
 	})
+}
+
+// TestClusterAPIPod: a pod the cluster binds to the node (spec.nodeName)
+// runs on the box with a ConfigMap volume and a Secret env from the API
+// server, its status reaches the API (no mirror pod is made for it), and
+// a delete with --grace-period=3 stops it within that grace, not its
+// terminationGracePeriodSeconds, then removes it from the API.
+func TestClusterAPIPod(t *testing.T) {
+	c := newClusterNode(t)
+	c.start()
+	ctx := context.Background()
+	core := c.admin.CoreV1()
+	if _, err := core.ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err) // no controller manager here to make it
+	}
+	if _, err := core.ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config"},
+		Data: map[string]string{"greeting": "hello from the cluster"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Secrets("default").Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "app-secret"},
+		StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	no, grace := false, int64(60)
+	created, err := core.Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-web"},
+		Spec: corev1.PodSpec{NodeName: c.name, AutomountServiceAccountToken: &no, TerminationGracePeriodSeconds: &grace,
+			Containers: []corev1.Container{{Name: "web", Image: env.ImageRef, Command: []string{"sleep", "3600"},
+				Env: []corev1.EnvVar{{Name: "PASSWORD", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: "app-secret"}, Key: "password"}}}},
+				VolumeMounts: []corev1.VolumeMount{{Name: "config", MountPath: "/config"}}}},
+			Volumes: []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "app-config"}}}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	local := c.waitRunning("api-web")
+	if local.UID != created.UID {
+		t.Errorf("the pod runs with UID %s, the API's is %s", local.UID, created.UID)
+	}
+	out, stderr, code := c.execCLI("", "api-web", "--", "sh", "-c", "cat /config/greeting; echo; echo $PASSWORD")
+	if code != 0 || out != "hello from the cluster\nhunter2\n" {
+		t.Errorf("in the pod: %q (stderr %q, exit %d), want the ConfigMap's greeting and the Secret's password", out, stderr, code)
+	}
+	c.poll(60*time.Second, "the pod's status in the API: Running with its IP", func(ctx context.Context) (bool, error) {
+		p, err := core.Pods("default").Get(ctx, "api-web", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		if p.UID != created.UID || p.Annotations[corev1.MirrorPodAnnotationKey] != "" {
+			t.Fatalf("the API's pod was replaced: uid %s, annotations %v", p.UID, p.Annotations)
+		}
+		return p.Status.Phase == corev1.PodRunning && p.Status.PodIP == local.Status.PodIP, nil
+	})
+
+	// A pod podSecurity.cluster (baseline) refuses: Failed in the API
+	// with the daemon's reason, and gone from it when deleted.
+	if _, err := core.Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-priv"},
+		Spec: corev1.PodSpec{NodeName: c.name, AutomountServiceAccountToken: &no, HostIPC: true, Containers: []corev1.Container{{Name: "c",
+			Image: env.ImageRef, Command: []string{"sleep", "3600"}}}}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.poll(60*time.Second, "the refused pod Failed in the API", func(ctx context.Context) (bool, error) {
+		p, err := core.Pods("default").Get(ctx, "api-priv", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Status.Phase == corev1.PodFailed && p.Status.Reason == "PodhostRefused" && strings.Contains(p.Status.Message, "hostIPC"),
+			fmt.Errorf("status %s %s %q", p.Status.Phase, p.Status.Reason, p.Status.Message)
+	})
+	if c.pod("api-priv") != nil {
+		t.Error("the refused pod runs on the box")
+	}
+	if err := core.Pods("default").Delete(ctx, "api-priv", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	start := time.Now()
+	three := int64(3)
+	if err := core.Pods("default").Delete(ctx, "api-web", metav1.DeleteOptions{GracePeriodSeconds: &three}); err != nil {
+		t.Fatal(err)
+	}
+	c.poll(60*time.Second, "the pod stopped and gone from the API", func(ctx context.Context) (bool, error) {
+		_, err := core.Pods("default").Get(ctx, "api-web", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return c.pod("api-web") == nil, nil
+		}
+		return false, err
+	})
+	if _, err := core.Pods("default").Get(ctx, "api-priv", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the refused pod, deleted, is still in the API: %v", err)
+	}
+	// sleep ignores SIGTERM as PID 1: it is killed when the grace ends.
+	if took := time.Since(start); took > 40*time.Second {
+		t.Errorf("the delete took %v: the deletion's grace (3 s) was not honoured, the pod's (60 s) was", took)
+	}
 }

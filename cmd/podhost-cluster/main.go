@@ -42,8 +42,8 @@ func main() {
 
 // options are the command line's.
 type options struct {
-	configPath, socket, kubeconfig string
-	version                        bool
+	configPath, socket, kubeconfig, stateDir string
+	version                                  bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -52,6 +52,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.configPath, config.FlagConfig, "", "podhost's config file (default "+config.DefaultPath+")")
 	fs.StringVar(&o.socket, config.FlagSocket, "", "the daemon's API socket (default: the config's socket)")
+	fs.StringVar(&o.stateDir, config.FlagStateDir, "", "the daemon's state directory, if it was given one by flag: the cluster's pods go to <state-dir>/cluster/manifests (default: the config's stateDir)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "the node's kubeconfig for the cluster (default: the config's cluster.kubeconfig)")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	if err := fs.Parse(args); err != nil {
@@ -78,11 +79,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "podhost-cluster", version.Version)
 		return 0
 	}
-	central, socket, err := setUp(o)
+	central, cfg, err := setUp(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "podhost-cluster:", err)
 		return 1
 	}
+	socket := cfg.Socket
 	log := newLogger(stderr)
 	klog.SetSlogLogger(log.With("component", "client-go"))
 	local, err := kubernetes.NewForConfig(localnode.RESTConfig(socket, userAgent()))
@@ -94,22 +96,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if !ok {
 		return 0
 	}
-	node := localnode.New(local, name)
+	node := localnode.New(local, socket, name)
 	go func() {
 		if err := node.Run(ctx); err != nil {
 			log.Error("cannot watch the daemon's pods", "err", err)
 		}
 	}()
-	cluster.New(central, node, cluster.Options{NodeName: name, Logger: log}).Run(ctx)
+	cluster.New(central, node, cluster.Options{NodeName: name, ClusterDir: cfg.ClusterManifestDir(), Logger: log}).Run(ctx)
 	return 0
 }
 
 // setUp reads the config and the kubeconfig into a client of the cluster's
-// API server; the daemon's socket. Nothing is contacted yet.
-func setUp(o options) (kubernetes.Interface, string, error) {
+// API server. Nothing is contacted yet.
+func setUp(o options) (kubernetes.Interface, *config.Config, error) {
 	cfg, err := config.Load(o.configPath)
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	if o.socket != "" {
 		cfg.Socket = o.socket
@@ -117,21 +119,24 @@ func setUp(o options) (kubernetes.Interface, string, error) {
 	if o.kubeconfig != "" {
 		cfg.Cluster.Kubeconfig = o.kubeconfig
 	}
+	if o.stateDir != "" {
+		cfg.StateDir = o.stateDir
+	}
 	if err := cfg.Validate(); err != nil {
-		return nil, "", fmt.Errorf("config %s: %w", cfg.Source, err)
+		return nil, nil, fmt.Errorf("config %s: %w", cfg.Source, err)
 	}
 	if !cfg.Cluster.Joined() {
-		return nil, "", fmt.Errorf("config %s: cluster.kubeconfig is not set: this podhost is standalone (docs/cluster.md)", sourceName(cfg))
+		return nil, nil, fmt.Errorf("config %s: cluster.kubeconfig is not set: this podhost is standalone (docs/cluster.md)", sourceName(cfg))
 	}
 	rc, err := cluster.ClientConfig(cfg.Cluster.Kubeconfig, userAgent())
 	if err != nil {
-		return nil, "", err
+		return nil, nil, err
 	}
 	c, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, "", fmt.Errorf("cluster.kubeconfig %s: %w", cfg.Cluster.Kubeconfig, err)
+		return nil, nil, fmt.Errorf("cluster.kubeconfig %s: %w", cfg.Cluster.Kubeconfig, err)
 	}
-	return c, cfg.Socket, nil
+	return c, cfg, nil
 }
 
 func sourceName(cfg *config.Config) string {

@@ -34,6 +34,13 @@ type clusterFile struct {
 // Joined: a cluster is configured.
 func (c Cluster) Joined() bool { return c.Kubeconfig != "" }
 
+// ClusterManifestDir is where podhost-cluster writes the pods the cluster
+// binds to this node, with their ConfigMaps and Secrets, and the daemon
+// reads them as a source of their own (root only, under the state dir).
+func (c *Config) ClusterManifestDir() string {
+	return filepath.Join(c.StateDir, "cluster", "manifests")
+}
+
 func (f *clusterFile) applyTo(c *Cluster) {
 	if f == nil {
 		return

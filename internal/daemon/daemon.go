@@ -149,7 +149,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 		return err
 	}
 	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, nodeName: nodeNameOf(cfg)}
-	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
+	if d.dirPolicy, d.urlPolicy, d.clusterPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
 	if d.images, err = imageVerifier(cfg, rt, log); err != nil {
@@ -182,6 +182,7 @@ type daemon struct {
 	// dirPolicy, urlPolicy: the manifest dir's and the URL's podSecurity
 	// (the dir's also holds the kube API's writes, as podhost apply's).
 	dirPolicy, urlPolicy podsecurity.Policy
+	clusterPolicy        podsecurity.Policy // the cluster source's (cluster.kubeconfig set)
 	images               *imagesig.Verifier // the image policy; nil: off
 	db                   *state.DB
 	rt                   *runtime.Runtime

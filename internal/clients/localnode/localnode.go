@@ -8,6 +8,7 @@ package localnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // callTimeout bounds each request to the daemon: a daemon that hangs is
@@ -52,6 +55,7 @@ func NodeName(ctx context.Context, client kubernetes.Interface) (string, error) 
 // Node is the daemon's node.
 type Node struct {
 	client kubernetes.Interface
+	api    *api.Client // podhost's /v1 on the same socket
 	name   string
 
 	mu      sync.Mutex
@@ -60,8 +64,36 @@ type Node struct {
 
 // New reads the node name through client, a client of the daemon's
 // socket (RESTConfig).
-func New(client kubernetes.Interface, name string) *Node {
-	return &Node{client: client, name: name, changed: make(chan struct{})}
+func New(client kubernetes.Interface, socket, name string) *Node {
+	return &Node{client: client, api: api.NewClient(socket), name: name, changed: make(chan struct{})}
+}
+
+// Refusals are the manifest files the daemon refused (GET /v1/errors),
+// by path.
+func (n *Node) Refusals(ctx context.Context) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	errs, err := n.api.FileErrors(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the daemon's refused files: %w", err)
+	}
+	out := make(map[string]string, len(errs))
+	for _, e := range errs {
+		out[e.File] = e.Error
+	}
+	return out, nil
+}
+
+// SetDeletionGrace gives the daemon's pod its deletion grace period
+// (POST /v1/pods/{namespace}/{name}/grace); a pod the daemon does not run,
+// or already stops, needs none.
+func (n *Node) SetDeletionGrace(ctx context.Context, namespace, name string, seconds int64) error {
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if err := n.api.SetDeletionGrace(ctx, namespace, name, seconds); err != nil && !errors.Is(err, api.ErrNotFound) {
+		return err
+	}
+	return nil
 }
 
 // Run watches the daemon's pods until ctx ends, so that Changed fires at

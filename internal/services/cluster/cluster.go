@@ -60,13 +60,24 @@ type Backend interface {
 	SourcesReady(ctx context.Context) bool
 	// Changed is closed at the next change of a pod (or when ctx ends).
 	Changed(ctx context.Context) <-chan struct{}
+	// SetDeletionGrace gives the daemon's pod namespace/name the grace
+	// period of its coming deletion (the kube API's DELETE with
+	// gracePeriodSeconds).
+	SetDeletionGrace(ctx context.Context, namespace, name string, seconds int64) error
+	// Refusals are the manifest files the daemon refused, by path, with
+	// its one-line reasons.
+	Refusals(ctx context.Context) (map[string]string, error)
 }
 
 // Options configure an Agent.
 type Options struct {
 	// NodeName is the Node's name (the pods' spec.nodeName).
 	NodeName string
-	Logger   *slog.Logger
+	// ClusterDir is the daemon's cluster source dir
+	// (config.ClusterManifestDir): the pods the cluster binds to this node
+	// are written there. "": they are not run.
+	ClusterDir string
+	Logger     *slog.Logger
 	// Periods; zero values are the kubelet's defaults above.
 	LeaseDuration, StatusUpdate, StatusReport, MirrorResync time.Duration
 }

@@ -108,10 +108,18 @@ func (m *mirrors) reconcile(ctx context.Context) {
 	}
 	m.errs.ok("daemon")
 	seen := make(map[string]bool, len(local))
+	apiLocal := map[string]*corev1.Pod{}
 	for _, p := range local {
 		key := p.Namespace + "/" + p.Name
+		if m.a.fromClusterDir(p) {
+			apiLocal[key] = p
+			continue
+		}
 		seen[key] = true
 		m.sync(ctx, key, p, byName[key])
+	}
+	if m.a.opts.ClusterDir != "" {
+		m.syncAPIPods(ctx, byName, apiLocal)
 	}
 	if !ready {
 		return // a pod not read yet is not gone
@@ -121,6 +129,24 @@ func (m *mirrors) reconcile(ctx context.Context) {
 			m.delete(ctx, key, p, "its pod is gone")
 		}
 	}
+}
+
+// syncAPIPods runs syncAPIPod for every pod the cluster binds to this
+// node that is not a mirror pod, and removes the files of the others.
+func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*corev1.Pod) {
+	want := map[string]bool{}
+	var refused map[string]string // asked once, if a pod does not run
+	for key, p := range inCluster {
+		if _, mirror := p.Annotations[AnnotationMirror]; mirror {
+			continue
+		}
+		want[m.a.podFile(p.Namespace, p.Name)] = true // a deleted one's file: syncAPIPod's to remove
+		if refused == nil && local[key] == nil {
+			refused, _ = m.a.b.Refusals(ctx) // an error: nothing known refused
+		}
+		m.syncAPIPod(ctx, key, p, local[key], refused)
+	}
+	m.removeStaleFiles(want)
 }
 
 // sync makes p's mirror pod current: mirror is the API server's pod of

@@ -20,10 +20,11 @@ import (
 
 // fakeNode is a Backend with fixed pods; err: the daemon does not answer.
 type fakeNode struct {
-	mu    sync.Mutex
-	pods  []*corev1.Pod
-	ready bool
-	err   error
+	mu      sync.Mutex
+	pods    []*corev1.Pod
+	ready   bool
+	err     error
+	refused map[string]string // Refusals
 }
 
 func (f *fakeNode) Node(context.Context) (*corev1.Node, error) {
@@ -35,6 +36,10 @@ func (f *fakeNode) Pods(context.Context) ([]*corev1.Pod, error) {
 	defer f.mu.Unlock()
 	return f.pods, f.err
 }
+
+func (f *fakeNode) Refusals(context.Context) (map[string]string, error) { return f.refused, f.err }
+
+func (f *fakeNode) SetDeletionGrace(context.Context, string, string, int64) error { return nil }
 
 func (f *fakeNode) SourcesReady(context.Context) bool           { return f.ready && f.err == nil }
 func (f *fakeNode) Changed(ctx context.Context) <-chan struct{} { return ctx.Done() }
