@@ -152,15 +152,24 @@ func (d *podhostd) kill(sig syscall.Signal) {
 	if d.cmd == nil {
 		return
 	}
-	_ = d.cmd.Process.Signal(sig)
-	select {
-	case <-d.exited:
-	case <-time.After(30 * time.Second):
-		_ = d.cmd.Process.Kill()
-		<-d.exited
+	if !signalAndWait(d.cmd.Process, d.exited, sig) {
 		d.t.Errorf("podhost did not exit on %v", sig)
 	}
 	d.cmd = nil
+}
+
+// signalAndWait sends sig to p and waits for exited to close; false if
+// it had to be killed after 30 s.
+func signalAndWait(p *os.Process, exited <-chan struct{}, sig syscall.Signal) bool {
+	_ = p.Signal(sig)
+	select {
+	case <-exited:
+		return true
+	case <-time.After(30 * time.Second):
+		_ = p.Kill()
+		<-exited
+		return false
+	}
 }
 
 // logMark is where the daemon's output ends now; logsSince(mark) is what

@@ -6,7 +6,8 @@
 #   - containerd 2.x (containerd, containerd-shim-runc-v2, ctr) built with
 #     `go install` into a cache dir that survives between runs
 #     ($PODHOST_CACHE_DIR, default /var/cache/podhost-test);
-#   - the OCI registry the registry tests pull from (scripts/registry.sh).
+#   - the OCI registry the registry tests pull from (scripts/registry.sh);
+#   - kube-apiserver and etcd for the cluster tests (scripts/kube-apiserver.sh).
 # Everything a test needs is installed here, before the first test starts and
 # never under a test's timeout; a failed step is one line naming it.
 # Idempotent and silent when everything is in place. Safe to run
@@ -71,4 +72,6 @@ if ! have_containerd; then
 fi
 # The registry: its own lock and cache dir (scripts/registry.sh).
 "$(dirname "$0")/registry.sh" >/dev/null || die "scripts/registry.sh failed: the test registry is not installed"
+# The control plane of the cluster tests: its own lock and cache dir.
+"$(dirname "$0")/kube-apiserver.sh" >/dev/null || die "scripts/kube-apiserver.sh failed: kube-apiserver and etcd are not installed"
 echo "$BIN_DIR"

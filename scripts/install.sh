@@ -5,7 +5,7 @@
 #
 #   BINARY       the podhost binary (default: ./bin/podhost, then bin/podhost
 #                next to this script's parent dir, i.e. the repo or release root);
-#                podhost-log-driver is taken from the same directory
+#                podhost-log-driver and podhost-cluster are taken from the same directory
 #   --root DIR   install into DIR instead of / (image builders; DESTDIR=DIR works
 #                too). Nothing is started; the unit is enabled offline.
 #   --start      on a running system: (re)start podhost.service after installing.
@@ -16,7 +16,11 @@
 #   /usr/local/bin/podhost                    the binary (replaced atomically)
 #   /usr/local/bin/podhost-log-driver         the per-container log driver the
 #                                             shims run (podhost finds it beside itself)
+#   /usr/local/bin/podhost-cluster            joins the node to a Kubernetes cluster
+#                                             (docs/cluster.md), if built
 #   /etc/systemd/system/podhost.service       from manifests/systemd/podhost.service
+#   /etc/systemd/system/podhost-cluster.service  installed, not enabled: enable it once
+#                                             cluster.kubeconfig is set (standalone is the default)
 #   /etc/podhost/config.yaml     0600 root    from manifests/config.yaml, only if absent
 #                                             (it may hold manifestURLHeaders tokens; an
 #                                             existing one readable by others is made 0600)
@@ -98,6 +102,13 @@ else
 	log "warning: no $driver (make build builds it): podhost falls back to running itself as the log driver, with more memory per container"
 fi
 install_bin "$bin" podhost
+cluster_bin="$(dirname "$bin")/podhost-cluster"
+if [[ -x $cluster_bin && -f $cluster_bin ]]; then
+	install_bin "$cluster_bin" podhost-cluster
+	install -m 0644 -o root -g root "$src/manifests/systemd/podhost-cluster.service" "$R/etc/systemd/system/podhost-cluster.service"
+else
+	log "no $cluster_bin (make build builds it): joining a Kubernetes cluster is not installed"
+fi
 
 unit_changed=1
 if cmp -s "$unit" "$R/etc/systemd/system/podhost.service"; then unit_changed=0; fi

@@ -315,6 +315,9 @@ provision() {
 
 	check "install.sh installs podhost" "$IN/repo/scripts/install.sh" "$IN/bin/podhost"
 	check "podhost binary installed" test -x /usr/local/bin/podhost
+	check "podhost-cluster installed beside it" test -x /usr/local/bin/podhost-cluster
+	expect "podhost-cluster.service installed, not enabled (standalone is the default)" disabled \
+		"$(systemctl is-enabled podhost-cluster.service 2>&1)"
 	check "podhost.service is enabled" systemctl is-enabled podhost.service
 	expect "install.sh does not start podhost" inactive "$(systemctl is-active podhost.service)"
 	local d m

@@ -172,6 +172,8 @@ type Config struct {
 	// with setHostnameAsFQDN, as its hostname. Default "" (then the domain
 	// ends in "svc.", as the kubelet's without it).
 	ClusterDomain string
+	// Cluster: joining a Kubernetes cluster as a node (cluster.go).
+	Cluster Cluster
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -209,8 +211,9 @@ type file struct {
 	ImagesDir           *string `json:"imagesDir"`
 	ShutdownGracePeriod *string `json:"shutdownGracePeriod"`
 	// ShutdownGracePeriodCriticalPods: see Config.
-	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
-	ClusterDomain                   *string `json:"clusterDomain"`
+	ShutdownGracePeriodCriticalPods *string      `json:"shutdownGracePeriodCriticalPods"`
+	ClusterDomain                   *string      `json:"clusterDomain"`
+	Cluster                         *clusterFile `json:"cluster"`
 	manifestURLFile
 	securityFile
 }
@@ -349,6 +352,7 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.MetricsAddress, f.MetricsAddress)
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
+	f.Cluster.applyTo(&c.Cluster)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}

@@ -360,3 +360,33 @@ func TestMetricsAddressFlag(t *testing.T) {
 		t.Fatalf("metricsAddress = %q, want the flag's over the file's", c.MetricsAddress)
 	}
 }
+
+func TestClusterSection(t *testing.T) {
+	c, err := Parse([]byte("cluster: {kubeconfig: /etc/podhost/cluster.kubeconfig, nodeName: box-1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Cluster.Joined() || c.Cluster.Kubeconfig != "/etc/podhost/cluster.kubeconfig" || c.Cluster.NodeName != "box-1" {
+		t.Errorf("cluster: %+v", c.Cluster)
+	}
+	if Default().Cluster.Joined() {
+		t.Error("the default joins a cluster")
+	}
+	for doc, want := range map[string]string{
+		"cluster: {kubeconfig: rel/path}":         "cluster.kubeconfig: must be an absolute path",
+		"cluster: {nodeName: Box_1}":              `cluster.nodeName: "Box_1"`,
+		"cluster: {kubeconfig: /k, token: x}":     "unknown field",
+		"cluster: {kubeconfig: /k, nodeName: ''}": "",
+	} {
+		_, err := Parse([]byte(doc))
+		if want == "" {
+			if err != nil {
+				t.Errorf("%s: %v", doc, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", doc, err, want)
+		}
+	}
+}

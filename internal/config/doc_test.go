@@ -89,8 +89,10 @@ func render(k fileKey) string {
 		return strings.Join(v, ",")
 	case ImagePolicy:
 		return fmt.Sprintf("{requireSignatures: %v}", v.RequireSignatures)
+	case Cluster:
+		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q}", v.Kubeconfig, v.NodeName)
 	case PodSecurity:
-		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level)
+		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}, cluster: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level, v.Cluster.Level)
 	}
 	if k.value.Kind() == reflect.Map {
 		if k.value.Len() == 0 {

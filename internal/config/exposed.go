@@ -20,13 +20,19 @@ func (c *Config) HoldsCredentials() bool {
 // ExposedCredentials lists the files holding credentials that users other
 // than root may read (group or others have read permission): the config
 // file when it HoldsCredentials (scripts/install.sh installs it 0600) and
-// each existing authFiles entry (registry credentials). One line each,
+// each existing authFiles entry (registry credentials) and the cluster's
+// kubeconfig. One line each,
 // naming the file, its mode and the fix; the daemon logs them as
 // warnings and `podhost check` reports them.
 func (c *Config) ExposedCredentials() []string {
 	var out []string
 	if c.Source != "" && c.HoldsCredentials() {
 		if line := exposed(c.Source, "holds manifestURL credentials"); line != "" {
+			out = append(out, line)
+		}
+	}
+	if c.Cluster.Kubeconfig != "" {
+		if line := exposed(c.Cluster.Kubeconfig, "holds the node's cluster credentials (cluster.kubeconfig)"); line != "" {
 			out = append(out, line)
 		}
 	}

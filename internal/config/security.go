@@ -28,6 +28,9 @@ type Security struct {
 type PodSecurity struct {
 	ManifestDir PodSecurityPolicy // default privileged: the machine owner's files
 	ManifestURL PodSecurityPolicy // default baseline
+	// Cluster: the pods the cluster's API server binds to this node
+	// (docs/cluster.md), default baseline: what the cluster may run here.
+	Cluster PodSecurityPolicy
 }
 
 // PodSecurityPolicy is one source's standard.
@@ -51,6 +54,7 @@ type securityFile struct {
 type podSecurityFile struct {
 	ManifestDir *podSecurityPolicyFile `json:"manifestDir"`
 	ManifestURL *podSecurityPolicyFile `json:"manifestURL"`
+	Cluster     *podSecurityPolicyFile `json:"cluster"`
 }
 
 type podSecurityPolicyFile struct {
@@ -62,6 +66,7 @@ func defaultSecurity() Security {
 	return Security{SeccompDefault: true, PodSecurity: PodSecurity{
 		ManifestDir: PodSecurityPolicy{Level: string(psaapi.LevelPrivileged)},
 		ManifestURL: PodSecurityPolicy{Level: string(psaapi.LevelBaseline)},
+		Cluster:     PodSecurityPolicy{Level: string(psaapi.LevelBaseline)},
 	}}
 }
 
@@ -72,6 +77,7 @@ func (f *securityFile) applyTo(s *Security) {
 	if f.PodSecurity != nil {
 		f.PodSecurity.ManifestDir.applyTo(&s.PodSecurity.ManifestDir)
 		f.PodSecurity.ManifestURL.applyTo(&s.PodSecurity.ManifestURL)
+		f.PodSecurity.Cluster.applyTo(&s.PodSecurity.Cluster)
 	}
 	f.ImagePolicy.applyTo(&s.ImagePolicy)
 }
@@ -88,6 +94,7 @@ func (f *podSecurityPolicyFile) applyTo(p *PodSecurityPolicy) {
 
 func (s Security) validate() error {
 	return errors.Join(s.PodSecurity.ManifestDir.validate("manifestDir"), s.PodSecurity.ManifestURL.validate("manifestURL"),
+		s.PodSecurity.Cluster.validate("cluster"),
 		s.ImagePolicy.validate())
 }
 

@@ -92,6 +92,6 @@ func (c *Config) Validate() error {
 	if c.LogMaxFiles < 1 {
 		errs = append(errs, fmt.Errorf("logMaxFiles: must be at least 1, got %d", c.LogMaxFiles))
 	}
-	errs = append(errs, c.Disk.validate(), c.Eviction.validate(), c.ManifestURL.validate(), c.Security.validate())
+	errs = append(errs, c.Disk.validate(), c.Eviction.validate(), c.ManifestURL.validate(), c.Security.validate(), c.Cluster.validate())
 	return errors.Join(errs...)
 }

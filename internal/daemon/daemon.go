@@ -154,8 +154,8 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, thresholds: thresholds}
-	if d.dirPolicy, d.urlPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
+	d := &daemon{cfg: cfg, log: log, db: db, rt: rt, heartbeat: hb, shims: shims, started: started, res: res, thresholds: thresholds, nodeName: nodeNameOf(cfg)}
+	if d.dirPolicy, d.urlPolicy, d.clusterPolicy, err = sourcePolicies(cfg.PodSecurity); err != nil {
 		return err
 	}
 	if d.images, err = imageVerifier(cfg, rt, log); err != nil {
@@ -190,6 +190,7 @@ type daemon struct {
 	// dirPolicy, urlPolicy: the manifest dir's and the URL's podSecurity
 	// (the dir's also holds the kube API's writes, as podhost apply's).
 	dirPolicy, urlPolicy podsecurity.Policy
+	clusterPolicy        podsecurity.Policy // the cluster source's (cluster.kubeconfig set)
 	images               *imagesig.Verifier // the image policy; nil: off
 	db                   *state.DB
 	rt                   *runtime.Runtime
@@ -213,6 +214,7 @@ type daemon struct {
 	thresholds []eviction.Threshold
 	hostIP     string            // pods' status.hostIP, the node's InternalIP (chosen by build)
 	data       *configdata.Store // the manifests' ConfigMaps and Secrets (built by build)
+	nodeName   string            // the Node's name: every pod's spec.nodeName
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -240,7 +242,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	limits.AppArmor = apparmor.HostSupports() // as containerd's CRI decides it
 	limits.Allocatable = allocatable
 	limits.Hostname, _ = os.Hostname()
-	limits.NodeName = admission.NodeName(limits.Hostname)
+	limits.NodeName = d.nodeName
 	limits.ClusterDomain = d.cfg.ClusterDomain
 	limits.SeccompRoot = filepath.Join(d.cfg.StateDir, "seccomp") // the kubelet's <root-dir>/seccomp
 	limits.SeccompDefault = d.cfg.SeccompDefault
@@ -275,8 +277,8 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	logGC := &gc.Collector{Root: d.cfg.LogDir, Log: d.log,
 		Policy: gc.Policy{MaxFiles: d.cfg.LogMaxFiles, MaxTotal: d.cfg.LogDirMaxSize}}
 	d.mgr = manager.New(manager.Deps{Workers: d.workers, Runtime: cachedLists{d.rt, d.cache}, Store: d.db, Statuses: d.statuses, Cleaner: d.syncer, QOSCgroups: cg, Logs: logGC, Data: data, Identities: d.db},
-		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: admission.NodeName(limits.Hostname),
-			NodeLabels: admission.NodeLabels(admission.NodeName(limits.Hostname), d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log,
+		manager.Options{Allocatable: allocatable, EnforcedAllocatable: enforced, NodeName: d.nodeName,
+			NodeLabels: admission.NodeLabels(d.nodeName, d.cfg.NodeLabels), AppArmor: limits.AppArmor, Logger: d.log,
 			Admit: evictionAdmit{d}}) // d.eviction is set below, before any pod is admitted
 	d.eviction = d.newEviction()
 }
@@ -324,9 +326,8 @@ func (d *daemon) serve(ctx context.Context) error {
 	g.Go(func() error { health.Run(gctx); return nil })
 	stateHealth := newStateHealth(d.db, d.log)
 	g.Go(func() error { stateHealth.Run(gctx, stateProbePeriod); return nil })
-	host, _ := os.Hostname()
-	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, admission.NodeName(host)), health: health, state: stateHealth,
-		node: d.nodeSource(host, health, d.eviction.Conditions)}
+	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, d.nodeName), health: health, state: stateHealth,
+		node: d.nodeSource(health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	srv := api.NewServer(b, d.log)
@@ -357,8 +358,8 @@ func (d *daemon) serve(ctx context.Context) error {
 // nodeSource serves GET /v1/node: this machine as the manager sees it
 // (the node name, labels and allocatable it admits pods with), its
 // Ready condition containerd's health.
-func (d *daemon) nodeSource(host string, health *rthealth.Monitor, pressure func() []corev1.NodeCondition) *nodeSource {
-	name := admission.NodeName(host)
+func (d *daemon) nodeSource(health *rthealth.Monitor, pressure func() []corev1.NodeCondition) *nodeSource {
+	name := d.nodeName
 	n := newNodeSource(nodeSpec{name: name, labels: admission.NodeLabels(name, d.cfg.NodeLabels),
 		capacity: d.res.Capacity, allocatable: d.res.Allocatable, hostIP: d.hostIP, hostname: name}, hostNodeFiles, d.started)
 	n.health, n.pressure = health.Status, pressure

@@ -2,6 +2,8 @@ package daemon
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -29,6 +31,13 @@ func (d *daemon) runSources(ctx context.Context, g *errgroup.Group, out chan<- s
 		g.Go(func() error { return ignoreCanceled(src.Run(ctx, urlSnaps)) })
 		ins = append(ins, filtered(ctx, g, urlSnaps, d.urlPolicy))
 	}
+	if d.cfg.Cluster.Joined() {
+		snaps, err := d.runClusterSource(ctx, g)
+		if err != nil {
+			return err
+		}
+		ins = append(ins, snaps)
+	}
 	g.Go(func() error { source.Merge(ctx, out, ins...); return nil })
 	return nil
 }
@@ -51,13 +60,34 @@ func (d *daemon) urlSource(u config.ManifestURL) (interface {
 		Period: u.ManifestURLPeriod, LastGood: d.db, Logger: d.log})
 }
 
-// sourcePolicies are the manifest dir's and the manifest URL's standards.
-func sourcePolicies(ps config.PodSecurity) (dir, url podsecurity.Policy, err error) {
-	if dir, err = podsecurity.New("manifestDir", ps.ManifestDir.Level, ps.ManifestDir.AllowedHostPaths); err != nil {
-		return dir, url, err
+// runClusterSource reads the pods the cluster binds to this node from the
+// dir podhost-cluster writes them to (made here, root only): a manifest
+// dir of its own, last in the merge (a static pod of the same name wins),
+// held to podSecurity.cluster. The daemon reads files only: it never
+// waits for podhost-cluster or the API server, and the files keep the
+// pods running across restarts while both are away.
+func (d *daemon) runClusterSource(ctx context.Context, g *errgroup.Group) (<-chan source.Snapshot, error) {
+	dir := d.cfg.ClusterManifestDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("cluster source: %w", err)
 	}
-	url, err = podsecurity.New("manifestURL", ps.ManifestURL.Level, ps.ManifestURL.AllowedHostPaths)
-	return dir, url, err
+	src := source.New(source.Config{Dir: dir, Relist: d.cfg.RelistPeriod, LastGood: d.db, Logger: d.log})
+	snaps := make(chan source.Snapshot, 1)
+	g.Go(func() error { return ignoreCanceled(src.Run(ctx, snaps)) })
+	return filtered(ctx, g, snaps, d.clusterPolicy), nil
+}
+
+// sourcePolicies are the manifest dir's, the manifest URL's and the
+// cluster source's standards.
+func sourcePolicies(ps config.PodSecurity) (dir, url, cluster podsecurity.Policy, err error) {
+	if dir, err = podsecurity.New("manifestDir", ps.ManifestDir.Level, ps.ManifestDir.AllowedHostPaths); err != nil {
+		return dir, url, cluster, err
+	}
+	if url, err = podsecurity.New("manifestURL", ps.ManifestURL.Level, ps.ManifestURL.AllowedHostPaths); err != nil {
+		return dir, url, cluster, err
+	}
+	cluster, err = podsecurity.New("cluster", ps.Cluster.Level, ps.Cluster.AllowedHostPaths)
+	return dir, url, cluster, err
 }
 
 // filtered passes in's snapshots on without the pods p refuses.

@@ -102,6 +102,10 @@ type Env struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	clusterOnce sync.Once // PodhostClusterBin
+	clusterBin  string
+	clusterErr  error
 }
 
 var envSeq atomic.Int32

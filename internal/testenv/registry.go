@@ -82,24 +82,33 @@ func RegistryBin(ctx context.Context) (string, error) {
 func findRegistryBin(ctx context.Context) (string, error) {
 	bin := os.Getenv("PODHOST_REGISTRY_BIN")
 	if bin == "" {
-		root, err := RepoRoot()
-		if err != nil {
+		var err error
+		if bin, err = installScript(ctx, "registry.sh"); err != nil {
 			return "", err
 		}
-		cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", "registry.sh"))
-		cmd.Dir = root
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return "", fmt.Errorf("testenv: scripts/registry.sh: %w", err)
-		}
-		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-		bin = strings.TrimSpace(lines[len(lines)-1])
 	}
 	if _, err := exec.LookPath(bin); err != nil {
 		return "", fmt.Errorf("testenv: registry binary: %w", err)
 	}
 	return bin, nil
+}
+
+// installScript runs <repo>/scripts/<name> (an installer: idempotent,
+// progress on stderr) and returns the last line it printed.
+func installScript(ctx context.Context, name string) (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(root, "scripts", name))
+	cmd.Dir = root
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("testenv: scripts/%s: %w", name, err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1]), nil
 }
 
 // registryConfig is the registry's config.yml; %s: storage dir, extra
@@ -321,8 +330,11 @@ func (r *Registry) Close() error {
 }
 
 // LogTail returns the last n lines of the registry's log.
-func (r *Registry) LogTail(n int) string {
-	b, err := os.ReadFile(r.Log)
+func (r *Registry) LogTail(n int) string { return fileTail(r.Log, n) }
+
+// fileTail is the last n lines of a file ("" if it cannot be read).
+func fileTail(path string, n int) string {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return ""
 	}

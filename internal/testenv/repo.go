@@ -142,6 +142,29 @@ func BuildPodhost(ctx context.Context, repoRoot, out string) error {
 	return nil
 }
 
+// PodhostClusterBin builds ./cmd/podhost-cluster beside e.PodhostBin, as
+// make build does, the first time a test asks for it (only the cluster
+// tests need it), and returns its path.
+func (e *Env) PodhostClusterBin(tb testing.TB) string {
+	tb.Helper()
+	bin := e.RequirePodhost(tb)
+	e.clusterOnce.Do(func() {
+		out := filepath.Join(filepath.Dir(bin), "podhost-cluster")
+		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/podhost-cluster")
+		cmd.Dir = e.RepoRoot
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			e.clusterErr = fmt.Errorf("testenv: go build ./cmd/podhost-cluster: %w\n%s", err, b)
+			return
+		}
+		e.clusterBin = out
+	})
+	if e.clusterErr != nil {
+		tb.Fatal(e.clusterErr)
+	}
+	return e.clusterBin
+}
+
 // RequirePodhost returns e.PodhostBin, failing tb if Setup could not build
 // ./cmd/podhost.
 func RequirePodhost(tb testing.TB, e *Env) string {

@@ -111,10 +111,13 @@ rm -rf "$results" && mkdir -p "$results"
 if [[ -n $podhost ]]; then
 	[[ -x $podhost ]] || die "podhost binary $podhost is not executable"
 	cp "$podhost" "$IN/bin/podhost"
-	# the log driver built beside it (make build); install.sh takes it from there
-	if [[ -x $(dirname "$podhost")/podhost-log-driver ]]; then
-		cp "$(dirname "$podhost")/podhost-log-driver" "$IN/bin/podhost-log-driver"
-	fi
+	# the log driver and podhost-cluster built beside it (make build);
+	# install.sh takes them from there
+	for b in podhost-log-driver podhost-cluster; do
+		if [[ -x $(dirname "$podhost")/$b ]]; then
+			cp "$(dirname "$podhost")/$b" "$IN/bin/$b"
+		fi
+	done
 fi
 cp "$ctrd_bin/containerd" "$ctrd_bin/containerd-shim-runc-v2" "$ctrd_bin/ctr" "$IN/bin/"
 cp "$repo/scripts/install.sh" "$IN/repo/scripts/" 2>/dev/null || true
