@@ -204,6 +204,29 @@ func TestBuildHostNetwork(t *testing.T) {
 	eq(t, "shm", mountAt(s, "/dev/shm").Source, "/dev/shm")
 }
 
+// TestBuildSharedPIDNamespace: shareProcessNamespace joins the pod's
+// pinned PID namespace; hostPID wins (the decoder refuses both).
+func TestBuildSharedPIDNamespace(t *testing.T) {
+	p := testPod()
+	yes := true
+	p.Pod.Spec.ShareProcessNamespace = &yes
+	p.PIDNS = "/run/podhost/sandboxes/sb1/pid"
+	s, err := generate(t, p, testContainer(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := nsOf(s, specs.PIDNamespace); ns == nil || ns.Path != p.PIDNS {
+		t.Fatalf("pid namespace = %+v, want path %s", ns, p.PIDNS)
+	}
+	p.Pod.Spec.HostPID = true
+	if s, err = generate(t, p, testContainer(p)); err != nil {
+		t.Fatal(err)
+	}
+	if ns := nsOf(s, specs.PIDNamespace); ns != nil {
+		t.Errorf("hostPID: pid namespace %+v, want the host's", ns)
+	}
+}
+
 func TestBuildResources(t *testing.T) {
 	tests := []struct {
 		name     string
