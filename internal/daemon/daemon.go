@@ -246,6 +246,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	if d.images != nil {
 		images = verifiedImages{images, d.images}
 	}
+	vols.Images = imageVolumes{images: images, rt: d.rt}
 	unsCfg, unsMgr := d.userNamespaces()
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,

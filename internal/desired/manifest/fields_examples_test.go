@@ -268,7 +268,19 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"EmptyDirVolumeSource.sizeLimit": func(p *corev1.Pod) {
 		p.Spec.Volumes[1].EmptyDir.Medium, p.Spec.Volumes[1].EmptyDir.SizeLimit = corev1.StorageMediumMemory, ptrTo(q("64Mi"))
 	},
-	"EmptyDirVolumeSource.mode": func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptrTo(int32(0o750)) },
+	"EmptyDirVolumeSource.mode":   func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptrTo(int32(0o750)) },
+	"Volume.image":                imageVolume,
+	"ImageVolumeSource.reference": imageVolume,
+	"ImageVolumeSource.pullPolicy": func(p *corev1.Pod) {
+		imageVolume(p)
+		p.Spec.Volumes[1].Image.PullPolicy = corev1.PullNever
+	},
+}
+
+// imageVolume makes the second volume an image volume.
+func imageVolume(p *corev1.Pod) {
+	p.Spec.Volumes[1].EmptyDir = nil
+	p.Spec.Volumes[1].Image = &corev1.ImageVolumeSource{Reference: "registry.example/data:1"}
 }
 
 // refusedValues are values of honoured fields that podhost refuses: the

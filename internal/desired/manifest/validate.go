@@ -37,7 +37,7 @@ const notSupported = "not supported by podhost"
 
 // unsupported reports a value podhost does not support, e.g.
 // `spec.volumes[2].nfs: Unsupported value: "nfs": not supported
-// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`.
+// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, image, projected, secret)`.
 func unsupported(p *field.Path, value, hint string) *field.Error {
 	detail := notSupported
 	if hint != "" {

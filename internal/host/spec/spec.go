@@ -174,6 +174,9 @@ type Volume struct {
 	// ReadOnly mounts it read-only in every container (configMap and
 	// secret volumes, as the kubelet's read-only API data volumes).
 	ReadOnly bool
+	// NoExec mounts it noexec, nosuid and nodev in every container (image
+	// volumes, as the API documents them).
+	NoExec bool
 }
 
 // Container is the container side of a spec.

@@ -396,6 +396,21 @@ func TestBuildVolumes(t *testing.T) {
 	eq(t, "bind order", order, []string{"/cache", "/expr", "/data/deep", "/etc/hosts", "/etc/resolv.conf", "/etc/hostname", "/dev/shm"})
 }
 
+// TestBuildImageVolume: an image volume's mounts are read-only, noexec,
+// nosuid and nodev, whatever the volumeMount says (runc sets a bind's
+// flags anew: the host mount's do not carry over).
+func TestBuildImageVolume(t *testing.T) {
+	p := testPod()
+	p.Volumes = map[string]Volume{"img": {HostPath: "/pods/uid/volumes/image/img", ReadOnly: true, NoExec: true}}
+	c := testContainer(p)
+	c.Container.VolumeMounts = []corev1.VolumeMount{{Name: "img", MountPath: "/data"}}
+	s, err := generate(t, p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "image volume", mountAt(s, "/data").Options, []string{"rbind", "rprivate", "ro", "noexec", "nosuid", "nodev"})
+}
+
 func TestBuildSubPathHook(t *testing.T) {
 	p := testPod()
 	c := testContainer(p)

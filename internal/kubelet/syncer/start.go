@@ -250,8 +250,8 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	}
 	for i := range in.pod.Spec.Volumes {
 		v := &in.pod.Spec.Volumes[i]
-		if vol, ok := vols[v.Name]; ok && volumes.IsDataVolume(v) {
-			vol.ReadOnly = true
+		if vol, ok := vols[v.Name]; ok && (volumes.IsDataVolume(v) || v.Image != nil) { // image volumes: always read-only, as the kubelet's
+			vol.ReadOnly, vol.NoExec = true, v.Image != nil
 			vols[v.Name] = vol
 		}
 	}
@@ -365,4 +365,16 @@ func (s *Syncer) pullSecrets(pod *corev1.Pod) [][]byte {
 			fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", ")))
 	}
 	return out
+}
+
+// imageVolumeAuth gives the pulls of pod's image volumes its
+// imagePullSecrets, as its containers' pulls (ctx unchanged without image
+// volumes: the secrets' look-up records an event when one is missing).
+func (s *Syncer) imageVolumeAuth(ctx context.Context, pod *corev1.Pod) context.Context {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Image != nil {
+			return runtimeapi.WithPullAuth(ctx, s.pullSecrets(pod))
+		}
+	}
+	return ctx
 }

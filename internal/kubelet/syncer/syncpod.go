@@ -177,7 +177,7 @@ func (s *Syncer) startAll(ctx context.Context, in startInput, a podActions) []er
 		return nil
 	}
 	pod := in.pod
-	vols, warnings, err := s.vol.Prepare(ctx, pod)
+	vols, warnings, err := s.vol.Prepare(s.imageVolumeAuth(ctx, pod), pod)
 	for _, w := range warnings {
 		// A populated volume whose ConfigMap or Secret went away keeps its
 		// last files and the containers start with them, as the kubelet's

@@ -100,6 +100,9 @@ const (
 	// LabelLeaseOwner is "<pid>-<process start time in ticks>" of the
 	// process that took the lease.
 	LabelLeaseOwner = "podhost.io/lease-owner"
+	// LabelImageVolumes marks the containerd lease that holds a pod's image
+	// volume snapshots; its value is the pod UID.
+	LabelImageVolumes = "podhost.io/image-volumes"
 	// LabelSnapshotContainer is set on a container's rootfs snapshot to the
 	// container ID.
 	LabelSnapshotContainer = "podhost.io/container"
