@@ -123,8 +123,8 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"Container.terminationMessagePath":   func(p *corev1.Pod) { c0(p).TerminationMessagePath = "/tmp/done" },
 	"Container.terminationMessagePolicy": func(p *corev1.Pod) { c0(p).TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError },
 	"Container.securityContext":          func(p *corev1.Pod) { c0(p).SecurityContext = &corev1.SecurityContext{} },
-	"Container.stdin":                    func(p *corev1.Pod) { c0(p).Stdin = true },
-	"Container.stdinOnce":                func(p *corev1.Pod) { c0(p).StdinOnce = true },
+	"Container.stdin":                    func(p *corev1.Pod) { c0(p).Stdin, c0(p).TTY = true, true },
+	"Container.stdinOnce":                func(p *corev1.Pod) { c0(p).Stdin, c0(p).StdinOnce, c0(p).TTY = true, true, true },
 	"Container.tty":                      func(p *corev1.Pod) { c0(p).TTY = true },
 
 	"SecurityContext.capabilities":   func(p *corev1.Pod) { csc(p).Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}} },
@@ -305,6 +305,7 @@ var refusedValues = map[string]func(p *corev1.Pod){
 	"EmptyDirVolumeSource.sizeLimit":  func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.SizeLimit = ptrTo(q("1Gi")) },
 	"EmptyDirVolumeSource.medium":     func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
 	"PodSpec.os":                      func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
+	"Container.stdin":                 func(p *corev1.Pod) { c0(p).Stdin = true },
 }
 
 // Every other volume source is refused: its example is the source set to

@@ -101,6 +101,9 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	}
 	s.addStopLabels(cfg.Labels, c, termLog)
 	cfg.Labels[wellknown.LabelResources] = resize.Label(c.Resources)
+	if c.Stdin { // its console reads a FIFO attach writes (the decoder wants tty with it)
+		cfg.Labels[wellknown.LabelStdin] = "true"
+	}
 	tSpec := time.Since(t0)
 	s.cache.Track(pod.UID, id)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
