@@ -1,7 +1,7 @@
 # podhost. Every target works as root on a fresh Debian machine with Go and
 # installs what it needs itself; see docs/testing.md.
 #
-#   make build             bin/podhost, bin/podhost-log-driver and bin/podhost-cluster
+#   make build             bin/podhost, bin/podhost-log-driver, bin/podhost-pause and bin/podhost-cluster
 #   make install           build, then scripts/install.sh (root; DESTDIR=/image installs into an image)
 #   make test              test-unit + test-integration + test-vm
 #   make test-unit         go test ./... (no root, no containerd)
@@ -30,13 +30,15 @@ all: build
 # if there is no C compiler (scripts/build-log-driver.sh; LOG_DRIVER=go
 # forces it). podhost-cluster joins the node to a Kubernetes cluster
 # (docs/cluster.md): a binary of its own, so that podhost does not link
-# client-go's clientset (docs/decisions.md 28).
+# client-go's clientset (docs/decisions.md 29). podhost-pause is PID 1 of
+# each pod with shareProcessNamespace (standard library only; decisions.md 31).
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/podhost ./cmd/podhost
 	CC="$(CC)" GO="$(GO)" scripts/build-log-driver.sh bin/podhost-log-driver
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/podhost-cluster ./cmd/podhost-cluster
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags='-s -w' -o bin/podhost-pause ./cmd/podhost-pause
 
-# podhost, podhost-log-driver and podhost-cluster with their units and
+# podhost, podhost-log-driver, podhost-pause and podhost-cluster with their units and
 # dirs (scripts/install.sh: podhost.service enabled, podhost-cluster.service
 # installed, enabled by the user once cluster.kubeconfig is set).
 install: build

@@ -5,7 +5,7 @@
 #
 #   BINARY       the podhost binary (default: ./bin/podhost, then bin/podhost
 #                next to this script's parent dir, i.e. the repo or release root);
-#                podhost-log-driver and podhost-cluster are taken from the same directory
+#                podhost-log-driver, podhost-pause and podhost-cluster are taken from the same directory
 #   --root DIR   install into DIR instead of / (image builders; DESTDIR=DIR works
 #                too). Nothing is started; the unit is enabled offline.
 #   --start      on a running system: (re)start podhost.service after installing.
@@ -18,6 +18,7 @@
 #                                             shims run (podhost finds it beside itself)
 #   /usr/local/bin/podhost-cluster            joins the node to a Kubernetes cluster
 #                                             (docs/cluster.md), if built
+#   /usr/local/bin/podhost-pause              PID 1 of pods with shareProcessNamespace
 #   /etc/systemd/system/podhost.service       from manifests/systemd/podhost.service
 #   /etc/systemd/system/podhost-cluster.service  installed, not enabled: enable it once
 #                                             cluster.kubeconfig is set (standalone is the default)
@@ -100,6 +101,12 @@ if [[ -x $driver && -f $driver ]]; then
 	install_bin "$driver" podhost-log-driver
 else
 	log "warning: no $driver (make build builds it): podhost falls back to running itself as the log driver, with more memory per container"
+fi
+pause="$(dirname "$bin")/podhost-pause"
+if [[ -x $pause && -f $pause ]]; then
+	install_bin "$pause" podhost-pause
+else
+	log "warning: no $pause (make build builds it): podhost falls back to running itself as PID 1 of pods with shareProcessNamespace, with more memory per pod"
 fi
 install_bin "$bin" podhost
 cluster_bin="$(dirname "$bin")/podhost-cluster"

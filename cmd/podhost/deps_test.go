@@ -26,3 +26,35 @@ func TestNoMemoryProfiler(t *testing.T) {
 		}
 	}
 }
+
+// TestSmallBinariesStdlibOnly keeps the processes podhost runs once per
+// container (podhost-log-driver) or per pod (podhost-pause) small: besides
+// the standard library each may only import its own package (no k8s.io, no
+// containerd, no grpc, no cobra: their init work and data would be paid by
+// every copy).
+func TestSmallBinariesStdlibOnly(t *testing.T) {
+	for dir, pkg := range map[string]string{
+		"../podhost-log-driver": "internal/logs/driver",
+		"../podhost-pause":      "internal/host/sandbox/pause",
+	} {
+		cmd := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -deps in %s: %v\n%s", dir, err, out)
+		}
+		allowed := map[string]bool{
+			"github.com/podhost/podhost/cmd/" + strings.TrimPrefix(dir, "../"): true,
+			"github.com/podhost/podhost/" + pkg:                                true,
+		}
+		got := strings.Fields(string(out))
+		for _, p := range got {
+			if !allowed[p] {
+				t.Errorf("%s depends on %s: only the standard library and %s are allowed", dir, p, pkg)
+			}
+		}
+		if len(got) != len(allowed) {
+			t.Errorf("%s: go list found %d non-standard packages, want %d: %s", dir, len(got), len(allowed), out)
+		}
+	}
+}

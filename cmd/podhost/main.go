@@ -22,6 +22,7 @@ import (
 
 	"github.com/podhost/podhost/internal/clients/cmdutil"
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/host/sandbox/pause"
 	"github.com/podhost/podhost/internal/logs"
 )
 
@@ -184,6 +185,11 @@ func main() {
 	// environment: handle that before cobra or any config loading.
 	if len(os.Args) > 1 && os.Args[1] == logs.DriverCommand {
 		logs.RunDriver() // never returns
+	}
+	// PID 1 of a pod's shared PID namespace, when podhost-pause is not
+	// installed (internal/host/sandbox.ResolvePause).
+	if len(os.Args) > 1 && os.Args[1] == pause.Command {
+		pause.Main() // never returns
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], cmdutil.IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr})

@@ -153,7 +153,7 @@ func TestApplyBadManifests(t *testing.T) {
 		{"selinux", []byte(pod("{name: web}", "{securityContext: {seLinuxOptions: {level: s0}}, containers: [{name: c, image: busybox}]}")),
 			"spec.securityContext.seLinuxOptions: Forbidden: seLinuxOptions (SELinux labels) are not supported by podhost"},
 		{"stdin", []byte(pod("{name: web}", "{containers: [{name: c, image: busybox, stdin: true}]}")),
-			"spec.containers[0].stdin: Forbidden: stdin (attach) is not supported by podhost"},
+			"spec.containers[0].stdin: Forbidden: stdin without tty is not supported by podhost"},
 		{"garbage-10mb", garbage, "file is "},
 		{"invalid-utf8", []byte(pod("{name: \"w\xffeb\"}", "{containers: [{name: c, image: busybox}]}")), "invalid UTF-8 at line 3"},
 		{"yaml-bomb", []byte(yamlBomb()), "yaml: "},

@@ -6,15 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/host/runtime"
 	"github.com/podhost/podhost/internal/host/sandbox"
-	"github.com/podhost/podhost/internal/logs"
-	"github.com/podhost/podhost/internal/model/podview"
 	"github.com/podhost/podhost/internal/model/records"
 	"github.com/podhost/podhost/internal/services/kubeapi/stream"
 )
@@ -29,6 +26,8 @@ type podSandboxes interface {
 // pod's network namespace. The daemon's: backend.StreamRuntime.
 type StreamRuntime struct {
 	Runtime   execer       // *runtime.Runtime
+	Consoles  consoles     // *runtime.Runtime: attach's terminal size
+	stdin     stdinWriters // attach's writers of containers' stdin FIFOs
 	Sandboxes podSandboxes // *state.DB
 	LogDir    string       // the CRI log files' root (config logDir)
 	// Pod returns the pod as the API shows it now: an attach follows the
@@ -39,7 +38,11 @@ type StreamRuntime struct {
 // StreamRuntime is what the Kubernetes API's exec, attach and port-forward
 // run on: stream.New(b.StreamRuntime(), log, stream.Options{}).
 func (b *backend) StreamRuntime() *StreamRuntime {
-	return &StreamRuntime{Runtime: b.rt, Sandboxes: b.sandboxes, LogDir: b.logDir, Pod: b.find}
+	sr := &StreamRuntime{Runtime: b.rt, Sandboxes: b.sandboxes, LogDir: b.logDir, Pod: b.find}
+	if c, ok := b.rt.(consoles); ok {
+		sr.Consoles = c
+	}
+	return sr
 }
 
 var _ stream.Runtime = (*StreamRuntime)(nil)
@@ -61,35 +64,6 @@ func (s *StreamRuntime) Exec(ctx context.Context, pod *corev1.Pod, container str
 		o.Stderr = stderr
 	}
 	return s.Runtime.ExecWith(ctx, id, cmd, o)
-}
-
-// Attach streams what the container writes from now on, until it stops or
-// ctx ends: podhost's containers write to their log (the log driver), not
-// to a pipe an attach could join, so it follows the current log file as
-// `kubectl logs -f --since-time=<now>` would: every record stamped at or
-// after the attach began, also one written before the file was opened
-// (with --tail=0 that one counted as history and was lost). podhost refuses stdin and tty
-// containers at apply (not supported yet), so as containerd's CRI attach to
-// a container without stdin, the client's input is read and dropped.
-func (s *StreamRuntime) Attach(ctx context.Context, pod *corev1.Pod, container string, stdin io.Reader, stdout, stderr io.WriteCloser, tty bool, _ <-chan stream.TerminalSize) error {
-	if tty {
-		return fmt.Errorf("container %s: tty is not supported by podhost", container)
-	}
-	start := time.Now()
-	cs := podview.ContainerStatus(pod, container)
-	if cs == nil || cs.State.Running == nil {
-		return fmt.Errorf("container %s is not running", container)
-	}
-	if stdin != nil {
-		go func() { _, _ = io.Copy(io.Discard, stdin) }()
-	}
-	attempt := int(cs.RestartCount)
-	path := logs.Path(s.LogDir, pod.Namespace, pod.Name, string(pod.UID), container, attempt)
-	opts := logs.ReadOptions{Follow: true, Tail: -1, Since: start, Running: func() bool {
-		p, err := s.Pod(pod.Namespace, pod.Name)
-		return err == nil && p.UID == pod.UID && attemptRunning(p, container, attempt)
-	}}
-	return logs.Read(ctx, path, opts, orDiscard(stdout), orDiscard(stderr))
 }
 
 func orDiscard(w io.Writer) io.Writer {

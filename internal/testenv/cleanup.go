@@ -210,6 +210,10 @@ func cleanup(ctx context.Context, m *meta) error {
 	for _, b := range bundles {
 		removeShimSocket(b)
 	}
+	// PID 1 of the shared PID namespaces of the pods the env's podhosts
+	// made (shareProcessNamespace): outside any container and cgroup of
+	// the env, found by their binary, built under its dir.
+	add(killAndWait(ctx, findPause(m.Dir)))
 
 	// CNI: DEL every attachment cached in our private cache dir, and those
 	// of our (unique) network in libcni's default cache dir, which go-cni
@@ -254,25 +258,46 @@ func findShims(address string) []int {
 	if address == "" {
 		return nil
 	}
-	ents, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
+	return procsMatching(func(pid int) bool {
 		args := procCmdline(pid)
 		if len(args) == 0 || !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
-			continue
+			return false
 		}
 		for i := 0; i+1 < len(args); i++ {
 			if args[i] == "-address" && args[i+1] == address {
-				pids = append(pids, pid)
-				break
+				return true
 			}
+		}
+		return false
+	})
+}
+
+// procsMatching returns the PIDs of the processes match accepts.
+func procsMatching(match func(pid int) bool) []int {
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		if pid, err := strconv.Atoi(e.Name()); err == nil && match(pid) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
+}
+
+// findPause returns the PIDs of the pause processes (podhost-pause, or
+// podhost run as "pause") whose executable lies under dir.
+func findPause(dir string) []int {
+	if dir == "" {
+		return nil
+	}
+	return procsMatching(func(pid int) bool {
+		exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+		if err != nil || !strings.HasPrefix(exe, dir+"/") {
+			return false
+		}
+		args := procCmdline(pid)
+		return strings.HasPrefix(filepath.Base(exe), PauseName) || len(args) > 1 && args[1] == "pause"
+	})
 }
 
 // killAndWait SIGKILLs pids and waits (on pidfds, no polling) until they

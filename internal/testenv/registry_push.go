@@ -28,6 +28,24 @@ import (
 // and the image's remote ref.
 func (e *Env) PushedRegistry(tb testing.TB, ctx context.Context, opts RegistryOptions, repo string) (*Registry, string) {
 	tb.Helper()
+	reg := TestRegistry(tb, ctx, opts)
+	ref := reg.Ref(repo)
+	tb.Cleanup(func() {
+		err := e.Client().ImageService().Delete(e.Context(context.Background()), ref)
+		if err != nil && !errors.Is(err, errdefs.ErrNotFound) {
+			tb.Errorf("delete image %s: %v", ref, err)
+		}
+	})
+	if err := PushImage(e.Context(ctx), e.Client(), e.ImageRef, ref, reg.Creds); err != nil {
+		tb.Fatal(err)
+	}
+	return reg, ref
+}
+
+// TestRegistry starts a registry for tb, stopped when tb ends (its log
+// shown if tb failed).
+func TestRegistry(tb testing.TB, ctx context.Context, opts RegistryOptions) *Registry {
+	tb.Helper()
 	reg, err := StartRegistry(ctx, tb.TempDir(), opts)
 	if err != nil {
 		tb.Fatal(err)
@@ -40,17 +58,7 @@ func (e *Env) PushedRegistry(tb testing.TB, ctx context.Context, opts RegistryOp
 			tb.Error(err)
 		}
 	})
-	ref := reg.Ref(repo)
-	tb.Cleanup(func() {
-		err := e.Client().ImageService().Delete(e.Context(context.Background()), ref)
-		if err != nil && !errors.Is(err, errdefs.ErrNotFound) {
-			tb.Errorf("delete image %s: %v", ref, err)
-		}
-	})
-	if err := PushImage(e.Context(ctx), e.Client(), e.ImageRef, ref, reg.Creds); err != nil {
-		tb.Fatal(err)
-	}
-	return reg, ref
+	return reg
 }
 
 // PushSignature signs subject (an image's manifest or index, by digest)

@@ -120,6 +120,11 @@ func deps(ctx context.Context, repoRoot string) (string, error) {
 // it beside its own executable (internal/host/runtime.LogDriverName).
 const LogDriverName = "podhost-log-driver"
 
+// PauseName is the pause binary's file name (PID 1 of shared PID
+// namespaces); podhost looks for it beside its own executable
+// (internal/host/sandbox/pause.Name).
+const PauseName = "podhost-pause"
+
 // BuildPodhost builds ./cmd/podhost of the module at repoRoot into out,
 // and the log driver beside it with scripts/build-log-driver.sh (as `make
 // build` does: the C driver, or the Go one without a C compiler), so that
@@ -128,6 +133,7 @@ func BuildPodhost(ctx context.Context, repoRoot, out string) error {
 	builds := [][]string{
 		{"go", "build", "-trimpath", "-ldflags=-s -w", "-o", out, "./cmd/podhost"}, // as make build, with CGO_ENABLED=0
 		{"scripts/build-log-driver.sh", filepath.Join(filepath.Dir(out), LogDriverName)},
+		{"go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(filepath.Dir(out), PauseName), "./cmd/podhost-pause"},
 	}
 	for _, args := range builds {
 		cmd := exec.CommandContext(ctx, args[0], args[1:]...)

@@ -26,7 +26,7 @@ var badManifests = map[string]string{
 	"name-slash.yaml":            `name-slash.yaml: metadata.name: Invalid value: "web/evil": ` + dnsSubdomainMsg,
 	"syntax.yaml":                `syntax.yaml: yaml: line 8: mapping values are not allowed in this context`,
 	"unknown-field.yaml":         `unknown-field.yaml: spec.containers[0].imagePullPolicyy: unknown field (did you mean "imagePullPolicy"?)`,
-	"unsupported-volume.yaml":    `unsupported-volume.yaml: spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`,
+	"unsupported-volume.yaml":    `unsupported-volume.yaml: spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, image, projected, secret)`,
 	"wrong-type.yaml":            `wrong-type.yaml: spec.containers[0].ports[0].containerPort: Invalid value: "http": expected integer, got string`,
 	"yaml-bomb.yaml":             `yaml-bomb.yaml: yaml: document contains excessive aliasing`,
 }

@@ -70,6 +70,9 @@ func defaultVolume(v *corev1.Volume) {
 	if v.HostPath != nil && v.HostPath.Type == nil {
 		v.HostPath.Type = ptr(corev1.HostPathUnset)
 	}
+	if v.Image != nil && v.Image.PullPolicy == "" && v.Image.Reference != "" { // SetDefaults_ImageVolumeSource
+		v.Image.PullPolicy = defaultPullPolicy(v.Image.Reference)
+	}
 	defaultDownward := func(items []corev1.DownwardAPIVolumeFile) {
 		for i := range items {
 			if f := items[i].FieldRef; f != nil && f.APIVersion == "" {

@@ -126,8 +126,8 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"Container.terminationMessagePath":   func(p *corev1.Pod) { c0(p).TerminationMessagePath = "/tmp/done" },
 	"Container.terminationMessagePolicy": func(p *corev1.Pod) { c0(p).TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError },
 	"Container.securityContext":          func(p *corev1.Pod) { c0(p).SecurityContext = &corev1.SecurityContext{} },
-	"Container.stdin":                    func(p *corev1.Pod) { c0(p).Stdin = true },
-	"Container.stdinOnce":                func(p *corev1.Pod) { c0(p).StdinOnce = true },
+	"Container.stdin":                    func(p *corev1.Pod) { c0(p).Stdin, c0(p).TTY = true, true },
+	"Container.stdinOnce":                func(p *corev1.Pod) { c0(p).Stdin, c0(p).StdinOnce, c0(p).TTY = true, true, true },
 	"Container.tty":                      func(p *corev1.Pod) { c0(p).TTY = true },
 
 	"SecurityContext.capabilities":   func(p *corev1.Pod) { csc(p).Capabilities = &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}} },
@@ -271,7 +271,19 @@ var fieldExamples = map[string]func(p *corev1.Pod){
 	"EmptyDirVolumeSource.sizeLimit": func(p *corev1.Pod) {
 		p.Spec.Volumes[1].EmptyDir.Medium, p.Spec.Volumes[1].EmptyDir.SizeLimit = corev1.StorageMediumMemory, ptrTo(q("64Mi"))
 	},
-	"EmptyDirVolumeSource.mode": func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptrTo(int32(0o750)) },
+	"EmptyDirVolumeSource.mode":   func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Mode = ptrTo(int32(0o750)) },
+	"Volume.image":                imageVolume,
+	"ImageVolumeSource.reference": imageVolume,
+	"ImageVolumeSource.pullPolicy": func(p *corev1.Pod) {
+		imageVolume(p)
+		p.Spec.Volumes[1].Image.PullPolicy = corev1.PullNever
+	},
+}
+
+// imageVolume makes the second volume an image volume.
+func imageVolume(p *corev1.Pod) {
+	p.Spec.Volumes[1].EmptyDir = nil
+	p.Spec.Volumes[1].Image = &corev1.ImageVolumeSource{Reference: "registry.example/data:1"}
 }
 
 // refusedValues are values of honoured fields that podhost refuses: the
@@ -294,6 +306,7 @@ var refusedValues = map[string]func(p *corev1.Pod){
 	"ResourceRequirements.requests": func(p *corev1.Pod) { c0(p).Resources.Requests = corev1.ResourceList{"hugepages-2Mi": q("4Mi")} },
 	"EmptyDirVolumeSource.medium":   func(p *corev1.Pod) { p.Spec.Volumes[1].EmptyDir.Medium = corev1.StorageMediumHugePages },
 	"PodSpec.os":                    func(p *corev1.Pod) { p.Spec.OS = &corev1.PodOS{Name: corev1.Windows} },
+	"Container.stdin":               func(p *corev1.Pod) { c0(p).Stdin = true },
 }
 
 // Every other volume source is refused: its example is the source set to

@@ -48,6 +48,7 @@ var auditTypes = []reflect.Type{
 	reflect.TypeFor[corev1.Volume](),
 	reflect.TypeFor[corev1.HostPathVolumeSource](),
 	reflect.TypeFor[corev1.EmptyDirVolumeSource](),
+	reflect.TypeFor[corev1.ImageVolumeSource](),
 	reflect.TypeFor[corev1.ConfigMapVolumeSource](),
 	reflect.TypeFor[corev1.SecretVolumeSource](),
 	reflect.TypeFor[corev1.KeyToPath](),

@@ -11,7 +11,7 @@
 // and an ErrorList with one line per problem, e.g.
 //
 //	web.yaml: spec.containers[0].image: Required value
-//	web.yaml: [doc 2] spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)
+//	web.yaml: [doc 2] spec.volumes[2].nfs: Unsupported value: "nfs": not supported by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, image, projected, secret)
 package manifest
 
 import (

@@ -37,7 +37,7 @@ const notSupported = "not supported by podhost"
 
 // unsupported reports a value podhost does not support, e.g.
 // `spec.volumes[2].nfs: Unsupported value: "nfs": not supported
-// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, projected, secret)`.
+// by podhost (supported: configMap, downwardAPI, emptyDir, hostPath, image, projected, secret)`.
 func unsupported(p *field.Path, value, hint string) *field.Error {
 	detail := notSupported
 	if hint != "" {
@@ -250,9 +250,7 @@ func validateUnsupported(s *corev1.PodSpec, p *field.Path) field.ErrorList {
 	if len(s.EphemeralContainers) > 0 {
 		all = append(all, forbidden(p.Child("ephemeralContainers"), "ephemeral containers are"))
 	}
-	if s.ShareProcessNamespace != nil && *s.ShareProcessNamespace {
-		all = append(all, forbidden(p.Child("shareProcessNamespace"), "a pod-shared PID namespace is"))
-	}
+	all = append(all, validateShareProcessNamespace(s, p)...)
 	if s.RuntimeClassName != nil && *s.RuntimeClassName != "" {
 		all = append(all, unsupported(p.Child("runtimeClassName"), *s.RuntimeClassName, "podhost always uses runc"))
 	}

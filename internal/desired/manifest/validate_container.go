@@ -87,11 +87,11 @@ func validateContainer(c *corev1.Container, ctx *podContext, p *field.Path, init
 	if len(c.RestartPolicyRules) > 0 {
 		all = append(all, forbidden(p.Child("restartPolicyRules"), "restartPolicyRules are"))
 	}
-	if c.Stdin { // nothing could attach to it: podhost has no attach
-		all = append(all, forbidden(p.Child("stdin"), "stdin (attach) is"))
+	if c.Stdin && !c.TTY { // the shim gives a process whose output goes to a log binary no stdin
+		all = append(all, forbidden(p.Child("stdin"), "stdin without tty is"))
 	}
-	if c.StdinOnce {
-		all = append(all, forbidden(p.Child("stdinOnce"), "stdinOnce (attach) is"))
+	if c.StdinOnce { // the end of an attach is not seen yet: stdin would stay open
+		all = append(all, forbidden(p.Child("stdinOnce"), "stdinOnce (closing stdin when the first attach ends) is"))
 	}
 	return all
 }

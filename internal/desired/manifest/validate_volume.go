@@ -12,7 +12,7 @@ import (
 
 // supportedVolumeSources are the volume sources podhost can mount (JSON
 // names, sorted).
-var supportedVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "hostPath", "projected", "secret"}
+var supportedVolumeSources = []string{"configMap", "downwardAPI", "emptyDir", "hostPath", "image", "projected", "secret"}
 
 var hostPathTypes = []corev1.HostPathType{
 	corev1.HostPathUnset, corev1.HostPathDirectoryOrCreate, corev1.HostPathDirectory,
@@ -59,6 +59,9 @@ func validateVolumeSource(vs *corev1.VolumeSource, p *field.Path) field.ErrorLis
 	}
 	if vs.EmptyDir != nil {
 		all = append(all, validateEmptyDir(vs.EmptyDir, p.Child("emptyDir"))...)
+	}
+	if vs.Image != nil {
+		all = append(all, validateImageVolume(vs.Image, p.Child("image"))...)
 	}
 	if cm := vs.ConfigMap; cm != nil {
 		cp := p.Child("configMap")

@@ -212,7 +212,11 @@ func (r *Runtime) createTask(ctx context.Context, c client.Container, labels map
 		return nil, err
 	}
 	defer unlock()
-	return r.newTask(ctx, c, r.logIO(labels[wellknown.LabelLogPath], labels[wellknown.LabelTerminal] == "true"))
+	ioc := r.logIO(labels[wellknown.LabelLogPath], labels[wellknown.LabelTerminal] == "true")
+	if labels[wellknown.LabelStdin] == "true" {
+		ioc = withStdin(ioc, labels[wellknown.LabelLogPath], labels[wellknown.LabelTerminal] == "true")
+	}
+	return r.newTask(ctx, c, ioc)
 }
 
 // shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through

@@ -7,6 +7,8 @@
 //	<runDir>/netns/<id>/cni-<random>     net ns (containerd pkg/netns)
 //	<runDir>/sandboxes/<id>/             0700
 //	                        ipc, uts     pinned namespaces (nsfs bind mounts)
+//	                        pid          shareProcessNamespace: pinned PID namespace,
+//	                        pause.pid    and its PID 1 (pidns.go)
 //	                        shm/         tmpfs, 64Mi, nosuid,nodev,noexec
 //	                        hosts, resolv.conf, hostname
 //
@@ -44,6 +46,9 @@ type Paths struct {
 	// User is the pod's pinned user namespace (hostUsers: false), which
 	// owns its NetNS, IPC and UTS; "" is the host's.
 	User string
+	// PID is the pod's pinned PID namespace (shareProcessNamespace: true);
+	// "" when each container has its own (or the host's, hostPID).
+	PID string
 }
 
 // File names inside the sandbox dir.
@@ -69,6 +74,7 @@ type Manager struct {
 	clusterDomain string
 	log           *slog.Logger
 	recorder      func(uid types.UID, typ, reason, message string)
+	pause         func() []string         // PID 1 of shared PID namespaces (WithPause)
 	failAt        func(step string) error // test hook, nil in production
 }
 
@@ -132,6 +138,7 @@ func (m *Manager) Create(ctx context.Context, id string, pod *corev1.Pod, uns *r
 		{"userns", func(p *Paths, u *undoStack, pod *corev1.Pod) error { return m.pinUserNS(p, u, pod, uns) }},
 		{"netns", m.makeNetNS},
 		{"ipcuts", m.pinIPCUTS},
+		{"pidns", m.pinPIDNS},
 		{"shm", m.mountShm},
 		{"files", m.writeFiles},
 	}
@@ -201,6 +208,11 @@ func netnsDirOf(dir string) string {
 // files are gone).
 func (m *Manager) Remove(_ context.Context, p Paths) error {
 	var errs []error
+	if p.Dir != "" && filepath.Base(filepath.Dir(p.Dir)) == "sandboxes" {
+		if err := stopPause(p.Dir); err != nil { // first, and nothing removed while it runs: a retry finds it
+			return fmt.Errorf("sandbox: remove: %w", err)
+		}
+	}
 	if p.NetNS != "" {
 		if !strings.HasPrefix(filepath.Base(p.NetNS), "cni-") {
 			return fmt.Errorf("sandbox: refusing to remove netns %q: not made by pkg/netns", p.NetNS)

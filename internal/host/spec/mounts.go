@@ -128,6 +128,9 @@ func volumeMount(p Pod, sp SubPathMount, vm corev1.VolumeMount, env []corev1.Env
 		// submount with mount_setattr(AT_RECURSIVE)).
 		m.Options[len(m.Options)-1] = "rro"
 	}
+	if vol.NoExec { // runc's remount of the bind sets the flags anew: the source's noexec does not carry over
+		m.Options = append(m.Options, "noexec", "nosuid", "nodev")
+	}
 	return m, nil
 }
 

@@ -101,6 +101,9 @@ type Pod struct {
 	// IPCNS/UTSNS "" give each container a private namespace (not shared in
 	// the pod); hostIPC / hostNetwork use the host's regardless.
 	NetNS, IPCNS, UTSNS string
+	// PIDNS is the pod's pinned PID namespace, which every container joins
+	// (shareProcessNamespace: true); required for such a pod.
+	PIDNS string
 	// Host paths of the pod's files, bind-mounted into every container; ""
 	// skips the mount. Shm is ignored for hostIPC pods (host /dev/shm).
 	Hosts, Resolv, Hostname, Shm string
@@ -171,6 +174,9 @@ type Volume struct {
 	// ReadOnly mounts it read-only in every container (configMap and
 	// secret volumes, as the kubelet's read-only API data volumes).
 	ReadOnly bool
+	// NoExec mounts it noexec, nosuid and nodev in every container (image
+	// volumes, as the API documents them).
+	NoExec bool
 }
 
 // Container is the container side of a spec.
@@ -265,12 +271,10 @@ func workingDir(c *corev1.Container, img ocispec.ImageConfig) string {
 }
 
 // namespaceOpts joins the pod's pinned namespaces, or the host's for
-// hostNetwork/hostIPC/hostPID. Mount and PID namespaces stay private.
+// hostNetwork/hostIPC/hostPID. The mount namespace stays private, and the
+// PID namespace too unless the pod shares it.
 func namespaceOpts(p Pod) ([]oci.SpecOpts, error) {
 	ps := p.Pod.Spec
-	if ps.ShareProcessNamespace != nil && *ps.ShareProcessNamespace {
-		return nil, errors.New("spec.shareProcessNamespace is not supported")
-	}
 	var opts []oci.SpecOpts
 	if ps.HostUsers != nil && !*ps.HostUsers {
 		uns, err := userNSOpts(p)
@@ -298,8 +302,14 @@ func namespaceOpts(p Pod) ([]oci.SpecOpts, error) {
 	} else {
 		join(specs.IPCNamespace, p.IPCNS)
 	}
-	if ps.HostPID {
+	switch {
+	case ps.HostPID:
 		opts = append(opts, oci.WithHostNamespace(specs.PIDNamespace))
+	case ps.ShareProcessNamespace != nil && *ps.ShareProcessNamespace:
+		if p.PIDNS == "" {
+			return nil, errors.New("spec: pod sandbox has no shared PID namespace")
+		}
+		join(specs.PIDNamespace, p.PIDNS)
 	}
 	return opts, nil
 }

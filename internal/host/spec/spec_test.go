@@ -204,6 +204,29 @@ func TestBuildHostNetwork(t *testing.T) {
 	eq(t, "shm", mountAt(s, "/dev/shm").Source, "/dev/shm")
 }
 
+// TestBuildSharedPIDNamespace: shareProcessNamespace joins the pod's
+// pinned PID namespace; hostPID wins (the decoder refuses both).
+func TestBuildSharedPIDNamespace(t *testing.T) {
+	p := testPod()
+	yes := true
+	p.Pod.Spec.ShareProcessNamespace = &yes
+	p.PIDNS = "/run/podhost/sandboxes/sb1/pid"
+	s, err := generate(t, p, testContainer(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ns := nsOf(s, specs.PIDNamespace); ns == nil || ns.Path != p.PIDNS {
+		t.Fatalf("pid namespace = %+v, want path %s", ns, p.PIDNS)
+	}
+	p.Pod.Spec.HostPID = true
+	if s, err = generate(t, p, testContainer(p)); err != nil {
+		t.Fatal(err)
+	}
+	if ns := nsOf(s, specs.PIDNamespace); ns != nil {
+		t.Errorf("hostPID: pid namespace %+v, want the host's", ns)
+	}
+}
+
 func TestBuildResources(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -371,6 +394,21 @@ func TestBuildVolumes(t *testing.T) {
 		}
 	}
 	eq(t, "bind order", order, []string{"/cache", "/expr", "/data/deep", "/etc/hosts", "/etc/resolv.conf", "/etc/hostname", "/dev/shm"})
+}
+
+// TestBuildImageVolume: an image volume's mounts are read-only, noexec,
+// nosuid and nodev, whatever the volumeMount says (runc sets a bind's
+// flags anew: the host mount's do not carry over).
+func TestBuildImageVolume(t *testing.T) {
+	p := testPod()
+	p.Volumes = map[string]Volume{"img": {HostPath: "/pods/uid/volumes/image/img", ReadOnly: true, NoExec: true}}
+	c := testContainer(p)
+	c.Container.VolumeMounts = []corev1.VolumeMount{{Name: "img", MountPath: "/data"}}
+	s, err := generate(t, p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eq(t, "image volume", mountAt(s, "/data").Options, []string{"rbind", "rprivate", "ro", "noexec", "nosuid", "nodev"})
 }
 
 func TestBuildSubPathHook(t *testing.T) {

@@ -55,6 +55,8 @@ type Manager struct {
 	// Allocatable is the node's allocatable resources: what downwardAPI
 	// resourceFieldRef limits report for containers without a limit.
 	Allocatable corev1.ResourceList
+	// Images mounts image volumes (imagevol.go); nil: they fail.
+	Images ImageMounter
 }
 
 // New returns a Manager rooted at root.
@@ -105,7 +107,7 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (paths map[strin
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		p, err := m.prepareVolume(pod, v)
+		p, err := m.prepareVolume(ctx, pod, v)
 		if err != nil && m.populated(pod, v) {
 			warnings = append(warnings, fmt.Errorf("MountVolume.SetUp failed for volume %q : %w", v.Name, err))
 			p, err = m.dataDir(pod, v), nil
@@ -118,8 +120,10 @@ func (m *Manager) Prepare(ctx context.Context, pod *corev1.Pod) (paths map[strin
 	return paths, warnings, nil
 }
 
-func (m *Manager) prepareVolume(pod *corev1.Pod, v *corev1.Volume) (string, error) {
+func (m *Manager) prepareVolume(ctx context.Context, pod *corev1.Pod, v *corev1.Volume) (string, error) {
 	switch {
+	case v.Image != nil:
+		return m.prepareImage(ctx, pod, v)
 	case v.HostPath != nil:
 		return prepareHostPath(v.HostPath)
 	case v.EmptyDir != nil:
@@ -394,7 +398,7 @@ func isMountPoint(dir string) (bool, error) {
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return ctx.Err()
+		return m.removeImages(ctx, uid)
 	}
 	if err := unmountUnder(dir); err != nil {
 		return err
@@ -402,7 +406,7 @@ func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	if err := removeAllOneFS(dir); err != nil {
 		return fmt.Errorf("remove %s: %w", dir, err)
 	}
-	return ctx.Err()
+	return m.removeImages(ctx, uid)
 }
 
 // ListPods returns the UIDs that have a directory under Root.

@@ -64,7 +64,7 @@ func (s *Syncer) recreateSandbox(ctx context.Context, pod *corev1.Pod, old recor
 	if err != nil {
 		return rec, fmt.Errorf("create sandbox namespaces: %w", err)
 	}
-	rec.Dir, rec.NetNS, rec.IPC, rec.UTS, rec.User = paths.Dir, paths.NetNS, paths.IPC, paths.UTS, paths.User
+	rec.Dir, rec.NetNS, rec.IPC, rec.UTS, rec.User, rec.PID = paths.Dir, paths.NetNS, paths.IPC, paths.UTS, paths.User, paths.PID
 	if err := s.store.PutSandbox(rec); err != nil {
 		return rec, fmt.Errorf("record sandbox: %w", err)
 	}
@@ -138,7 +138,7 @@ func (s *Syncer) teardownSandbox(ctx context.Context, rec records.SandboxRecord)
 		}
 	}
 	if rec.Dir != "" || rec.NetNS != "" {
-		paths := sandbox.Paths{Dir: rec.Dir, NetNS: rec.NetNS, IPC: rec.IPC, UTS: rec.UTS, User: rec.User}
+		paths := sandbox.Paths{Dir: rec.Dir, NetNS: rec.NetNS, IPC: rec.IPC, UTS: rec.UTS, User: rec.User, PID: rec.PID}
 		if err := s.sb.Remove(ctx, paths); err != nil {
 			errs = append(errs, fmt.Errorf("remove namespaces: %w", err))
 		}

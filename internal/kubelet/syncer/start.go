@@ -101,6 +101,9 @@ func (s *Syncer) startContainer(ctx context.Context, in startInput, c *corev1.Co
 	}
 	s.addStopLabels(cfg.Labels, c, termLog)
 	cfg.Labels[wellknown.LabelResources] = resize.Label(c.Resources)
+	if c.Stdin { // its console reads a FIFO attach writes (the decoder wants tty with it)
+		cfg.Labels[wellknown.LabelStdin] = "true"
+	}
 	tSpec := time.Since(t0)
 	s.cache.Track(pod.UID, id)
 	if err := s.rt.CreateContainer(ctx, cfg); err != nil {
@@ -250,15 +253,15 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	}
 	for i := range in.pod.Spec.Volumes {
 		v := &in.pod.Spec.Volumes[i]
-		if vol, ok := vols[v.Name]; ok && volumes.IsDataVolume(v) {
-			vol.ReadOnly = true
+		if vol, ok := vols[v.Name]; ok && (volumes.IsDataVolume(v) || v.Image != nil) { // image volumes: always read-only, as the kubelet's
+			vol.ReadOnly, vol.NoExec = true, v.Image != nil
 			vols[v.Name] = vol
 		}
 	}
 	sb := in.sandbox
 	pod := in.pod
 	return spec.Pod{
-		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS,
+		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, ShimGroup: shimGroupOf(sb), PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
 		Data:            s.cfg.Data,
@@ -365,4 +368,16 @@ func (s *Syncer) pullSecrets(pod *corev1.Pod) [][]byte {
 			fmt.Sprintf("Unable to retrieve some image pull secrets (%s); attempting to pull the image may not succeed.", strings.Join(missing, ", ")))
 	}
 	return out
+}
+
+// imageVolumeAuth gives the pulls of pod's image volumes its
+// imagePullSecrets, as its containers' pulls (ctx unchanged without image
+// volumes: the secrets' look-up records an event when one is missing).
+func (s *Syncer) imageVolumeAuth(ctx context.Context, pod *corev1.Pod) context.Context {
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Image != nil {
+			return runtimeapi.WithPullAuth(ctx, s.pullSecrets(pod))
+		}
+	}
+	return ctx
 }

@@ -177,7 +177,7 @@ func (s *Syncer) startAll(ctx context.Context, in startInput, a podActions) []er
 		return nil
 	}
 	pod := in.pod
-	vols, warnings, err := s.vol.Prepare(ctx, pod)
+	vols, warnings, err := s.vol.Prepare(s.imageVolumeAuth(ctx, pod), pod)
 	for _, w := range warnings {
 		// A populated volume whose ConfigMap or Secret went away keeps its
 		// last files and the containers start with them, as the kubelet's
@@ -215,7 +215,8 @@ func (s *Syncer) startAll(ctx context.Context, in startInput, a podActions) []er
 }
 
 // currentSandbox returns the pod's newest sandbox record and whether it is
-// usable: Ready, made in this boot, and its pinned network namespace present.
+// usable: Ready, made in this boot, its pinned network namespace present
+// and its PID namespace's first process alive.
 func (s *Syncer) currentSandbox(uid types.UID) (records.SandboxRecord, bool) {
 	recs, err := s.store.PodSandboxes(uid)
 	if err != nil {
@@ -228,7 +229,7 @@ func (s *Syncer) currentSandbox(uid types.UID) (records.SandboxRecord, bool) {
 		}
 	}
 	ready := best.ID != "" && best.State == records.SandboxReady && best.BootID == s.cfg.BootID &&
-		(best.NetNS == "" || sandbox.Exists(best.NetNS))
+		(best.NetNS == "" || sandbox.Exists(best.NetNS)) && (best.PID == "" || sandbox.PIDNamespaceAlive(best.PID))
 	return best, ready
 }
 

@@ -85,10 +85,13 @@ type SandboxRecord struct {
 	ShimGroup string `json:"shimGroup,omitempty"`
 	// User is the pinned user namespace of a pod with hostUsers: false
 	// (it owns NetNS, IPC and UTS) and UserNS the range it maps.
-	User      string        `json:"user,omitempty"`
-	UserNS    *UserNSRecord `json:"userNS,omitempty"`
-	BootID    string        `json:"bootID,omitempty"`
-	CreatedAt time.Time     `json:"createdAt"`
+	User   string        `json:"user,omitempty"`
+	UserNS *UserNSRecord `json:"userNS,omitempty"`
+	// PID is the pinned PID namespace of a pod with shareProcessNamespace:
+	// true (its PID 1 is recorded beside it, internal/host/sandbox).
+	PID       string    `json:"pid,omitempty"`
+	BootID    string    `json:"bootID,omitempty"`
+	CreatedAt time.Time `json:"createdAt"`
 }
 
 // MaxEventsPerPod and MaxEventBytesPerPod cap the events kept per pod

@@ -81,6 +81,10 @@ const (
 	// terminal (its tty field; set by the runtime): its task is created
 	// with one.
 	LabelTerminal = "podhost.io/terminal"
+	// LabelStdin is "true" for a container with stdin (and a terminal):
+	// its console reads the FIFO beside its log file, which attach writes
+	// (internal/host/runtime StdinPath).
+	LabelStdin = "podhost.io/stdin"
 	// LabelImageDigest is the digest of the image the container runs.
 	LabelImageDigest = "podhost.io/image-digest"
 	// LabelStartedAt is set (RFC3339Nano) right after the task started:
@@ -100,6 +104,9 @@ const (
 	// LabelLeaseOwner is "<pid>-<process start time in ticks>" of the
 	// process that took the lease.
 	LabelLeaseOwner = "podhost.io/lease-owner"
+	// LabelImageVolumes marks the containerd lease that holds a pod's image
+	// volume snapshots; its value is the pod UID.
+	LabelImageVolumes = "podhost.io/image-volumes"
 	// LabelSnapshotContainer is set on a container's rootfs snapshot to the
 	// container ID.
 	LabelSnapshotContainer = "podhost.io/container"

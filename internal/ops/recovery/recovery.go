@@ -248,7 +248,7 @@ func sandboxRecord(cfg Config, rp *podstate.Pod, pod *corev1.Pod, id string, cre
 	for _, ns := range []struct {
 		dst  *string
 		name string
-	}{{&r.IPC, "ipc"}, {&r.UTS, "uts"}} {
+	}{{&r.IPC, "ipc"}, {&r.UTS, "uts"}, {&r.PID, "pid"}} {
 		if p := filepath.Join(dir, ns.name); cfg.Pinned(p) {
 			*ns.dst = p
 		}
