@@ -111,9 +111,9 @@ rm -rf "$results" && mkdir -p "$results"
 if [[ -n $podhost ]]; then
 	[[ -x $podhost ]] || die "podhost binary $podhost is not executable"
 	cp "$podhost" "$IN/bin/podhost"
-	# the log driver and podhost-cluster built beside it (make build);
+	# the log driver, podhost-pause and podhost-cluster built beside it (make build);
 	# install.sh takes them from there
-	for b in podhost-log-driver podhost-cluster; do
+	for b in podhost-log-driver podhost-pause podhost-cluster; do
 		if [[ -x $(dirname "$podhost")/$b ]]; then
 			cp "$(dirname "$podhost")/$b" "$IN/bin/$b"
 		fi
