@@ -17,7 +17,7 @@ var badManifests = map[string]string{
 	"duplicate-field.yaml":       `duplicate-field.yaml: spec.containers[0].image: duplicate field`,
 	"invalid-utf8.yaml":          `invalid-utf8.yaml: invalid UTF-8 at line 4, column 12 (byte offset 46): manifests must be UTF-8 text`,
 	"configmap-key-slash.yaml":   `configmap-key-slash.yaml: data[conf/key]: Invalid value: "conf/key": a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')`,
-	"kind-deployment.yaml":       `kind-deployment.yaml: kind: Unsupported value: "Deployment": not supported by podhost (only Pod, ConfigMap, Secret)`,
+	"kind-deployment.yaml":       `kind-deployment.yaml: kind: Unsupported value: "Deployment": not supported by podhost (only Pod, ConfigMap, Secret, Service, ServiceAccount)`,
 	"secret-bad-base64.yaml":     `secret-bad-base64.yaml: [doc 1] data[password]: Invalid value: not valid base64 (value not shown; use stringData for plain text)`,
 	"limits-below-requests.yaml": `limits-below-requests.yaml: spec.containers[0].resources.requests[cpu]: Invalid value: "2": must be less than or equal to cpu limit of 1`,
 	"missing-image.yaml":         `missing-image.yaml: spec.containers[0].image: Required value`,

@@ -32,6 +32,9 @@ type Objects struct {
 	Pods       []*corev1.Pod
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
+	// Services and ServiceAccounts (service.go).
+	Services        []*corev1.Service
+	ServiceAccounts []*corev1.ServiceAccount
 }
 
 var (

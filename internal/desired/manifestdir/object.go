@@ -55,6 +55,9 @@ type Object struct {
 	Pod       *corev1.Pod
 	ConfigMap *corev1.ConfigMap
 	Secret    *corev1.Secret
+	// Service kinds (service.go).
+	Service        *corev1.Service
+	ServiceAccount *corev1.ServiceAccount
 
 	hash      string // content, for unchanged detection
 	same      string // pods: what podhost runs (podAsRun); equal = unchanged too
@@ -81,6 +84,7 @@ func Decode(from string, doc []byte) (Object, error) {
 	for _, sec := range objs.Secrets {
 		out = append(out, secretObject(sec))
 	}
+	out = append(out, serviceObjects(objs.Services, objs.ServiceAccounts)...)
 	if len(out) != 1 {
 		return Object{}, fmt.Errorf("%s: a document holds %d objects, want one", manifest.DisplayName(from), len(out))
 	}
@@ -123,6 +127,7 @@ func index(snap source.Snapshot) map[string]located {
 	for _, sec := range snap.Secrets {
 		add(secretObject(sec), sec.Annotations)
 	}
+	indexServices(snap, add)
 	return idx
 }
 

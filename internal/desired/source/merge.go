@@ -41,6 +41,8 @@ func Combine(snaps ...Snapshot) Snapshot {
 		}
 		out.ConfigMaps = appendFirst(out.ConfigMaps, s.ConfigMaps, seen)
 		out.Secrets = appendFirst(out.Secrets, s.Secrets, seen)
+		out.Services = appendFirst(out.Services, s.Services, seen)
+		out.ServiceAccounts = appendFirst(out.ServiceAccounts, s.ServiceAccounts, seen)
 		out.Errors = append(out.Errors, s.Errors...)
 		out.Duplicates = append(out.Duplicates, s.Duplicates...)
 	}

@@ -257,6 +257,7 @@ func assemble(files []*filePods) Snapshot {
 				snap.Secrets = append(snap.Secrets, sec)
 			}
 		}
+		snap.claimServices(owner, fp)
 		for _, p := range fp.objs.Pods {
 			if !snap.claim(owner, "Pod", p.Namespace, p.Name, fp) {
 				continue

@@ -132,7 +132,8 @@ func (u *URLSource) Run(ctx context.Context, out chan<- Snapshot) error {
 }
 
 func (u *URLSource) snapshot() Snapshot {
-	s := Snapshot{Pods: slices.Clone(u.good.Pods), ConfigMaps: slices.Clone(u.good.ConfigMaps), Secrets: slices.Clone(u.good.Secrets)}
+	s := Snapshot{Pods: slices.Clone(u.good.Pods), ConfigMaps: slices.Clone(u.good.ConfigMaps), Secrets: slices.Clone(u.good.Secrets),
+		Services: slices.Clone(u.good.Services), ServiceAccounts: slices.Clone(u.good.ServiceAccounts)}
 	if u.lastErr != nil {
 		fe := FileError{File: u.display, Err: u.lastErr}
 		for _, p := range u.good.Pods {
