@@ -1,0 +1,108 @@
+package clusterdns
+
+import (
+	"net/netip"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Table is the cluster domain's names and their addresses. The zero
+// Table has no names.
+type Table struct {
+	names map[string][]netip.Addr // lower-case FQDN with the trailing dot
+}
+
+// Lookup returns the addresses of name (a lower-case FQDN) and whether the
+// name exists: a Service without ready pods exists with none.
+func (t *Table) Lookup(name string) ([]netip.Addr, bool) {
+	ips, ok := t.names[name]
+	return ips, ok
+}
+
+// Len is the number of names.
+func (t *Table) Len() int { return len(t.names) }
+
+// BuildTable computes the names of services as a cluster's DNS answers a
+// headless Service, from the pods podhost runs (whatever declared them):
+// NAME.NAMESPACE.svc.<clusterDomain> is the IPs of the pods its selector
+// selects in its namespace that have an IP, are neither finished nor
+// terminating, are Ready (or publishNotReadyAddresses) and serve each of
+// its ports (a named targetPort: a container port of that name and
+// protocol at the Service's port; see manifest.validateServicePort);
+// HOSTNAME.NAME.… is a pod's own IP when its subdomain is the Service.
+// A Service without a selector has no pods.
+func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain string) *Table {
+	t := &Table{names: map[string][]netip.Addr{}}
+	domain := strings.ToLower(strings.TrimSuffix(clusterDomain, "."))
+	for _, svc := range services {
+		fqdn := strings.ToLower(svc.Name + "." + svc.Namespace + ".svc." + domain + ".")
+		ips := t.names[fqdn]
+		for _, p := range pods {
+			ip, ok := endpoint(svc, p)
+			if !ok {
+				continue
+			}
+			ips = append(ips, ip)
+			if h := p.Spec.Hostname; h != "" && p.Spec.Subdomain == svc.Name {
+				t.names[strings.ToLower(h)+"."+fqdn] = []netip.Addr{ip}
+			}
+		}
+		slices.SortFunc(ips, func(a, b netip.Addr) int { return a.Compare(b) })
+		t.names[fqdn] = slices.Compact(ips)
+	}
+	return t
+}
+
+// endpoint is the pod's address for svc, if svc selects and may use it
+// (the EndpointSlice controller's rules on one node).
+func endpoint(svc *corev1.Service, p *corev1.Pod) (netip.Addr, bool) {
+	var none netip.Addr
+	if p.Namespace != svc.Namespace || len(svc.Spec.Selector) == 0 ||
+		!labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+		return none, false
+	}
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+		return none, false
+	}
+	ip, err := netip.ParseAddr(p.Status.PodIP)
+	if err != nil || !ip.Is4() {
+		return none, false
+	}
+	if !svc.Spec.PublishNotReadyAddresses && !podReady(p) {
+		return none, false
+	}
+	for _, sp := range svc.Spec.Ports {
+		if sp.TargetPort.Type == intstr.String && !hasPort(p, sp.TargetPort.StrVal, sp.Protocol, sp.Port) {
+			return none, false
+		}
+	}
+	return ip, true
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// hasPort: a container (or sidecar) port named name, of protocol proto, at
+// number port (the kubelet's findPort over the pod's containers).
+func hasPort(p *corev1.Pod, name string, proto corev1.Protocol, port int32) bool {
+	for _, cs := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
+		for _, c := range cs {
+			for _, cp := range c.Ports {
+				if cp.Name == name && cp.Protocol == proto {
+					return cp.ContainerPort == port
+				}
+			}
+		}
+	}
+	return false
+}
