@@ -50,7 +50,7 @@ func upstream(t *testing.T) string {
 			A: net.IPv4(192, 0, 2, 7)})
 		w.WriteMsg(m) //nolint:errcheck
 	})}
-	go srv.ActivateAndServe() //nolint:errcheck
+	go srv.ActivateAndServe()            //nolint:errcheck
 	t.Cleanup(func() { srv.Shutdown() }) //nolint:errcheck
 	return pc.LocalAddr().String()
 }
