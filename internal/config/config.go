@@ -49,6 +49,8 @@ const (
 	// DefaultKubeAPIAddress: the Kubernetes API on loopback, the port an
 	// API server answers on.
 	DefaultKubeAPIAddress = "127.0.0.1:6443"
+	// DefaultClusterDomain is the cluster domain clusters use.
+	DefaultClusterDomain = "cluster.local"
 	// DefaultShimGroupSize pods share one containerd shim
 	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
 	DefaultShimGroupSize = 8
@@ -167,9 +169,14 @@ type Config struct {
 	// ClusterDomain is the kubelet's clusterDomain (--cluster-domain): a
 	// pod with spec.subdomain has the domain
 	// "<subdomain>.<namespace>.svc.<clusterDomain>" in its hosts file and,
-	// with setHostnameAsFQDN, as its hostname. Default "" (then the domain
-	// ends in "svc.", as the kubelet's without it).
+	// with setHostnameAsFQDN, as its hostname; the zone of the cluster DNS.
+	// Default "cluster.local" (what clusters use; "" makes the domain end in
+	// "svc.", as the kubelet's without it, and turns the cluster DNS off).
 	ClusterDomain string
+	// ClusterDNS serves the manifests' Services' names to the pods from the
+	// pod network's gateway address, the nameserver of ClusterFirst pods
+	// (internal/services/clusterdns). Default true.
+	ClusterDNS bool
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -208,6 +215,7 @@ type file struct {
 	// ShutdownGracePeriodCriticalPods: see Config.
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 	ClusterDomain                   *string `json:"clusterDomain"`
+	ClusterDNS                      *bool   `json:"clusterDNS"`
 	manifestURLFile
 	securityFile
 }
@@ -241,6 +249,8 @@ func Default() *Config {
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 		KubeAPIAddress:      DefaultKubeAPIAddress,
 		Security:            defaultSecurity(),
+		ClusterDomain:       DefaultClusterDomain,
+		ClusterDNS:          true,
 	}
 }
 
@@ -345,6 +355,9 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.MetricsAddress, f.MetricsAddress)
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
+	if f.ClusterDNS != nil {
+		c.ClusterDNS = *f.ClusterDNS
+	}
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}

@@ -92,23 +92,33 @@ func New(cfg Config) *Server {
 // SetTable installs the names the server answers in the cluster domain.
 func (s *Server) SetTable(t *Table) { s.table.Store(t) }
 
-// Run serves UDP and TCP on the gateway address until ctx ends. The
-// sockets are bound with IP_FREEBIND: the address exists once the pod
-// network's bridge has it (its first pod).
+// Run serves UDP and TCP on the gateway address until ctx ends (Listen,
+// then Serve).
 func (s *Server) Run(ctx context.Context) error {
+	pc, ln, err := s.Listen(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, pc, ln)
+}
+
+// Listen binds UDP and TCP port Config.Port of the gateway address, with
+// IP_FREEBIND: the address exists once the pod network's bridge has it
+// (its first pod).
+func (s *Server) Listen(ctx context.Context) (net.PacketConn, net.Listener, error) {
 	addr := net.JoinHostPort(s.cfg.Addr.String(), strconv.Itoa(s.cfg.Port))
 	lc := net.ListenConfig{Control: freebind}
 	pc, err := lc.ListenPacket(ctx, "udp4", addr)
 	if err != nil {
-		return fmt.Errorf("cluster DNS: listen udp %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("cluster DNS: listen udp %s: %w", addr, err)
 	}
 	ln, err := lc.Listen(ctx, "tcp4", addr)
 	if err != nil {
 		pc.Close()
-		return fmt.Errorf("cluster DNS: listen tcp %s: %w", addr, err)
+		return nil, nil, fmt.Errorf("cluster DNS: listen tcp %s: %w", addr, err)
 	}
-	s.log.Info("cluster DNS serving", "addr", addr, "zone", s.zone, "upstreams", s.cfg.Upstreams)
-	return s.Serve(ctx, pc, ln)
+	s.log.Info("cluster DNS listening", "addr", addr, "zone", s.zone, "upstreams", s.cfg.Upstreams)
+	return pc, ln, nil
 }
 
 // Serve answers on pc and ln (closed when it returns) until ctx ends.
