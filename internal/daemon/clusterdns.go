@@ -92,31 +92,14 @@ func (c *clusterDNS) tap(ctx context.Context, g *errgroup.Group, in <-chan sourc
 	if c == nil {
 		return in
 	}
-	out := make(chan source.Snapshot, 1)
-	g.Go(func() error {
-		defer close(out)
-		for {
-			select {
-			case snap, ok := <-in:
-				if !ok {
-					return nil
-				}
-				c.services.Store(&snap.Services)
-				select {
-				case c.changed <- struct{}{}:
-				default:
-				}
-				select {
-				case out <- snap:
-				case <-ctx.Done():
-					return nil
-				}
-			case <-ctx.Done():
-				return nil
-			}
+	return relay(ctx, g, in, func(snap source.Snapshot) source.Snapshot {
+		c.services.Store(&snap.Services)
+		select {
+		case c.changed <- struct{}{}:
+		default:
 		}
+		return snap
 	})
-	return out
 }
 
 // run serves DNS and keeps its table current until ctx ends. A server
