@@ -1,0 +1,199 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// servicesPods: web (app: web) serves busybox httpd on 8080 and is Ready
+// while /tmp/ready exists; client (app: client) only sleeps.
+const servicesPods = `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: httpd
+    image: %[1]s
+    command: ["sh", "-c", "touch /tmp/ready; exec httpd -f -p 8080 -h /var/www"]
+    ports: [{name: http, containerPort: 8080}]
+    readinessProbe:
+      exec: {command: ["cat", "/tmp/ready"]}
+      periodSeconds: 1
+      failureThreshold: 1
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: client
+  labels: {app: client}
+spec:
+  terminationGracePeriodSeconds: 1
+  volumes:
+  - name: tools
+    hostPath: {path: %[2]s, type: Directory}
+  containers:
+  - name: c
+    image: %[1]s
+    command: ["sleep", "3600"]
+    volumeMounts: [{name: tools, mountPath: /tools, readOnly: true}]
+`
+
+const servicesService = `apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - name: http
+    port: 8080
+    targetPort: http
+---
+apiVersion: v1
+kind: ServiceAccount
+metadata:
+  name: web
+`
+
+// TestServicesDNS: a Service in the manifest dir makes its names resolve in
+// every pod to its ready pods (wget http://web:8080 from another pod
+// reaches web; busybox nslookup answers its FQDN), a pod made unready drops out of the answer and comes back,
+// a removed Service's name is gone, and the pods' DNS server answers no
+// one off the pod network.
+func TestServicesDNS(t *testing.T) {
+	tools := buildHTTPGet(t)
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("pods.yaml", fmt.Sprintf(servicesPods, env.ImageRef, tools))
+	d.writeManifest("svc.yaml", servicesService)
+	d.waitRunning("client")
+	d.waitPod("web", 90*time.Second, "Ready", func(p *corev1.Pod) bool { return !podReadySince(p).IsZero() })
+
+	resolv, _, _ := d.execCLI("", "client", "--", "cat", "/etc/resolv.conf")
+	gw := gatewayOf(t, env.CNISubnet)
+	for _, want := range []string{"search default.svc.cluster.local svc.cluster.local cluster.local", "nameserver " + gw.String(), "options ndots:5"} {
+		if !strings.Contains(resolv, want) {
+			t.Errorf("client's resolv.conf lacks %q:\n%s", want, resolv)
+		}
+	}
+	for _, name := range []string{"web", "web.default", "web.default.svc.cluster.local"} {
+		d.waitClient(t, "GET http://"+name+":8080/ reaches web", func(out string, code int) bool {
+			return code == 0 && strings.Contains(out, "hello from podhost")
+		}, "/tools/httpget", "http://"+name+":8080/")
+	}
+	web := d.pod("web")
+	d.waitClient(t, "busybox nslookup web.default.svc.cluster.local answers web's IP", func(out string, code int) bool {
+		return code == 0 && strings.Contains(out, "Address: "+web.Status.PodIP)
+	}, "nslookup", "web.default.svc.cluster.local")
+
+	// Unready: out of the answer (the name stays, without addresses); ready: back.
+	if _, errOut, code := d.execCLI("", "web", "--", "rm", "/tmp/ready"); code != 0 {
+		t.Fatalf("rm /tmp/ready: %d %s", code, errOut)
+	}
+	d.waitPod("web", 60*time.Second, "not Ready", func(p *corev1.Pod) bool { return podReadySince(p).IsZero() })
+	d.waitClient(t, "web resolves to nothing while unready", func(out string, code int) bool {
+		return code != 0 && strings.Contains(out, "no such host")
+	}, "sh", "-c", "/tools/httpget http://web:8080/ 2>&1")
+	if _, errOut, code := d.execCLI("", "web", "--", "touch", "/tmp/ready"); code != 0 {
+		t.Fatalf("touch /tmp/ready: %d %s", code, errOut)
+	}
+	d.waitClient(t, "web back once ready", func(out string, code int) bool {
+		return code == 0 && strings.Contains(out, "hello from podhost")
+	}, "/tools/httpget", "http://web:8080/")
+
+	checkNotOpenResolver(t, gw)
+
+	d.removeManifest("svc.yaml")
+	d.waitClient(t, "web.default.svc.cluster.local gone with its Service", func(out string, code int) bool {
+		return code != 0 && strings.Contains(out, "NXDOMAIN")
+	}, "sh", "-c", "nslookup web.default.svc.cluster.local 2>&1")
+}
+
+// buildHTTPGet builds testdata/httpget (static) into a dir of its own, for a
+// hostPath volume.
+func buildHTTPGet(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(env.Dir, "tools-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "httpget"), "./testdata/httpget")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build httpget: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// waitClient runs a command in the client pod until ok accepts its output.
+func (d *podhostd) waitClient(t *testing.T, what string, ok func(out string, code int) bool, cmd ...string) {
+	t.Helper()
+	var out, errOut string
+	var code int
+	err := waitFor(60*time.Second, func() (bool, error) {
+		out, errOut, code = d.execCLI("", append([]string{"client", "--"}, cmd...)...)
+		return ok(out, code), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: not reached: last exit %d, stdout %q, stderr %q\n%s", what, code, out, errOut, d.logs())
+	}
+}
+
+// gatewayOf is the bridge's address host-local gives a subnet: its first.
+func gatewayOf(t *testing.T, subnet string) netip.Addr {
+	t.Helper()
+	p, err := netip.ParsePrefix(subnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.Masked().Addr().Next()
+}
+
+// checkNotOpenResolver queries the pods' DNS server from a network
+// namespace of the test's own, routed to the host over a veth pair outside
+// the pod subnet: no answer may come back.
+func checkNotOpenResolver(t *testing.T, gw netip.Addr) {
+	t.Helper()
+	ns := fmt.Sprintf("phdns%d", time.Now().UnixNano()%1e6)
+	hostIf, nsIf := ns+"h", ns+"n"
+	run := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	run("ip", "netns", "add", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "del", ns).Run() })
+	run("ip", "link", "add", hostIf, "type", "veth", "peer", "name", nsIf, "netns", ns)
+	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", hostIf).Run() })
+	run("ip", "addr", "add", "169.254.253.1/30", "dev", hostIf)
+	run("ip", "link", "set", hostIf, "up")
+	run("ip", "-n", ns, "addr", "add", "169.254.253.2/30", "dev", nsIf)
+	run("ip", "-n", ns, "link", "set", nsIf, "up")
+	run("ip", "-n", ns, "route", "add", gw.String()+"/32", "via", "169.254.253.1")
+	// The route works: the gateway answers a ping from the namespace.
+	run("ip", "netns", "exec", ns, "busybox", "ping", "-c", "1", "-W", "5", gw.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ip", "netns", "exec", ns, "busybox", "nslookup", "web.default.svc.cluster.local", gw.String()).CombinedOutput()
+	if err == nil || strings.Contains(string(out), "Address: 10.") {
+		t.Errorf("the pods' DNS server answered a client off the pod network:\n%s", out)
+	}
+}
