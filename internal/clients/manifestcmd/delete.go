@@ -276,7 +276,7 @@ func selectTargets(opts DeleteOptions) ([]target, error) {
 	for i, n := range opts.Names {
 		k, ok := kindOf(n)
 		if !ok || i > 0 {
-			return nil, fmt.Errorf("--all and -l take a resource type (pods, configmaps, secrets), not names: %q", n)
+			return nil, fmt.Errorf("--all and -l take a resource type (pods, configmaps, secrets, services, serviceaccounts), not names: %q", n)
 		}
 		kind = k
 	}
@@ -307,6 +307,12 @@ func selectTargets(opts DeleteOptions) ([]target, error) {
 	for _, sec := range snap.Secrets {
 		add(manifestdir.Secret, sec.ObjectMeta)
 	}
+	for _, svc := range snap.Services {
+		add(manifestdir.Service, svc.ObjectMeta)
+	}
+	for _, sa := range snap.ServiceAccounts {
+		add(manifestdir.ServiceAccount, sa.ObjectMeta)
+	}
 	return out, nil
 }
 
@@ -315,6 +321,10 @@ func kindOf(word string) (manifestdir.Kind, bool) {
 	switch strings.ToLower(word) {
 	case "pod", "pods", "po":
 		return manifestdir.Pod, true
+	case "service", "services", "svc":
+		return manifestdir.Service, true
+	case "serviceaccount", "serviceaccounts", "sa":
+		return manifestdir.ServiceAccount, true
 	}
 	switch cmdutil.DataResource(word) {
 	case "configmaps":
