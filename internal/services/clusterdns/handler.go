@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -29,29 +30,44 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, r *dns.Msg) {
 }
 
 // answer is the authoritative answer for a name of the cluster domain: its
-// pods' addresses in a random order (a client takes the first), no data
-// for another type, NXDOMAIN for a name that is not there.
+// pods' addresses (A) or its named port's targets (SRV, their addresses
+// as additional records), in a random order (a client takes the first);
+// no data for another type, NXDOMAIN for a name that is not there.
 func (s *Server) answer(r *dns.Msg, name string, qtype uint16) *dns.Msg {
 	m := new(dns.Msg).SetReply(r)
 	m.Authoritative = true
-	ips, ok := s.table.Load().Lookup(name)
-	if !ok {
+	t := s.table.Load()
+	ips, ok := t.Lookup(name)
+	srvs := t.SRV(name)
+	if !ok && len(srvs) == 0 {
 		m.Rcode = dns.RcodeNameError
 		m.Ns = []dns.RR{s.soa()}
 		return m
 	}
-	if qtype != dns.TypeA && qtype != dns.TypeANY {
-		m.Ns = []dns.RR{s.soa()}
-		return m
+	qname := r.Question[0].Name
+	if qtype == dns.TypeA || qtype == dns.TypeANY {
+		for _, i := range rand.Perm(len(ips)) {
+			m.Answer = append(m.Answer, aRecord(qname, ips[i]))
+		}
 	}
-	order := rand.Perm(len(ips))
-	for _, i := range order {
-		m.Answer = append(m.Answer, &dns.A{
-			Hdr: dns.RR_Header{Name: r.Question[0].Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: TTL},
-			A:   ips[i].AsSlice(),
-		})
+	if qtype == dns.TypeSRV || qtype == dns.TypeANY {
+		for _, i := range rand.Perm(len(srvs)) {
+			srv := srvs[i]
+			m.Answer = append(m.Answer, &dns.SRV{Hdr: dns.RR_Header{Name: qname, Rrtype: dns.TypeSRV, Class: dns.ClassINET, Ttl: TTL},
+				Priority: 0, Weight: uint16(100 / len(srvs)), Port: srv.Port, Target: srv.Target})
+			if addrs, _ := t.Lookup(srv.Target); len(addrs) > 0 {
+				m.Extra = append(m.Extra, aRecord(srv.Target, addrs[0]))
+			}
+		}
+	}
+	if len(m.Answer) == 0 {
+		m.Ns = []dns.RR{s.soa()}
 	}
 	return m
+}
+
+func aRecord(name string, ip netip.Addr) dns.RR {
+	return &dns.A{Hdr: dns.RR_Header{Name: name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: TTL}, A: ip.AsSlice()}
 }
 
 // soa is the cluster zone's SOA, for negative answers (their TTL).

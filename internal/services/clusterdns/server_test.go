@@ -84,7 +84,7 @@ func pod(name, ip string, ready bool, lbls map[string]string) *corev1.Pod {
 func TestServerAnswersClusterNamesAndForwards(t *testing.T) {
 	s, addr := serve(t, Config{Subnet: netip.MustParsePrefix("127.0.0.0/8"), ClusterDomain: "cluster.local", Upstreams: []string{upstream(t)}})
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
-		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Port: 80, Protocol: "TCP"}}}}
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: "TCP"}}}}
 	s.SetTable(BuildTable([]*corev1.Service{svc}, []*corev1.Pod{
 		pod("a", "10.1.0.2", true, map[string]string{"app": "web"}),
 		pod("b", "10.1.0.3", false, map[string]string{"app": "web"}),
@@ -99,7 +99,15 @@ func TestServerAnswersClusterNamesAndForwards(t *testing.T) {
 			t.Errorf("%s: web = %v (authoritative %v), want [10.1.0.2]", network, got, m.Authoritative)
 		}
 	}
-	m, err := query(t, addr, "udp", "nope.default.svc.cluster.local.")
+	c := &dns.Client{Timeout: 2 * time.Second}
+	m, _, err := c.Exchange(new(dns.Msg).SetQuestion("_http._tcp.web.default.svc.cluster.local.", dns.TypeSRV), addr)
+	if err != nil || len(m.Answer) != 1 || m.Answer[0].(*dns.SRV).Target != "10-1-0-2.web.default.svc.cluster.local." || len(m.Extra) != 1 {
+		t.Errorf("SRV: %v %v", m, err)
+	}
+	if m, err := query(t, addr, "udp", "10-1-0-2.web.default.svc.cluster.local."); err != nil || len(answers(m)) != 1 {
+		t.Errorf("endpoint name: %v %v", m, err)
+	}
+	m, err = query(t, addr, "udp", "nope.default.svc.cluster.local.")
 	if err != nil || m.Rcode != dns.RcodeNameError {
 		t.Errorf("missing name: %v %v, want NXDOMAIN", m, err)
 	}
@@ -133,7 +141,7 @@ func TestServerIgnoresClientsOffTheSubnetAndOverRate(t *testing.T) {
 func TestBuildTable(t *testing.T) {
 	named := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"},
 		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "db"}, PublishNotReadyAddresses: true,
-			Ports: []corev1.ServicePort{{Port: 5432, Protocol: "TCP", TargetPort: intOrName("pg")}}}}
+			Ports: []corev1.ServicePort{{Name: "pg", Port: 5432, Protocol: "TCP", TargetPort: intOrName("pg")}}}}
 	withPort := pod("db-0", "10.1.0.5", false, map[string]string{"app": "db"})
 	withPort.Spec.Hostname, withPort.Spec.Subdomain = "db-0", "db"
 	withPort.Spec.Containers = []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{Name: "pg", ContainerPort: 5432, Protocol: "TCP"}}}}
@@ -148,6 +156,9 @@ func TestBuildTable(t *testing.T) {
 	}
 	if ips, ok := tb.Lookup("db-0.db.default.svc.cluster.local."); !ok || len(ips) != 1 {
 		t.Errorf("hostname record = %v %v", ips, ok)
+	}
+	if srvs := tb.SRV("_pg._tcp.db.default.svc.cluster.local."); len(srvs) != 1 || srvs[0] != (SRV{Target: "db-0.db.default.svc.cluster.local.", Port: 5432}) {
+		t.Errorf("SRV = %v", srvs)
 	}
 	if ips, ok := tb.Lookup("ext.default.svc.cluster.local."); !ok || len(ips) != 0 {
 		t.Errorf("selectorless = %v %v, want an existing name without addresses", ips, ok)

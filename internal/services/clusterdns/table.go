@@ -14,7 +14,19 @@ import (
 // Table has no names.
 type Table struct {
 	names map[string][]netip.Addr // lower-case FQDN with the trailing dot
+	srvs  map[string][]SRV        // _<port>._<proto>.<service FQDN>
 }
+
+// SRV is one target of a Service's named port: a pod's name under the
+// Service (its hostname, else its IP with dashes, as CoreDNS names
+// endpoints) and the port.
+type SRV struct {
+	Target string
+	Port   uint16
+}
+
+// SRV returns the targets of an SRV name.
+func (t *Table) SRV(name string) []SRV { return t.srvs[name] }
 
 // Lookup returns the addresses of name (a lower-case FQDN) and whether the
 // name exists: a Service without ready pods exists with none.
@@ -33,10 +45,13 @@ func (t *Table) Len() int { return len(t.names) }
 // terminating, are Ready (or publishNotReadyAddresses) and serve each of
 // its ports (a named targetPort: a container port of that name and
 // protocol at the Service's port; see manifest.validateServicePort);
-// HOSTNAME.NAME.… is a pod's own IP when its subdomain is the Service.
-// A Service without a selector has no pods.
+// Each selected pod is also a name under the Service (its hostname when
+// its subdomain is the Service, else its IP with dashes) with its own IP,
+// and a target of _<port>._<proto>.NAME.… for each named port (the
+// Kubernetes DNS specification for headless Services). A Service without a
+// selector has no pods.
 func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain string) *Table {
-	t := &Table{names: map[string][]netip.Addr{}}
+	t := &Table{names: map[string][]netip.Addr{}, srvs: map[string][]SRV{}}
 	domain := strings.ToLower(strings.TrimSuffix(clusterDomain, "."))
 	for _, svc := range services {
 		fqdn := strings.ToLower(svc.Name + "." + svc.Namespace + ".svc." + domain + ".")
@@ -47,14 +62,30 @@ func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain st
 				continue
 			}
 			ips = append(ips, ip)
-			if h := p.Spec.Hostname; h != "" && p.Spec.Subdomain == svc.Name {
-				t.names[strings.ToLower(h)+"."+fqdn] = []netip.Addr{ip}
-			}
+			t.addEndpoint(svc, fqdn, p, ip)
 		}
 		slices.SortFunc(ips, func(a, b netip.Addr) int { return a.Compare(b) })
 		t.names[fqdn] = slices.Compact(ips)
 	}
 	return t
+}
+
+// addEndpoint names the pod under the Service and adds it to the SRV
+// names of the Service's named ports.
+func (t *Table) addEndpoint(svc *corev1.Service, fqdn string, p *corev1.Pod, ip netip.Addr) {
+	label := strings.ReplaceAll(ip.String(), ".", "-")
+	if h := p.Spec.Hostname; h != "" && p.Spec.Subdomain == svc.Name {
+		label = strings.ToLower(h)
+	}
+	target := label + "." + fqdn
+	t.names[target] = []netip.Addr{ip}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Name == "" {
+			continue
+		}
+		name := "_" + strings.ToLower(sp.Name) + "._" + strings.ToLower(string(sp.Protocol)) + "." + fqdn
+		t.srvs[name] = append(t.srvs[name], SRV{Target: target, Port: uint16(sp.Port)})
+	}
 }
 
 // endpoint is the pod's address for svc, if svc selects and may use it
