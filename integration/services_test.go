@@ -52,6 +52,8 @@ spec:
     volumeMounts: [{name: tools, mountPath: /tools, readOnly: true}]
 `
 
+// servicesService: web has a virtual IP, port 80 to web's port named http
+// (8080); web-direct is headless, at web's own port.
 const servicesService = `apiVersion: v1
 kind: Service
 metadata:
@@ -60,8 +62,18 @@ spec:
   selector: {app: web}
   ports:
   - name: http
-    port: 8080
+    port: 80
     targetPort: http
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web-direct
+spec:
+  clusterIP: None
+  selector: {app: web}
+  ports:
+  - port: 8080
 ---
 apiVersion: v1
 kind: ServiceAccount
@@ -69,11 +81,13 @@ metadata:
   name: web
 `
 
-// TestServicesDNS: a Service in the manifest dir makes its names resolve in
-// every pod to its ready pods (wget http://web:8080 from another pod
-// reaches web; busybox nslookup answers its FQDN), a pod made unready drops out of the answer and comes back,
-// a removed Service's name is gone, and the pods' DNS server answers no
-// one off the pod network.
+// TestServicesDNS: Services in the manifest dir make their names resolve in
+// every pod: web's virtual IP (its port 80 DNAT-balanced to web's 8080, the
+// rule in the host's iptables-save) and the headless web-direct's pod IPs
+// (a pod made unready drops out of the answer and comes back); names
+// through the cluster's search path (web, web.default, the FQDN); a removed
+// Service's name is gone with its DNAT rules; the pods' DNS server answers
+// no one off the pod network.
 func TestServicesDNS(t *testing.T) {
 	tools := buildHTTPGet(t)
 	d := newPodhostd(t)
@@ -81,7 +95,7 @@ func TestServicesDNS(t *testing.T) {
 	d.writeManifest("pods.yaml", fmt.Sprintf(servicesPods, env.ImageRef, tools))
 	d.writeManifest("svc.yaml", servicesService)
 	d.waitRunning("client")
-	d.waitPod("web", 90*time.Second, "Ready", func(p *corev1.Pod) bool { return !podReadySince(p).IsZero() })
+	web := d.waitPod("web", 90*time.Second, "Ready", func(p *corev1.Pod) bool { return !podReadySince(p).IsZero() })
 
 	resolv, _, _ := d.execCLI("", "client", "--", "cat", "/etc/resolv.conf")
 	gw := gatewayOf(t, env.CNISubnet)
@@ -90,30 +104,42 @@ func TestServicesDNS(t *testing.T) {
 			t.Errorf("client's resolv.conf lacks %q:\n%s", want, resolv)
 		}
 	}
-	for _, name := range []string{"web", "web.default", "web.default.svc.cluster.local"} {
-		d.waitClient(t, "GET http://"+name+":8080/ reaches web", func(out string, code int) bool {
+	for _, url := range []string{"http://web/", "http://web.default/", "http://web.default.svc.cluster.local/", "http://web-direct:8080/"} {
+		d.waitClient(t, "GET "+url+" reaches web", func(out string, code int) bool {
 			return code == 0 && strings.Contains(out, "hello from podhost")
-		}, "/tools/httpget", "http://"+name+":8080/")
+		}, "/tools/httpget", url)
 	}
-	web := d.pod("web")
-	d.waitClient(t, "busybox nslookup web.default.svc.cluster.local answers web's IP", func(out string, code int) bool {
+	vip := d.lookupVIP(t, "web.default.svc.cluster.local")
+	if !netip.MustParsePrefix("10.96.0.0/16").Contains(vip) {
+		t.Errorf("web's address %v is not in serviceCIDR 10.96.0.0/16", vip)
+	}
+	rule := fmt.Sprintf("-d %s/32 -p tcp -m tcp --dport 80 -m comment --comment \"default/web:80\" -j DNAT --to-destination %s:8080", vip, web.Status.PodIP)
+	if save := iptablesSave(t); !strings.Contains(save, rule) {
+		t.Errorf("iptables-save lacks %q:\n%s", rule, save)
+	}
+	d.waitClient(t, "busybox nslookup web-direct answers web's IP", func(out string, code int) bool {
 		return code == 0 && strings.Contains(out, "Address: "+web.Status.PodIP)
-	}, "nslookup", "web.default.svc.cluster.local")
+	}, "nslookup", "web-direct.default.svc.cluster.local")
 
-	// Unready: out of the answer (the name stays, without addresses); ready: back.
+	// Unready: out of the headless answer (the name stays, without addresses); ready: back.
 	if _, errOut, code := d.execCLI("", "web", "--", "rm", "/tmp/ready"); code != 0 {
 		t.Fatalf("rm /tmp/ready: %d %s", code, errOut)
 	}
 	d.waitPod("web", 60*time.Second, "not Ready", func(p *corev1.Pod) bool { return podReadySince(p).IsZero() })
-	d.waitClient(t, "web resolves to nothing while unready", func(out string, code int) bool {
+	d.waitClient(t, "web-direct resolves to nothing while web is unready", func(out string, code int) bool {
 		return code != 0 && strings.Contains(out, "no such host")
-	}, "sh", "-c", "/tools/httpget http://web:8080/ 2>&1")
+	}, "sh", "-c", "/tools/httpget http://web-direct:8080/ 2>&1")
+	if err := waitFor(30*time.Second, func() (bool, error) { return !strings.Contains(iptablesSave(t), vip.String()), nil }); err != nil {
+		t.Errorf("web's DNAT rule stayed while web is unready")
+	}
 	if _, errOut, code := d.execCLI("", "web", "--", "touch", "/tmp/ready"); code != 0 {
 		t.Fatalf("touch /tmp/ready: %d %s", code, errOut)
 	}
-	d.waitClient(t, "web back once ready", func(out string, code int) bool {
-		return code == 0 && strings.Contains(out, "hello from podhost")
-	}, "/tools/httpget", "http://web:8080/")
+	for _, url := range []string{"http://web-direct:8080/", "http://web/"} {
+		d.waitClient(t, url+" back once web is ready", func(out string, code int) bool {
+			return code == 0 && strings.Contains(out, "hello from podhost")
+		}, "/tools/httpget", url)
+	}
 
 	checkNotOpenResolver(t, gw)
 
@@ -121,25 +147,39 @@ func TestServicesDNS(t *testing.T) {
 	d.waitClient(t, "web.default.svc.cluster.local gone with its Service", func(out string, code int) bool {
 		return code != 0 && strings.Contains(out, "NXDOMAIN")
 	}, "sh", "-c", "nslookup web.default.svc.cluster.local 2>&1")
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		save := iptablesSave(t)
+		return !strings.Contains(save, vip.String()) && !strings.Contains(save, `podhost services: \"`+env.CNINetwork+`\"`), nil
+	}); err != nil {
+		t.Errorf("web's DNAT rules or the services chains' jumps stayed after the Service was removed:\n%s", iptablesSave(t))
+	}
 }
 
-// buildHTTPGet builds testdata/httpget (static) into a dir of its own, for a
-// hostPath volume.
-func buildHTTPGet(t *testing.T) string {
+// lookupVIP is the address busybox nslookup in the client pod answers for name.
+func (d *podhostd) lookupVIP(t *testing.T, name string) netip.Addr {
 	t.Helper()
-	dir, err := os.MkdirTemp(env.Dir, "tools-")
+	out, errOut, code := d.execCLI("", "client", "--", "nslookup", name)
+	if code == 0 {
+		for _, l := range strings.Split(out, "\n") {
+			if a, ok := strings.CutPrefix(strings.TrimSpace(l), "Address: "); ok {
+				if ip, err := netip.ParseAddr(a); err == nil {
+					return ip
+				}
+			}
+		}
+	}
+	t.Fatalf("nslookup %s: %d %s %s", name, code, out, errOut)
+	return netip.Addr{}
+}
+
+// iptablesSave is the host's nat table.
+func iptablesSave(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("iptables-save", "-t", "nat").Output()
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("iptables-save: %v", err)
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "httpget"), "./testdata/httpget")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build httpget: %v\n%s", err, out)
-	}
-	return dir
+	return string(out)
 }
 
 // waitClient runs a command in the client pod until ok accepts its output.
@@ -196,4 +236,23 @@ func checkNotOpenResolver(t *testing.T, gw netip.Addr) {
 	if err == nil || strings.Contains(string(out), "Address: 10.") {
 		t.Errorf("the pods' DNS server answered a client off the pod network:\n%s", out)
 	}
+}
+
+// buildHTTPGet builds testdata/httpget (static) into a dir of its own, for a
+// hostPath volume.
+func buildHTTPGet(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(env.Dir, "tools-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "build", "-trimpath", "-o", filepath.Join(dir, "httpget"), "./testdata/httpget")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build httpget: %v\n%s", err, out)
+	}
+	return dir
 }

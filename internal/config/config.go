@@ -51,6 +51,9 @@ const (
 	DefaultKubeAPIAddress = "127.0.0.1:6443"
 	// DefaultClusterDomain is the cluster domain clusters use.
 	DefaultClusterDomain = "cluster.local"
+	// DefaultServiceCIDR holds the Services' virtual IPs (a /16 of
+	// Kubernetes' default service range).
+	DefaultServiceCIDR = "10.96.0.0/16"
 	// DefaultShimGroupSize pods share one containerd shim
 	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
 	DefaultShimGroupSize = 8
@@ -177,6 +180,9 @@ type Config struct {
 	// pod network's gateway address, the nameserver of ClusterFirst pods
 	// (internal/services/clusterdns). Default true.
 	ClusterDNS bool
+	// ServiceCIDR is where Services' virtual IPs come from (DNAT to their
+	// ready pods, for the pods); "" leaves every Service headless.
+	ServiceCIDR string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -216,6 +222,7 @@ type file struct {
 	ShutdownGracePeriodCriticalPods *string `json:"shutdownGracePeriodCriticalPods"`
 	ClusterDomain                   *string `json:"clusterDomain"`
 	ClusterDNS                      *bool   `json:"clusterDNS"`
+	ServiceCIDR                     *string `json:"serviceCIDR"`
 	manifestURLFile
 	securityFile
 }
@@ -251,6 +258,7 @@ func Default() *Config {
 		Security:            defaultSecurity(),
 		ClusterDomain:       DefaultClusterDomain,
 		ClusterDNS:          true,
+		ServiceCIDR:         DefaultServiceCIDR,
 	}
 }
 
@@ -358,6 +366,7 @@ func (f *file) applyTo(c *Config) error {
 	if f.ClusterDNS != nil {
 		c.ClusterDNS = *f.ClusterDNS
 	}
+	setString(&c.ServiceCIDR, f.ServiceCIDR)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}

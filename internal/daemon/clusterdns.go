@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	"reflect"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +35,10 @@ type clusterDNS struct {
 	ln       net.Listener
 	gateway  netip.Addr
 	domain   string
+	netw     *network.Manager
+	subnet   netip.Prefix          // the pod network
+	vipCIDR  netip.Prefix          // config serviceCIDR; invalid: no virtual IPs
+	rules    []network.ServiceRule // installed by the last successful sync
 	services atomic.Pointer[[]*corev1.Service]
 	changed  chan struct{} // a new set of Services (cap 1)
 	log      *slog.Logger
@@ -52,7 +58,12 @@ func newClusterDNS(ctx context.Context, cfg *config.Config, netw *network.Manage
 		log.Warn("no cluster DNS: ClusterFirst pods use the host's resolvers", "err", err)
 		return nil
 	}
-	c := &clusterDNS{gateway: gw, domain: cfg.ClusterDomain, changed: make(chan struct{}, 1), log: log}
+	c := &clusterDNS{gateway: gw, domain: cfg.ClusterDomain, changed: make(chan struct{}, 1), log: log, netw: netw, subnet: subnet}
+	if cidr, err := netip.ParsePrefix(cfg.ServiceCIDR); err == nil && !cidr.Overlaps(subnet) {
+		c.vipCIDR = cidr.Masked()
+	} else if cfg.ServiceCIDR != "" {
+		log.Warn("no Service virtual IPs: serviceCIDR overlaps the pod network", "serviceCIDR", cfg.ServiceCIDR, "podNetwork", subnet)
+	}
 	c.srv = clusterdns.New(clusterdns.Config{Addr: gw, Subnet: subnet, ClusterDomain: cfg.ClusterDomain,
 		Upstreams: hostUpstreams("/etc/resolv.conf", gw), Logger: log})
 	if c.pc, c.ln, err = c.srv.Listen(ctx); err != nil {
@@ -123,11 +134,7 @@ func (c *clusterDNS) follow(ctx context.Context, b *backend) {
 	defer t.Stop()
 	for {
 		st, pods := b.st.Changed(), b.mgr.Changed()
-		var svcs []*corev1.Service
-		if p := c.services.Load(); p != nil {
-			svcs = *p
-		}
-		c.srv.SetTable(clusterdns.BuildTable(svcs, b.Pods(), c.domain))
+		c.sync(b.Pods())
 		select {
 		case <-st:
 		case <-pods:
@@ -142,4 +149,42 @@ func (c *clusterDNS) follow(ctx context.Context, b *backend) {
 			return
 		}
 	}
+}
+
+// sync installs the DNS table and the virtual IPs' rules for the current
+// Services and pods. Before the first snapshot nothing is known of the
+// Services: the rules a previous run left stay until it comes.
+func (c *clusterDNS) sync(pods []*corev1.Pod) {
+	p := c.services.Load()
+	var svcs []*corev1.Service
+	if p != nil {
+		svcs = *p
+	}
+	var vips map[string]netip.Addr
+	if c.vipCIDR.IsValid() {
+		vips = clusterdns.AssignVIPs(svcs, c.vipCIDR)
+	}
+	if p != nil {
+		c.syncRules(clusterdns.PortRules(svcs, pods, vips))
+	}
+	c.srv.SetTable(clusterdns.BuildTable(svcs, pods, c.domain, vips))
+}
+
+// syncRules rewrites the nat rules when they differ from the installed
+// ones (or the last write failed).
+func (c *clusterDNS) syncRules(prs []clusterdns.PortRule) {
+	rules := make([]network.ServiceRule, 0, len(prs))
+	for _, r := range prs {
+		rules = append(rules, network.ServiceRule{VIP: r.VIP, Port: r.Port, Protocol: strings.ToLower(string(r.Protocol)),
+			Backends: r.Backends, Comment: r.Comment})
+	}
+	if c.rules != nil && reflect.DeepEqual(rules, c.rules) {
+		return
+	}
+	if err := c.netw.SyncServices(c.subnet, c.vipCIDR, rules); err != nil {
+		c.log.Error("Service virtual IPs: iptables", "err", err)
+		c.rules = nil // try again at the next change
+		return
+	}
+	c.rules = rules
 }

@@ -223,6 +223,11 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	allocatable, enforced := d.res.Allocatable, d.res.Enforced
 	d.hostIP = hostIP()
 	d.dns = newClusterDNS(context.Background(), d.cfg, netw, d.log)
+	if d.dns == nil {
+		if err := netw.RemoveServices(); err != nil { // what a run with virtual IPs left
+			d.log.Warn("remove Service virtual IPs", "err", err)
+		}
+	}
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	self, _ := os.ReadFile("/proc/self/cgroup")

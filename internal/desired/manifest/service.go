@@ -33,9 +33,9 @@ func refuseService(p *field.Path, why string) *field.Error {
 	return field.Forbidden(p, p.String()+" is "+notSupported+" ("+why+")")
 }
 
-// decodeService decodes and validates a Service. Names resolve to the
-// selected pods' own IPs (headless semantics: there is no virtual IP), so
-// what only a virtual IP or a node port can honour is refused.
+// decodeService decodes and validates a Service: a virtual IP podhost
+// picks, or headless (clusterIP None); what needs a node port, a load
+// balancer or a chosen address is refused.
 func decodeService(obj map[string]any) (*corev1.Service, errs) {
 	var e errs
 	if checkSchema(obj, serviceType, nil, &e); len(e) > 0 {
@@ -90,8 +90,9 @@ func validateServiceSpec(s *corev1.ServiceSpec, p *field.Path) field.ErrorList {
 		return all
 	}
 	names := map[string]bool{}
+	headless := s.ClusterIP == corev1.ClusterIPNone
 	for i := range s.Ports {
-		all = append(all, validateServicePort(&s.Ports[i], len(s.Ports) > 1, names, p.Child("ports").Index(i))...)
+		all = append(all, validateServicePort(&s.Ports[i], len(s.Ports) > 1, headless, names, p.Child("ports").Index(i))...)
 	}
 	return all
 }
@@ -108,11 +109,11 @@ func validateServiceType(s *corev1.ServiceSpec, p *field.Path) field.ErrorList {
 		all = append(all, field.NotSupported(p.Child("type"), s.Type, []string{string(corev1.ServiceTypeClusterIP)}))
 	}
 	if s.ClusterIP != "" && s.ClusterIP != corev1.ClusterIPNone {
-		all = append(all, refuseService(p.Child("clusterIP"), "no virtual IPs: a Service's names resolve to its pods' IPs; leave it unset or None"))
+		all = append(all, refuseService(p.Child("clusterIP"), "podhost picks the virtual IP from its serviceCIDR; leave it unset, or None for a headless Service"))
 	}
 	for i, ip := range s.ClusterIPs {
 		if ip != corev1.ClusterIPNone {
-			all = append(all, refuseService(p.Child("clusterIPs").Index(i), "no virtual IPs: leave it unset or None"))
+			all = append(all, refuseService(p.Child("clusterIPs").Index(i), "podhost picks the virtual IP; leave it unset or None"))
 		}
 	}
 	refuse := func(set bool, name, why string) {
@@ -142,11 +143,12 @@ func validateServiceType(s *corev1.ServiceSpec, p *field.Path) field.ErrorList {
 	return all
 }
 
-// validateServicePort: the API server's rules, and targetPort equal to
-// port. Without a virtual IP a client connects to a pod's IP at the
-// Service's port, so a numeric targetPort that differs would be silently
-// wrong; a named one selects the pods whose port of that name is port.
-func validateServicePort(sp *corev1.ServicePort, named bool, names map[string]bool, p *field.Path) field.ErrorList {
+// validateServicePort: the API server's rules, and for a headless Service
+// targetPort equal to port: without a virtual IP a client connects to a
+// pod's IP at the Service's port, so a numeric targetPort that differs
+// would be silently wrong; a named one selects the pods whose port of that
+// name is port.
+func validateServicePort(sp *corev1.ServicePort, named, headless bool, names map[string]bool, p *field.Path) field.ErrorList {
 	var all field.ErrorList
 	switch {
 	case named && sp.Name == "":
@@ -179,9 +181,9 @@ func validateServicePort(sp *corev1.ServicePort, named bool, names map[string]bo
 		}
 	case sp.TargetPort.IntValue() == 0:
 		sp.TargetPort = intstr.FromInt32(sp.Port) // the API server's default
-	case sp.TargetPort.IntVal != sp.Port:
+	case headless && sp.TargetPort.IntVal != sp.Port:
 		all = append(all, refuseService(p.Child("targetPort"),
-			fmt.Sprintf("no virtual IPs: clients reach a pod's IP at port %d, so targetPort must be %d or a port name", sp.Port, sp.Port)))
+			fmt.Sprintf("clusterIP None: clients reach a pod's IP at port %d, so targetPort must be %d or a port name", sp.Port, sp.Port)))
 	}
 	return all
 }

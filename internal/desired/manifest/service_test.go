@@ -40,10 +40,10 @@ func TestDecodeServiceRefusals(t *testing.T) {
 	for _, tc := range []struct{ edit, want string }{
 		{"spec:\n  type: NodePort\n", `svc.yaml: spec.type: Forbidden: spec.type is not supported by podhost (NodePort: no node ports`},
 		{"spec:\n  type: LoadBalancer\n", `svc.yaml: spec.type: Forbidden: spec.type is not supported by podhost (LoadBalancer:`},
-		{"spec:\n  clusterIP: 10.96.0.10\n", `svc.yaml: spec.clusterIP: Forbidden: spec.clusterIP is not supported by podhost (no virtual IPs`},
+		{"spec:\n  clusterIP: 10.96.0.10\n", `svc.yaml: spec.clusterIP: Forbidden: spec.clusterIP is not supported by podhost (podhost picks the virtual IP`},
 		{"spec:\n  sessionAffinity: ClientIP\n", `svc.yaml: spec.sessionAffinity: Forbidden: spec.sessionAffinity is not supported by podhost`},
 		{"spec:\n  externalName: example.com\n", `svc.yaml: spec.externalName: Forbidden`},
-		{"  - port: 80\n    targetPort: 8080\n", `svc.yaml: spec.ports[0].targetPort: Forbidden: spec.ports[0].targetPort is not supported by podhost (no virtual IPs: clients reach a pod's IP at port 80, so targetPort must be 80 or a port name)`},
+		{"  - port: 80\n    targetPort: 8080\n  clusterIP: None\n", `svc.yaml: spec.ports[0].targetPort: Forbidden: spec.ports[0].targetPort is not supported by podhost (clusterIP None: clients reach a pod's IP at port 80, so targetPort must be 80 or a port name)`},
 		{"  - port: 80\n    nodePort: 30080\n", `svc.yaml: spec.ports[0].nodePort: Forbidden`},
 		{"  - port: 80\n  - port: 81\n", `svc.yaml: spec.ports[0].name: Required value`},
 		{"metadata:\n  name: 1web\n", `svc.yaml: metadata.name: Invalid value: "1web"`},

@@ -2,6 +2,7 @@ package clusterdns
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"testing"
@@ -89,7 +90,7 @@ func TestServerAnswersClusterNamesAndForwards(t *testing.T) {
 		pod("a", "10.1.0.2", true, map[string]string{"app": "web"}),
 		pod("b", "10.1.0.3", false, map[string]string{"app": "web"}),
 		pod("c", "10.1.0.4", true, map[string]string{"app": "db"}),
-	}, "cluster.local"))
+	}, "cluster.local", nil))
 	for _, network := range []string{"udp", "tcp"} {
 		m, err := query(t, addr, network, "WEB.default.svc.cluster.local.")
 		if err != nil {
@@ -150,7 +151,7 @@ func TestBuildTable(t *testing.T) {
 	finished := pod("db-2", "10.1.0.7", true, map[string]string{"app": "db"})
 	finished.Status.Phase = corev1.PodSucceeded
 	noSelector := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "ext", Namespace: "default"}}
-	tb := BuildTable([]*corev1.Service{named, noSelector}, []*corev1.Pod{withPort, wrongPort, finished}, "cluster.local.")
+	tb := BuildTable([]*corev1.Service{named, noSelector}, []*corev1.Pod{withPort, wrongPort, finished}, "cluster.local.", nil)
 	if ips, ok := tb.Lookup("db.default.svc.cluster.local."); !ok || len(ips) != 1 || ips[0].String() != "10.1.0.5" {
 		t.Errorf("db = %v %v, want [10.1.0.5] (not ready but published; the wrong port and the finished pod left out)", ips, ok)
 	}
@@ -166,3 +167,38 @@ func TestBuildTable(t *testing.T) {
 }
 
 func intOrName(s string) intstr.IntOrString { return intstr.FromString(s) }
+
+func TestVIPsAndPortRules(t *testing.T) {
+	cidr := netip.MustParsePrefix("10.96.0.0/16")
+	web := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default"},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "web"}, Ports: []corev1.ServicePort{
+			{Name: "http", Port: 80, Protocol: "TCP", TargetPort: intstr.FromInt32(8080)},
+			{Name: "admin", Port: 81, Protocol: "TCP", TargetPort: intOrName("admin")}}}}
+	headless := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "default"}, Spec: corev1.ServiceSpec{ClusterIP: "None"}}
+	vips := AssignVIPs([]*corev1.Service{web, headless}, cidr)
+	vip, ok := vips["default/web"]
+	if len(vips) != 1 || !ok || !cidr.Contains(vip) || vip == cidr.Addr() {
+		t.Fatalf("vips = %v", vips)
+	}
+	if again := AssignVIPs([]*corev1.Service{headless, web}, cidr); again["default/web"] != vip {
+		t.Errorf("the address changed: %v, then %v", vip, again["default/web"])
+	}
+	a := pod("a", "10.1.0.2", true, map[string]string{"app": "web"})
+	a.Spec.Containers = []corev1.Container{{Name: "c", Ports: []corev1.ContainerPort{{Name: "admin", ContainerPort: 9090, Protocol: "TCP"}}}}
+	b := pod("b", "10.1.0.3", true, map[string]string{"app": "web"})
+	rules := PortRules([]*corev1.Service{web, headless}, []*corev1.Pod{a, b, pod("c", "10.1.0.4", false, map[string]string{"app": "web"})}, vips)
+	if len(rules) != 2 || rules[0].Port != 80 || fmt.Sprint(rules[0].Backends) != "[10.1.0.2:8080 10.1.0.3:8080]" ||
+		rules[1].Port != 81 || fmt.Sprint(rules[1].Backends) != "[10.1.0.2:9090]" {
+		t.Errorf("rules = %+v", rules)
+	}
+	tb := BuildTable([]*corev1.Service{web}, []*corev1.Pod{a, b}, "cluster.local", vips)
+	if ips, _ := tb.Lookup("web.default.svc.cluster.local."); len(ips) != 1 || ips[0] != vip {
+		t.Errorf("web = %v, want its virtual IP %v", ips, vip)
+	}
+	// A /30 has room for two: a third Service gets none.
+	small := AssignVIPs([]*corev1.Service{web, {ObjectMeta: metav1.ObjectMeta{Name: "x", Namespace: "default"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "y", Namespace: "default"}}}, netip.MustParsePrefix("10.96.0.0/30"))
+	if len(small) != 2 {
+		t.Errorf("a /30 gave %d addresses: %v", len(small), small)
+	}
+}

@@ -38,26 +38,31 @@ func (t *Table) Lookup(name string) ([]netip.Addr, bool) {
 // Len is the number of names.
 func (t *Table) Len() int { return len(t.names) }
 
-// BuildTable computes the names of services as a cluster's DNS answers a
-// headless Service, from the pods podhost runs (whatever declared them):
-// NAME.NAMESPACE.svc.<clusterDomain> is the IPs of the pods its selector
-// selects in its namespace that have an IP, are neither finished nor
-// terminating, are Ready (or publishNotReadyAddresses) and serve each of
-// its ports (a named targetPort: a container port of that name and
-// protocol at the Service's port; see manifest.validateServicePort);
-// Each selected pod is also a name under the Service (its hostname when
-// its subdomain is the Service, else its IP with dashes) with its own IP,
-// and a target of _<port>._<proto>.NAME.… for each named port (the
-// Kubernetes DNS specification for headless Services). A Service without a
-// selector has no pods.
-func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain string) *Table {
+// BuildTable computes the names of services as a cluster's DNS answers
+// them, from the pods podhost runs (whatever declared them). A Service
+// with a virtual IP in vips ("ns/name") is NAME.NAMESPACE.svc.<domain>
+// with that address, and its named ports' SRV names point at that name.
+// Any other (headless, or without a virtual IP) is the IPs of the pods its
+// selector selects in its namespace that have an IP, are neither finished
+// nor terminating, are Ready (or publishNotReadyAddresses) and serve each
+// of its ports at the Service's port (a named targetPort: a container
+// port of that name and protocol with that number); each such pod is also
+// a name under the Service (its hostname when its subdomain is the
+// Service, else its IP with dashes) and a target of _<port>._<proto>.NAME.…
+// for each named port (the Kubernetes DNS specification for headless
+// Services). A Service without a selector has no pods.
+func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain string, vips map[string]netip.Addr) *Table {
 	t := &Table{names: map[string][]netip.Addr{}, srvs: map[string][]SRV{}}
 	domain := strings.ToLower(strings.TrimSuffix(clusterDomain, "."))
 	for _, svc := range services {
 		fqdn := strings.ToLower(svc.Name + "." + svc.Namespace + ".svc." + domain + ".")
+		if vip, ok := vips[svc.Namespace+"/"+svc.Name]; ok {
+			t.addVIP(svc, fqdn, vip)
+			continue
+		}
 		ips := t.names[fqdn]
 		for _, p := range pods {
-			ip, ok := endpoint(svc, p)
+			ip, ok := endpoint(svc, p, true)
 			if !ok {
 				continue
 			}
@@ -68,6 +73,18 @@ func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain st
 		t.names[fqdn] = slices.Compact(ips)
 	}
 	return t
+}
+
+// addVIP answers a Service with a virtual IP by it, and its named ports'
+// SRV names by the Service's own name (the Kubernetes DNS specification).
+func (t *Table) addVIP(svc *corev1.Service, fqdn string, vip netip.Addr) {
+	t.names[fqdn] = []netip.Addr{vip}
+	for _, sp := range svc.Spec.Ports {
+		if sp.Name != "" {
+			name := "_" + strings.ToLower(sp.Name) + "._" + strings.ToLower(string(sp.Protocol)) + "." + fqdn
+			t.srvs[name] = []SRV{{Target: fqdn, Port: uint16(sp.Port)}}
+		}
+	}
 }
 
 // addEndpoint names the pod under the Service and adds it to the SRV
@@ -90,7 +107,11 @@ func (t *Table) addEndpoint(svc *corev1.Service, fqdn string, p *corev1.Pod, ip 
 
 // endpoint is the pod's address for svc, if svc selects and may use it
 // (the EndpointSlice controller's rules on one node).
-func endpoint(svc *corev1.Service, p *corev1.Pod) (netip.Addr, bool) {
+//
+// With samePort (no virtual IP: clients connect to the pod at the
+// Service's port), a pod whose named targetPort is another number does not
+// serve the port and is left out.
+func endpoint(svc *corev1.Service, p *corev1.Pod, samePort bool) (netip.Addr, bool) {
 	var none netip.Addr
 	if p.Namespace != svc.Namespace || len(svc.Spec.Selector) == 0 ||
 		!labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels)) {
@@ -106,9 +127,14 @@ func endpoint(svc *corev1.Service, p *corev1.Pod) (netip.Addr, bool) {
 	if !svc.Spec.PublishNotReadyAddresses && !podReady(p) {
 		return none, false
 	}
+	if !samePort {
+		return ip, true
+	}
 	for _, sp := range svc.Spec.Ports {
-		if sp.TargetPort.Type == intstr.String && !hasPort(p, sp.TargetPort.StrVal, sp.Protocol, sp.Port) {
-			return none, false
+		if sp.TargetPort.Type == intstr.String {
+			if n, ok := namedPort(p, sp.TargetPort.StrVal, sp.Protocol); !ok || n != sp.Port {
+				return none, false
+			}
 		}
 	}
 	return ip, true
@@ -123,17 +149,17 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// hasPort: a container (or sidecar) port named name, of protocol proto, at
-// number port (the kubelet's findPort over the pod's containers).
-func hasPort(p *corev1.Pod, name string, proto corev1.Protocol, port int32) bool {
+// namedPort is the number of the pod's container (or sidecar) port named
+// name of protocol proto (the kubelet's findPort).
+func namedPort(p *corev1.Pod, name string, proto corev1.Protocol) (int32, bool) {
 	for _, cs := range [][]corev1.Container{p.Spec.Containers, p.Spec.InitContainers} {
 		for _, c := range cs {
 			for _, cp := range c.Ports {
 				if cp.Name == name && cp.Protocol == proto {
-					return cp.ContainerPort == port
+					return cp.ContainerPort, true
 				}
 			}
 		}
 	}
-	return false
+	return 0, false
 }
