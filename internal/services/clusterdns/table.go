@@ -61,8 +61,9 @@ func BuildTable(services []*corev1.Service, pods []*corev1.Pod, clusterDomain st
 			continue
 		}
 		ips := t.names[fqdn]
+		sel := labels.SelectorFromValidatedSet(svc.Spec.Selector)
 		for _, p := range pods {
-			ip, ok := endpoint(svc, p, true)
+			ip, ok := endpoint(svc, sel, p, true)
 			if !ok {
 				continue
 			}
@@ -111,10 +112,9 @@ func (t *Table) addEndpoint(svc *corev1.Service, fqdn string, p *corev1.Pod, ip 
 // With samePort (no virtual IP: clients connect to the pod at the
 // Service's port), a pod whose named targetPort is another number does not
 // serve the port and is left out.
-func endpoint(svc *corev1.Service, p *corev1.Pod, samePort bool) (netip.Addr, bool) {
+func endpoint(svc *corev1.Service, sel labels.Selector, p *corev1.Pod, samePort bool) (netip.Addr, bool) {
 	var none netip.Addr
-	if p.Namespace != svc.Namespace || len(svc.Spec.Selector) == 0 ||
-		!labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(p.Labels)) {
+	if p.Namespace != svc.Namespace || len(svc.Spec.Selector) == 0 || !sel.Matches(labels.Set(p.Labels)) {
 		return none, false
 	}
 	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -72,11 +73,12 @@ func PortRules(services []*corev1.Service, pods []*corev1.Pod, vips map[string]n
 		if !ok {
 			continue
 		}
+		sel := labels.SelectorFromValidatedSet(svc.Spec.Selector)
 		for _, sp := range svc.Spec.Ports {
 			r := PortRule{VIP: vip, Port: uint16(sp.Port), Protocol: sp.Protocol,
 				Comment: svc.Namespace + "/" + svc.Name + ":" + strconv.Itoa(int(sp.Port))}
 			for _, p := range pods {
-				ip, ok := endpoint(svc, p, false)
+				ip, ok := endpoint(svc, sel, p, false)
 				if !ok {
 					continue
 				}
