@@ -128,8 +128,15 @@ func (c *clusterDNS) run(ctx context.Context, g *errgroup.Group, b *backend) {
 	g.Go(func() error { c.follow(ctx, b); return nil })
 }
 
-// follow rebuilds the table at each change of the Services or of a pod.
+// follow rebuilds the table at each change of the Services or of a pod,
+// from the first full sync on (before it the pods are not all known: a
+// restart would drop the rules of pods still running).
 func (c *clusterDNS) follow(ctx context.Context, b *backend) {
+	select {
+	case <-b.st.Ready():
+	case <-ctx.Done():
+		return
+	}
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
