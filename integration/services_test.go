@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -255,4 +256,43 @@ func buildHTTPGet(t *testing.T) string {
 		t.Fatalf("build httpget: %v\n%s", err, out)
 	}
 	return dir
+}
+
+// TestServicesVIPAcrossCrash: a Service removed while podhost is killed
+// loses its DNAT rules when podhost starts again (the rules are rewritten
+// from the manifests, nothing stale stays), and one that stays keeps
+// answering through its virtual IP across the crash.
+func TestServicesVIPAcrossCrash(t *testing.T) {
+	tools := buildHTTPGet(t)
+	d := newPodhostd(t)
+	d.start()
+	d.writeManifest("pods.yaml", fmt.Sprintf(servicesPods, env.ImageRef, tools))
+	d.writeManifest("svc.yaml", strings.Replace(servicesService, "name: web-direct", "name: gone", 1))
+	d.writeManifest("keep.yaml", strings.Replace(servicesService[:strings.Index(servicesService, "---")], "name: web\n", "name: keep\n", 1))
+	d.waitRunning("client")
+	d.waitPod("web", 90*time.Second, "Ready", func(p *corev1.Pod) bool { return !podReadySince(p).IsZero() })
+	for _, url := range []string{"http://web/", "http://keep/"} {
+		d.waitClient(t, "GET "+url+" reaches web", func(out string, code int) bool {
+			return code == 0 && strings.Contains(out, "hello from podhost")
+		}, "/tools/httpget", url)
+	}
+	webVIP, keepVIP := d.lookupVIP(t, "web.default.svc.cluster.local"), d.lookupVIP(t, "keep.default.svc.cluster.local")
+
+	d.kill(syscall.SIGKILL)
+	d.removeManifest("svc.yaml")
+	if save := iptablesSave(t); !strings.Contains(save, webVIP.String()) {
+		t.Fatalf("web's rules went with podhost's death, before it started again:\n%s", save)
+	}
+	d.start()
+	if err := waitFor(60*time.Second, func() (bool, error) { return !strings.Contains(iptablesSave(t), webVIP.String()), nil }); err != nil {
+		t.Errorf("the removed Service's DNAT rules stayed after the restart:\n%s", iptablesSave(t))
+	}
+	// Readiness starts as Failure after a restart, as the kubelet's: keep's
+	// rule is back once web's readiness probe passed again.
+	if err := waitFor(60*time.Second, func() (bool, error) { return strings.Contains(iptablesSave(t), keepVIP.String()), nil }); err != nil {
+		t.Errorf("keep's DNAT rule is not back after the restart:\n%s", iptablesSave(t))
+	}
+	d.waitClient(t, "http://keep/ still reaches web", func(out string, code int) bool {
+		return code == 0 && strings.Contains(out, "hello from podhost")
+	}, "/tools/httpget", "http://keep/")
 }
