@@ -49,6 +49,11 @@ const (
 	// DefaultKubeAPIAddress: the Kubernetes API on loopback, the port an
 	// API server answers on.
 	DefaultKubeAPIAddress = "127.0.0.1:6443"
+	// DefaultClusterDomain is the cluster domain clusters use.
+	DefaultClusterDomain = "cluster.local"
+	// DefaultServiceCIDR holds the Services' virtual IPs (a /16 of
+	// Kubernetes' default service range).
+	DefaultServiceCIDR = "10.96.0.0/16"
 	// DefaultShimGroupSize pods share one containerd shim
 	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
 	DefaultShimGroupSize = 8
@@ -169,11 +174,19 @@ type Config struct {
 	// ClusterDomain is the kubelet's clusterDomain (--cluster-domain): a
 	// pod with spec.subdomain has the domain
 	// "<subdomain>.<namespace>.svc.<clusterDomain>" in its hosts file and,
-	// with setHostnameAsFQDN, as its hostname. Default "" (then the domain
-	// ends in "svc.", as the kubelet's without it).
+	// with setHostnameAsFQDN, as its hostname; the zone of the cluster DNS.
+	// Default "cluster.local" (what clusters use; "" makes the domain end in
+	// "svc.", as the kubelet's without it, and turns the cluster DNS off).
 	ClusterDomain string
 	// Cluster: joining a Kubernetes cluster as a node (cluster.go).
 	Cluster Cluster
+	// ClusterDNS serves the manifests' Services' names to the pods from the
+	// pod network's gateway address, the nameserver of ClusterFirst pods
+	// (internal/services/clusterdns). Default true.
+	ClusterDNS bool
+	// ServiceCIDR is where Services' virtual IPs come from (DNAT to their
+	// ready pods, for the pods); "" leaves every Service headless.
+	ServiceCIDR string
 }
 
 // file is the on-disk form; pointers tell "absent" from "zero".
@@ -214,6 +227,8 @@ type file struct {
 	ShutdownGracePeriodCriticalPods *string      `json:"shutdownGracePeriodCriticalPods"`
 	ClusterDomain                   *string      `json:"clusterDomain"`
 	Cluster                         *clusterFile `json:"cluster"`
+	ClusterDNS                      *bool        `json:"clusterDNS"`
+	ServiceCIDR                     *string      `json:"serviceCIDR"`
 	manifestURLFile
 	securityFile
 }
@@ -248,6 +263,9 @@ func Default() *Config {
 		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
 		KubeAPIAddress:      DefaultKubeAPIAddress,
 		Security:            defaultSecurity(),
+		ClusterDomain:       DefaultClusterDomain,
+		ClusterDNS:          true,
+		ServiceCIDR:         DefaultServiceCIDR,
 	}
 }
 
@@ -353,6 +371,10 @@ func (f *file) applyTo(c *Config) error {
 	setString(&c.KubeAPIAddress, f.KubeAPIAddress)
 	setString(&c.ClusterDomain, f.ClusterDomain)
 	f.Cluster.applyTo(&c.Cluster)
+	if f.ClusterDNS != nil {
+		c.ClusterDNS = *f.ClusterDNS
+	}
+	setString(&c.ServiceCIDR, f.ServiceCIDR)
 	if f.AuthFiles != nil {
 		c.AuthFiles = f.AuthFiles
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
@@ -39,6 +40,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Namespace == "" {
 		errs = append(errs, errors.New("namespace: must not be empty"))
+	}
+	if c.ServiceCIDR != "" {
+		if p, err := netip.ParsePrefix(c.ServiceCIDR); err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+			errs = append(errs, fmt.Errorf("serviceCIDR: %q: want an IPv4 CIDR of at least 4 addresses, e.g. 10.96.0.0/16", c.ServiceCIDR))
+		}
 	}
 	if c.ClusterDomain != "" {
 		if msgs := validation.IsDNS1123Subdomain(strings.TrimSuffix(c.ClusterDomain, ".")); len(msgs) > 0 {

@@ -215,6 +215,7 @@ type daemon struct {
 	hostIP     string            // pods' status.hostIP, the node's InternalIP (chosen by build)
 	data       *configdata.Store // the manifests' ConfigMaps and Secrets (built by build)
 	nodeName   string            // the Node's name: every pod's spec.nodeName
+	dns        *clusterDNS       // the pods' DNS server (built by build; nil: off)
 }
 
 // shimGroups packs new sandboxes size to a containerd shim, knowing the
@@ -235,6 +236,12 @@ func shimGroups(db *state.DB, size int) (*shimgroup.Groups, error) {
 func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) {
 	allocatable, enforced := d.res.Allocatable, d.res.Enforced
 	d.hostIP = hostIP()
+	d.dns = newClusterDNS(context.Background(), d.cfg, netw, d.log)
+	if d.dns == nil {
+		if err := netw.RemoveServices(); err != nil { // what a run with virtual IPs left
+			d.log.Warn("remove Service virtual IPs", "err", err)
+		}
+	}
 	limits := hostLimits()
 	limits.CgroupV2 = cg.Mode() == cgroups.ModeUnified
 	self, _ := os.ReadFile("/proc/self/cgroup")
@@ -267,7 +274,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg,
 	}, syncer.Deps{
 		Runtime: images, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
-			sandbox.WithClusterDomain(d.cfg.ClusterDomain), sandbox.WithPause(podhostExecutable())),
+			sandbox.WithClusterDomain(d.cfg.ClusterDomain), sandbox.WithPause(podhostExecutable()), sandbox.WithClusterDNS(d.dns.nameservers()...)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: podLogs(d.cfg.LogDir, d.rt.LogDriver), Logger: d.log,
@@ -297,7 +304,7 @@ func (d *daemon) serve(ctx context.Context) error {
 	if err := d.runSources(gctx, g, merged); err != nil {
 		return err
 	}
-	snaps := d.runRollout(gctx, g, d.runRolling(gctx, g, merged))
+	snaps := d.runRollout(gctx, g, d.runRolling(gctx, g, d.dns.tap(gctx, g, merged)))
 	g.Go(func() error {
 		pleg.New(d.rt, pleg.Options{Cache: d.cache, Logger: d.log}).Run(gctx, events)
 		return nil
@@ -331,6 +338,7 @@ func (d *daemon) serve(ctx context.Context) error {
 		node: d.nodeSource(health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
+	d.dns.run(gctx, g, b)
 	srv := api.NewServer(b, d.log)
 	srv.EnableObserve(observeBackend{backend: b, metrics: d.metrics, stats: d.cg})
 	srv.EnableRollout(rolloutBackend{d.rollout})

@@ -95,6 +95,11 @@ func filtered(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot,
 	if p.Permissive() {
 		return in
 	}
+	return relay(ctx, g, in, p.Filter)
+}
+
+// relay passes in's snapshots on through f, in a goroutine of g.
+func relay(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot, f func(source.Snapshot) source.Snapshot) <-chan source.Snapshot {
 	out := make(chan source.Snapshot, 1)
 	g.Go(func() error {
 		defer close(out)
@@ -105,7 +110,7 @@ func filtered(ctx context.Context, g *errgroup.Group, in <-chan source.Snapshot,
 					return nil
 				}
 				select {
-				case out <- p.Filter(snap):
+				case out <- f(snap):
 				case <-ctx.Done():
 					return nil
 				}

@@ -242,8 +242,8 @@ func iptablesDeleteScript(table, save, marker string) string {
 			ours[r.chain]++
 		}
 	}
-	perAttachment := func(c string) bool {
-		return strings.HasPrefix(c, "CNI-") && !strings.HasPrefix(c, "CNI-HOSTPORT-")
+	perAttachment := func(c string) bool { // and podhost's Services chains of the network (network.SyncServices)
+		return strings.HasPrefix(c, "CNI-") && !strings.HasPrefix(c, "CNI-HOSTPORT-") || strings.HasPrefix(c, "PODHOST-SVC")
 	}
 	drop := map[string]bool{}
 	for c, n := range ours {

@@ -63,6 +63,9 @@ func TestIptablesDeleteScript(t *testing.T) {
 :CNI-other - [0:0]
 :CNI-HOSTPORT-DNAT - [0:0]
 :CNI-DN-123 - [0:0]
+:PODHOST-SVC-aa - [0:0]
+-A PREROUTING -s 10.90.1.0/24 -m comment --comment "podhost services: \"net-1\"" -j PODHOST-SVC-aa
+-A PODHOST-SVC-aa -d 10.96.0.7/32 -p tcp -m tcp --dport 80 -m comment --comment "default/web:80" -j DNAT --to-destination 10.90.1.2:8080
 -A POSTROUTING -s 10.90.1.2/32 -m comment --comment "name: \"net-1\" id: \"c1\"" -j CNI-abc
 -A POSTROUTING -s 10.90.2.2/32 -m comment --comment "name: \"net-12\" id: \"c2\"" -j CNI-other
 -A CNI-abc -d 10.90.1.0/24 -m comment --comment "name: \"net-1\" id: \"c1\"" -j ACCEPT
@@ -74,12 +77,15 @@ COMMIT
 `
 	got := iptablesDeleteScript("nat", save, `\"net-1\"`)
 	want := `*nat
+-D PREROUTING -s 10.90.1.0/24 -m comment --comment "podhost services: \"net-1\"" -j PODHOST-SVC-aa
 -D POSTROUTING -s 10.90.1.2/32 -m comment --comment "name: \"net-1\" id: \"c1\"" -j CNI-abc
 -D CNI-HOSTPORT-DNAT -p tcp -m comment --comment "dnat name: \"net-1\" id: \"c1\"" -m multiport --dports 80 -j CNI-DN-123
 -F CNI-DN-123
 -F CNI-abc
+-F PODHOST-SVC-aa
 -X CNI-DN-123
 -X CNI-abc
+-X PODHOST-SVC-aa
 COMMIT
 `
 	if got != want {

@@ -276,7 +276,7 @@ func selectTargets(opts DeleteOptions) ([]target, error) {
 	for i, n := range opts.Names {
 		k, ok := kindOf(n)
 		if !ok || i > 0 {
-			return nil, fmt.Errorf("--all and -l take a resource type (pods, configmaps, secrets), not names: %q", n)
+			return nil, fmt.Errorf("--all and -l take a resource type (pods, configmaps, secrets, services, serviceaccounts), not names: %q", n)
 		}
 		kind = k
 	}
@@ -310,6 +310,12 @@ func selectTargets(opts DeleteOptions) ([]target, error) {
 	for _, w := range snap.Workloads {
 		add(manifestdir.Kind(strings.ToLower(w.Kind)), *w.Meta())
 	}
+	for _, svc := range snap.Services {
+		add(manifestdir.Service, svc.ObjectMeta)
+	}
+	for _, sa := range snap.ServiceAccounts {
+		add(manifestdir.ServiceAccount, sa.ObjectMeta)
+	}
 	return out, nil
 }
 
@@ -318,6 +324,10 @@ func kindOf(word string) (manifestdir.Kind, bool) {
 	switch strings.ToLower(word) {
 	case "pod", "pods", "po":
 		return manifestdir.Pod, true
+	case "service", "services", "svc":
+		return manifestdir.Service, true
+	case "serviceaccount", "serviceaccounts", "sa":
+		return manifestdir.ServiceAccount, true
 	}
 	if k, ok := workloadKindOf(word); ok {
 		return k, true

@@ -91,6 +91,11 @@ func TestDelete(t *testing.T) {
 			wantOut: "pod \"web\" deleted\n", want: map[string]string{"b.yaml": labeled("api", "api"), "c.yaml": cm, "infra_web.yaml": dns},
 		},
 		{
+			name: "services by kind word, by kind/name and --all", manifests: map[string]string{"a.yaml": labeled("web", "web"), "s.yaml": svcDoc("web") + "---\n" + svcDoc("db") + "---\n" + saDoc},
+			opts:    DeleteOptions{Names: []string{"svc", "web", "serviceaccount/runner"}},
+			wantOut: "service \"web\" deleted\nserviceaccount \"runner\" deleted\n", want: map[string]string{"a.yaml": labeled("web", "web"), "s.yaml": svcDoc("db")},
+		},
+		{
 			name: "-l with a type", manifests: map[string]string{"a.yaml": labeled("web", "web"), "c.yaml": cm},
 			opts:    DeleteOptions{Names: []string{"configmaps"}, Selector: "app=web"},
 			wantOut: "configmap \"cfg\" deleted\n", want: map[string]string{"a.yaml": labeled("web", "web")},
@@ -106,7 +111,7 @@ func TestDelete(t *testing.T) {
 		},
 		{
 			name: "-l: names are refused", manifests: map[string]string{"web.yaml": web},
-			opts: DeleteOptions{Names: []string{"web"}, Selector: "app=web"}, wantErr: []string{`--all and -l take a resource type (pods, configmaps, secrets), not names: "web"`}, want: map[string]string{"web.yaml": web},
+			opts: DeleteOptions{Names: []string{"web"}, Selector: "app=web"}, wantErr: []string{`--all and -l take a resource type (pods, configmaps, secrets, services, serviceaccounts), not names: "web"`}, want: map[string]string{"web.yaml": web},
 		},
 		{
 			name: "--all and -l", manifests: map[string]string{"web.yaml": web},
@@ -187,3 +192,9 @@ func TestDeleteInvalidNames(t *testing.T) {
 		}
 	}
 }
+
+func svcDoc(name string) string {
+	return "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + name + "\nspec:\n  selector: {app: " + name + "}\n  ports: [{port: 80}]\n"
+}
+
+const saDoc = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n"

@@ -32,7 +32,10 @@ type Objects struct {
 	Pods       []*corev1.Pod
 	ConfigMaps []*corev1.ConfigMap
 	Secrets    []*corev1.Secret
-	Workloads  []*Workload // their pods are in Pods too (workload.go)
+	// Services and ServiceAccounts (service.go).
+	Services        []*corev1.Service
+	ServiceAccounts []*corev1.ServiceAccount
+	Workloads       []*Workload // their pods are in Pods too (workload.go)
 
 	expanded int64 // bytes of pod templates times the pods made of them (MaxExpandedBytes)
 }

@@ -83,7 +83,11 @@ func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int)
 	if e = checkKind(obj); len(e) > 0 {
 		return e
 	}
-	switch kind, _ := obj["kind"].(string); kind {
+	kind, _ := obj["kind"].(string)
+	if isServiceKind(kind) {
+		return o.decodeServiceDoc(kind, file, obj, docNum, seen)
+	}
+	switch kind {
 	case KindConfigMap:
 		cm, e := decodeConfigMap(obj)
 		if cm != nil {
@@ -214,8 +218,8 @@ func checkKind(obj map[string]any) errs {
 		e.add("kind", "Required value: this must be a Pod, ConfigMap or Secret (apiVersion: v1)")
 	case kind == "":
 		e.add("kind", "Invalid value: %s: expected the string \"Pod\", \"ConfigMap\" or \"Secret\"", describe(obj["kind"]))
-	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isWorkloadKind(kind):
-		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret, %s)", short(kind), workloadKindList())
+	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isServiceKind(kind) && !isWorkloadKind(kind):
+		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret, Service, ServiceAccount, %s)", short(kind), workloadKindList())
 	}
 	if len(e) > 0 || isWorkloadKind(kind) {
 		return e

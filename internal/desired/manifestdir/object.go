@@ -62,6 +62,9 @@ type Object struct {
 	ConfigMap *corev1.ConfigMap
 	Secret    *corev1.Secret
 	Workload  *manifest.Workload // its pods are the file's pods, not Objects of their own
+	// Service kinds (service.go).
+	Service        *corev1.Service
+	ServiceAccount *corev1.ServiceAccount
 
 	hash      string // content, for unchanged detection
 	same      string // pods: what podhost runs (podAsRun); equal = unchanged too
@@ -94,6 +97,7 @@ func Decode(from string, doc []byte) (Object, error) {
 	for _, sec := range objs.Secrets {
 		out = append(out, secretObject(sec))
 	}
+	out = append(out, serviceObjects(objs.Services, objs.ServiceAccounts)...)
 	if len(out) != 1 {
 		return Object{}, fmt.Errorf("%s: a document holds %d objects, want one", manifest.DisplayName(from), len(out))
 	}
@@ -144,6 +148,7 @@ func index(snap source.Snapshot) map[string]located {
 		add(o, w.Meta().Annotations)
 		indexWorkloadPods(idx, o)
 	}
+	indexServices(snap, add)
 	return idx
 }
 

@@ -47,6 +47,8 @@ func Combine(snaps ...Snapshot) Snapshot {
 				out.Workloads = append(out.Workloads, w)
 			}
 		}
+		out.Services = appendFirst(out.Services, s.Services, seen)
+		out.ServiceAccounts = appendFirst(out.ServiceAccounts, s.ServiceAccounts, seen)
 		out.Errors = append(out.Errors, s.Errors...)
 		out.Duplicates = append(out.Duplicates, s.Duplicates...)
 	}

@@ -262,6 +262,7 @@ func assemble(files []*filePods) Snapshot {
 				snap.Workloads = append(snap.Workloads, w)
 			}
 		}
+		snap.claimServices(owner, fp)
 		for _, p := range fp.objs.Pods {
 			if !snap.claim(owner, "Pod", p.Namespace, p.Name, fp) {
 				continue

@@ -81,7 +81,10 @@ type Snapshot struct {
 	// Workloads are the Deployments, StatefulSets, ... declared (same
 	// rule); their pods are in Pods.
 	Workloads []*manifest.Workload
-	Errors    []FileError // sorted by File
+	// Services and ServiceAccounts declared in the manifests (services.go).
+	Services        []*corev1.Service
+	ServiceAccounts []*corev1.ServiceAccount
+	Errors          []FileError // sorted by File
 	// Duplicates are the declarations refused because an earlier file
 	// declares the same object (also in Errors, as their file's lines).
 	Duplicates []*Duplicate
@@ -253,6 +256,7 @@ func (s Snapshot) key() string {
 		ids = append(ids, string(p.UID)+" "+manifest.Hash(p))
 	}
 	ids = append(ids, s.dataKeys()...)
+	ids = append(ids, s.serviceKeys()...)
 	slices.Sort(ids)
 	var b strings.Builder
 	for _, id := range ids {

@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -14,12 +13,7 @@ import (
 // INPUT and OUTPUT each (the chain is host-wide and stays, as the
 // kubelet's KUBE-FIREWALL: any podhost on the machine relies on it).
 func TestFirewallEnsureIdempotent(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, err := exec.LookPath("iptables"); err != nil {
-		t.Skip("no iptables")
-	}
+	requireIptables(t)
 	var f Firewall
 	for range 2 {
 		if err := f.Ensure(context.Background()); err != nil {

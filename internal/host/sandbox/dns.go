@@ -30,9 +30,10 @@ const (
 )
 
 // resolvConf builds the pod's resolv.conf as the kubelet's GetPodDNS and
-// containerd's parseDNSOptions do; there is no cluster DNS, so the
-// ClusterFirst policies fall back to Default (the host's file, parsed) and
-// None uses only spec.dnsConfig. Cutting it to the limits records a
+// containerd's parseDNSOptions do (PodDNSCluster): with the node's cluster
+// DNS (WithClusterDNS), ClusterFirst pods ask it; without, the ClusterFirst
+// policies fall back to Default (the host's file, parsed). None uses only
+// spec.dnsConfig. Cutting it to the limits records a
 // DNSConfigForming warning per cut line.
 func (m *Manager) resolvConf(pod *corev1.Pod) ([]byte, error) {
 	b, err := os.ReadFile(m.resolvSource(pod.Spec.HostNetwork))
@@ -43,7 +44,7 @@ func (m *Manager) resolvConf(pod *corev1.Pod) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse host resolv.conf: %w", err)
 	}
-	rc, warnings := PodDNS(host, pod)
+	rc, warnings := PodDNSCluster(host, pod, m.clusterDNS, m.clusterDomain)
 	for _, w := range warnings {
 		m.event(pod, corev1.EventTypeWarning, ReasonDNSConfigForming, w)
 	}
@@ -168,13 +169,28 @@ func (rc ResolvConf) Format() []byte {
 // searches dropped, options merged by name); then the limits are applied
 // (formDNSConfigFitsLimits). It returns the DNSConfigForming messages.
 func PodDNS(host ResolvConf, pod *corev1.Pod) (ResolvConf, []string) {
+	return PodDNSCluster(host, pod, nil, "")
+}
+
+// PodDNSCluster is the kubelet's GetPodDNS with the cluster DNS servers
+// clusterDNS: a ClusterFirst pod without hostNetwork, or a
+// ClusterFirstWithHostNet pod, gets them as nameservers, the search path
+// <ns>.svc.<clusterDomain> svc.<clusterDomain> <clusterDomain> before the
+// host's, and only the option ndots:5 (then spec.dnsConfig, then the
+// limits, as PodDNS). Without servers those policies are Default.
+func PodDNSCluster(host ResolvConf, pod *corev1.Pod, clusterDNS []string, clusterDomain string) (ResolvConf, []string) {
 	rc := ResolvConf{
 		Nameservers: append([]string(nil), host.Nameservers...),
 		Searches:    append([]string(nil), host.Searches...),
 		Options:     append([]string(nil), host.Options...),
 	}
-	if pod.Spec.DNSPolicy == corev1.DNSNone {
+	switch {
+	case pod.Spec.DNSPolicy == corev1.DNSNone:
 		rc = ResolvConf{}
+	case len(clusterDNS) > 0 && clusterFirst(pod):
+		rc.Nameservers = append([]string(nil), clusterDNS...)
+		rc.Searches = clusterSearches(rc.Searches, pod.Namespace, clusterDomain)
+		rc.Options = []string{"ndots:5"} // the kubelet's defaultDNSOptions
 	}
 	if cfg := pod.Spec.DNSConfig; cfg != nil {
 		rc.Nameservers = uniq(append(rc.Nameservers, cfg.Nameservers...))
@@ -262,4 +278,24 @@ func mergeOptions(existing []string, extra []corev1.PodDNSConfigOption) []string
 		}
 	}
 	return out
+}
+
+// clusterFirst is the kubelet's getPodDNSType answering podDNSCluster.
+func clusterFirst(pod *corev1.Pod) bool {
+	switch pod.Spec.DNSPolicy {
+	case corev1.DNSClusterFirstWithHostNet:
+		return true
+	case corev1.DNSClusterFirst, "":
+		return !pod.Spec.HostNetwork
+	}
+	return false
+}
+
+// clusterSearches is the kubelet's generateSearchesForDNSClusterFirst.
+func clusterSearches(hostSearch []string, namespace, clusterDomain string) []string {
+	d := strings.TrimSuffix(clusterDomain, ".")
+	if d == "" {
+		return hostSearch
+	}
+	return uniq(append([]string{namespace + ".svc." + d, "svc." + d, d}, hostSearch...))
 }

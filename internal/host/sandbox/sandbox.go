@@ -72,10 +72,12 @@ type Manager struct {
 	hostHosts  string
 	// clusterDomain is the kubelet's clusterDomain (spec.Domain).
 	clusterDomain string
-	log           *slog.Logger
-	recorder      func(uid types.UID, typ, reason, message string)
-	pause         func() []string         // PID 1 of shared PID namespaces (WithPause)
-	failAt        func(step string) error // test hook, nil in production
+	// clusterDNS are the nameservers of ClusterFirst pods (WithClusterDNS).
+	clusterDNS []string
+	log        *slog.Logger
+	recorder   func(uid types.UID, typ, reason, message string)
+	pause      func() []string         // PID 1 of shared PID namespaces (WithPause)
+	failAt     func(step string) error // test hook, nil in production
 }
 
 // Option configures a Manager.
@@ -98,6 +100,10 @@ func WithRecorder(f func(uid types.UID, typ, reason, message string)) Option {
 // WithClusterDomain sets the cluster domain of pods' subdomain FQDNs
 // (hosts file, setHostnameAsFQDN); default "".
 func WithClusterDomain(d string) Option { return func(m *Manager) { m.clusterDomain = d } }
+
+// WithClusterDNS sets the node's cluster DNS servers: the nameservers of
+// ClusterFirst pods, with the cluster's search path (PodDNSCluster).
+func WithClusterDNS(servers ...string) Option { return func(m *Manager) { m.clusterDNS = servers } }
 
 // NewManager returns a Manager for runDir (e.g. /run/podhost).
 func NewManager(runDir string, opts ...Option) *Manager {
