@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/model/wellknown"
 )
 
@@ -30,7 +31,19 @@ func (a *Agent) fromClusterDir(p *corev1.Pod) bool {
 	return a.opts.ClusterDir != "" && filepath.Dir(p.Annotations[wellknown.AnnotationConfigSource]) == a.opts.ClusterDir
 }
 
-// podFile is the file of the cluster's pod namespace/name.
+// fileSafeName refuses a pod whose namespace or name is not what the API
+// server itself allows (a DNS label, a DNS subdomain): they make its file's
+// name, and a hostile or broken API server must not reach a path outside
+// ClusterDir ("../../etc/podhost/config").
+func fileSafeName(p *corev1.Pod) error {
+	if err := manifest.ValidateNamespace(p.Namespace); err != nil {
+		return err
+	}
+	return manifest.ValidatePodName(p.Name)
+}
+
+// podFile is the file of the cluster's pod namespace/name (both checked
+// by fileSafeName).
 func (a *Agent) podFile(namespace, name string) string {
 	return filepath.Join(a.opts.ClusterDir, namespace+"_"+name+".yaml")
 }

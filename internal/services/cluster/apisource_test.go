@@ -160,3 +160,31 @@ func TestAPIPodRefusedIsFailed(t *testing.T) {
 		t.Errorf("status of a refused pod: %+v", st)
 	}
 }
+
+// TestAPIPodNameCannotLeaveClusterDir: a pod whose name would make its file
+// a path outside ClusterDir (a hostile or broken API server) is not
+// written, and no file elsewhere is touched or removed.
+func TestAPIPodNameCannotLeaveClusterDir(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "cluster")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	victim := filepath.Join(root, "config.yaml")
+	if err := os.WriteFile(victim, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b := &graceNode{dir: dir}
+	b.ready = true
+	evil := apiPod("/../../config")
+	evil.Namespace = "x"
+	m, _ := newTestMirrors(t, b, evil)
+	m.a.opts.ClusterDir = dir
+	m.reconcile(context.Background())
+	if data, err := os.ReadFile(victim); err != nil || string(data) != "mine" {
+		t.Fatalf("a file outside the cluster dir was changed: %q %v", data, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the cluster dir has %v", entries)
+	}
+}

@@ -140,6 +140,10 @@ func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*
 		if _, mirror := p.Annotations[AnnotationMirror]; mirror {
 			continue
 		}
+		if err := fileSafeName(p); err != nil { // the API server is not trusted with the host's paths
+			m.errs.fail(key, "pod from the API server: not handed to the daemon", err, "pod", key)
+			continue
+		}
 		want[m.a.podFile(p.Namespace, p.Name)] = true // a deleted one's file: syncAPIPod's to remove
 		if refused == nil && local[key] == nil {
 			refused, _ = m.a.b.Refusals(ctx) // an error: nothing known refused
