@@ -261,6 +261,11 @@ func deepCopyValue(v any) any {
 // pods.
 const MaxExpandedBytes = 16 << 20
 
+// ExpandedBytes is what the workloads of o expanded into (the bytes
+// MaxExpandedBytes bounds per file): a source decoding several files into
+// one set (a manifest artifact) bounds their sum.
+func (o *Objects) ExpandedBytes() int64 { return o.expanded }
+
 // chargeExpansion counts w's pods against the file's budget.
 func chargeExpansion(tmpl map[string]any, w *Workload, pods int, budget *int64) errs {
 	var e errs

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -308,4 +309,45 @@ func tarGz(t *testing.T, files map[string][]byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestDecodeFluxLayerAllKinds: an artifact's Deployments and Services reach
+// the snapshot as a manifest dir's do (not only its pods), a name two
+// files declare is refused, and the workloads' expansion is bounded over
+// the whole artifact, not per file.
+func TestDecodeFluxLayerAllKinds(t *testing.T) {
+	deploy := func(name string, replicas int, pad int) string {
+		return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}, annotations: {pad: "%s"}}
+    spec: {containers: [{name: c, image: img:1}]}
+`, name, replicas, name, name, strings.Repeat("x", pad))
+	}
+	svc := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec: {selector: {app: web}, ports: [{port: 80}]}\n"
+	layer := tarGz(t, map[string][]byte{"web.yaml": []byte(deploy("web", 2, 10)), "svc.yaml": []byte(svc)})
+	objs, err := DecodeFluxLayer("oci://r/x:1", layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs.Workloads) != 1 || len(objs.Services) != 1 || len(objs.Pods) != 2 {
+		t.Fatalf("workloads %d, services %d, pods %d; want 1, 1, 2", len(objs.Workloads), len(objs.Services), len(objs.Pods))
+	}
+	if got := objs.Services[0].Annotations[wellknown.AnnotationConfigSource]; got != "oci://r/x:1" {
+		t.Errorf("the Service's config-source = %q", got)
+	}
+	dup := tarGz(t, map[string][]byte{"a.yaml": []byte(svc), "b.yaml": []byte(svc)})
+	if _, err := DecodeFluxLayer("oci://r/x:1", dup); err == nil || !strings.Contains(err.Error(), "service default/web") {
+		t.Errorf("a Service two files declare: %v", err)
+	}
+	// Each file stays under the per-file bound (250 pods × ~40 KB ≈ 10 MB),
+	// two of them do not.
+	big := tarGz(t, map[string][]byte{"a.yaml": []byte(deploy("a", 250, 40_000)), "b.yaml": []byte(deploy("b", 250, 40_000))})
+	if _, err := DecodeFluxLayer("oci://r/x:1", big); err == nil || !strings.Contains(err.Error(), "expand into more than") {
+		t.Errorf("two files expanding to 20 MB of pods: %v", err)
+	}
 }

@@ -80,6 +80,7 @@ func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 	}
 	var all manifest.Objects
 	var errs []error
+	var expanded int64
 	for _, f := range files {
 		x, err := manifest.ExpandLists(f.name, f.data)
 		if err != nil {
@@ -91,9 +92,15 @@ func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 			errs = append(errs, x.Locate(err))
 			continue
 		}
+		if expanded += objs.ExpandedBytes(); expanded > manifest.MaxExpandedBytes {
+			return manifest.Objects{}, fmt.Errorf("the artifact's workloads expand into more than %d MiB of pods (each file may, the whole artifact may not)", manifest.MaxExpandedBytes>>20)
+		}
 		all.Pods = append(all.Pods, objs.Pods...)
 		all.ConfigMaps = append(all.ConfigMaps, objs.ConfigMaps...)
 		all.Secrets = append(all.Secrets, objs.Secrets...)
+		all.Workloads = append(all.Workloads, objs.Workloads...)
+		all.Services = append(all.Services, objs.Services...)
+		all.ServiceAccounts = append(all.ServiceAccounts, objs.ServiceAccounts...)
 	}
 	if len(errs) > 0 {
 		return manifest.Objects{}, errors.Join(errs...)
@@ -109,6 +116,15 @@ func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 	}
 	for _, s := range all.Secrets {
 		s.Annotations[wellknown.AnnotationConfigSource] = display
+	}
+	for _, w := range all.Workloads {
+		setSource(w.Meta(), display)
+	}
+	for _, s := range all.Services {
+		setSource(&s.ObjectMeta, display)
+	}
+	for _, sa := range all.ServiceAccounts {
+		setSource(&sa.ObjectMeta, display)
 	}
 	return all, nil
 }
@@ -134,6 +150,15 @@ func uniqueObjects(o manifest.Objects) error {
 	}
 	for _, s := range o.Secrets {
 		errs = append(errs, claim("secret "+s.Namespace+"/"+s.Name, s.ObjectMeta))
+	}
+	for _, w := range o.Workloads {
+		errs = append(errs, claim(strings.ToLower(w.Kind)+" "+w.Meta().Namespace+"/"+w.Meta().Name, *w.Meta()))
+	}
+	for _, s := range o.Services {
+		errs = append(errs, claim("service "+s.Namespace+"/"+s.Name, s.ObjectMeta))
+	}
+	for _, sa := range o.ServiceAccounts {
+		errs = append(errs, claim("serviceaccount "+sa.Namespace+"/"+sa.Name, sa.ObjectMeta))
 	}
 	return errors.Join(errs...)
 }
@@ -211,4 +236,12 @@ func layerErr(lim *io.LimitedReader, err error) error {
 		return fmt.Errorf("layer: more than %d bytes uncompressed", MaxArtifactContent)
 	}
 	return fmt.Errorf("layer: %w", err)
+}
+
+// setSource sets m's config-source annotation to display.
+func setSource(m *metav1.ObjectMeta, display string) {
+	if m.Annotations == nil {
+		m.Annotations = map[string]string{}
+	}
+	m.Annotations[wellknown.AnnotationConfigSource] = display
 }
