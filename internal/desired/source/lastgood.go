@@ -2,7 +2,9 @@ package source
 
 import (
 	"bytes"
+	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/model/records"
@@ -34,8 +36,8 @@ func (s *scanner) loadStored() {
 	s.loaded = true
 	var unplaced []string // records of a podhost that kept no order: after the others, by path
 	for _, r := range recs {
-		if IsURLKey(r.Path) {
-			continue // a URLSource's (url.go)
+		if IsURLKey(r.Path) || !s.owns(r.Path) {
+			continue // a URLSource's (url.go), or another dir source's (the cluster's)
 		}
 		s.stored[r.Path] = r
 		if r.Seen == 0 {
@@ -81,8 +83,18 @@ func (s *scanner) persist(path string, data []byte, hasSecret bool) {
 	s.puts = append(s.puts, rec)
 }
 
+// owns reports whether a stored record is of a file in this scanner's dir.
+// Two dir sources share one store (the manifest dir and the cluster's
+// dir): each loads and forgets only its own files' records. A manifest
+// dir given up for another leaves its records behind (their images stay
+// out of image GC until the state db is reset).
+func (s *scanner) owns(path string) bool {
+	rel, err := filepath.Rel(s.dir, path)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
+}
+
 // forgetStored queues the deletion of the records of files that are gone
-// (not seen by this scan, including those of another manifest dir).
+// (in this scanner's dir, not seen by this scan).
 func (s *scanner) forgetStored(seen map[string]bool) {
 	if s.store == nil || !s.loaded {
 		return

@@ -148,3 +148,34 @@ func TestLastGoodOneCommitPerScan(t *testing.T) {
 	}
 	scan(2, 0)
 }
+
+// TestLastGoodTwoDirsShareAStore: the manifest dir and the cluster's dir
+// keep their records in one state db; a scan of one never forgets the
+// other's, so an invalid file in either keeps its pods across a restart.
+func TestLastGoodTwoDirsShareAStore(t *testing.T) {
+	a, b := secureDir(t), secureDir(t)
+	db := openStore(t)
+	pa := writeFile(t, a, "web.yaml", podYAML("web", "img:1"))
+	pb := writeFile(t, b, "api.yaml", podYAML("api", "img:1"))
+	for i := 0; i < 2; i++ { // each scan forgets what is not its own: twice, interleaved
+		if _, err := restart(a, db).scan(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := restart(b, db).scan(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, _ := db.ListManifests()
+	paths := map[string]bool{}
+	for _, r := range recs {
+		paths[r.Path] = true
+	}
+	if !paths[pa] || !paths[pb] || len(paths) != 2 {
+		t.Fatalf("stored %v, want %s and %s", paths, pa, pb)
+	}
+	writeFile(t, b, "api.yaml", "\x00 not yaml")
+	snap, err := restart(b, db).scan()
+	if err != nil || summary(snap) != "default/api=img:1 ERR api.yaml kept=default/api" {
+		t.Errorf("the second dir's invalid file after a restart = %q, %v", summary(snap), err)
+	}
+}
