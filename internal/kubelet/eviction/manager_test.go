@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -165,5 +166,47 @@ func TestManagerDiskPressureReclaimsImagesFirst(t *testing.T) {
 	m.Synchronize(context.Background())
 	if reclaims != 2 || len(f.evicted) != 1 || !strings.HasPrefix(f.evicted[0], "a: The node was low on resource: ephemeral-storage. Threshold quantity: 10Mi, available: 5Mi. ") {
 		t.Fatalf("reclaims %d, evicted %q", reclaims, f.evicted)
+	}
+}
+
+// TestDiskUsageDeepTree: a container nesting directories until their paths
+// pass PATH_MAX (lstat: ENAMETOOLONG) does not hide what it writes at the
+// bottom.
+func TestDiskUsageDeepTree(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 1500; i++ { // "abcd/" × 1500: 7500 bytes of path
+		if err := unix.Mkdirat(fd, "abcd", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		next, err := unix.Openat(fd, "abcd", unix.O_DIRECTORY|unix.O_RDONLY, 0)
+		unix.Close(fd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd = next
+	}
+	f, err := unix.Openat(fd, "big", unix.O_CREAT|unix.O_WRONLY, 0o644)
+	unix.Close(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 4<<20)
+	for i := range data {
+		data[i] = 1 // not a hole
+	}
+	if _, err := unix.Write(f, data); err != nil {
+		t.Fatal(err)
+	}
+	unix.Close(f)
+	d, err := DiskUsage(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Bytes < 4<<20 || d.Inodes < 1500 {
+		t.Fatalf("usage %+v: the bottom of the tree was not measured", d)
 	}
 }

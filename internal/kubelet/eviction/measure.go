@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -79,41 +80,84 @@ func memoryAvailable(path string) (Observation, error) {
 
 // DiskUsage is du of a directory: the blocks of every file below it
 // (hard links once) and the number of inodes; symbolic links are not
-// followed, a missing directory is zero.
+// followed, a missing directory is zero. A tree the walk cannot go through
+// — a container can nest directories until their paths pass PATH_MAX, so
+// that lstat fails with ENAMETOOLONG — is measured again by du(1), whose
+// fts walks by file descriptors and has no depth limit: a pod must not
+// escape its limit by making its files unmeasurable.
 func DiskUsage(dir string) (Disk, error) {
 	var d Disk
 	seen := map[[2]uint64]bool{}
+	var walkErr error // the first entry the walk could not go through
 	err := filepath.WalkDir(dir, func(path string, e fs.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // gone while walking, or no such directory
-			}
-			return err
-		}
-		info, err := e.Info()
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			var info fs.FileInfo
+			if info, err = e.Info(); err == nil {
+				countFile(&d, seen, e, info)
 				return nil
 			}
-			return err
 		}
-		st, ok := info.Sys().(*syscall.Stat_t)
-		if !ok {
-			return nil
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // gone while walking, or no such directory
 		}
-		if st.Nlink > 1 && !e.IsDir() {
-			key := [2]uint64{uint64(st.Dev), st.Ino}
-			if seen[key] {
-				return nil
-			}
-			seen[key] = true
+		if walkErr == nil {
+			walkErr = err
 		}
-		d.Bytes += st.Blocks * 512
-		d.Inodes++
+		if e != nil && e.IsDir() {
+			return filepath.SkipDir
+		}
 		return nil
 	})
+	if err == nil && walkErr != nil {
+		err = walkErr
+	}
 	if err != nil {
+		if du, duErr := duCommand(dir); duErr == nil {
+			return du, nil
+		}
 		return d, fmt.Errorf("disk usage of %s: %w", dir, err)
+	}
+	return d, nil
+}
+
+// countFile adds one walked entry to d (a hard-linked file once).
+func countFile(d *Disk, seen map[[2]uint64]bool, e fs.DirEntry, info fs.FileInfo) {
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return
+	}
+	if st.Nlink > 1 && !e.IsDir() {
+		key := [2]uint64{uint64(st.Dev), st.Ino}
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+	}
+	d.Bytes += st.Blocks * 512
+	d.Inodes++
+}
+
+// duTimeout bounds one du(1) run.
+const duTimeout = time.Minute
+
+// duCommand measures dir with du(1) (GNU coreutils: blocks in bytes and
+// inodes, one file system, links once).
+func duCommand(dir string) (Disk, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), duTimeout)
+	defer cancel()
+	var d Disk
+	for _, f := range []struct {
+		args []string
+		to   *int64
+	}{{[]string{"-s", "-x", "-B1"}, &d.Bytes}, {[]string{"-s", "-x", "--inodes"}, &d.Inodes}} {
+		out, err := exec.CommandContext(ctx, "du", append(f.args, "--", dir)...).Output()
+		if err != nil {
+			return d, fmt.Errorf("du %s: %w", dir, err)
+		}
+		field, _, _ := strings.Cut(string(out), "\t")
+		if *f.to, err = strconv.ParseInt(strings.TrimSpace(field), 10, 64); err != nil {
+			return d, fmt.Errorf("du %s: %q: %w", dir, out, err)
+		}
 	}
 	return d, nil
 }
