@@ -231,9 +231,10 @@ func mirrorPod(p *corev1.Pod, node string, nodeUID types.UID, hash string) *core
 }
 
 // configSource is the kubelet's source name of a pod from podhost's
-// source annotation: http for the manifest URL, else file.
+// source annotation: http for the manifest URL or artifact (the kubelet
+// has no name for an OCI source; it is polled as the URL is), else file.
 func configSource(src string) string {
-	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") {
+	if strings.HasPrefix(src, "http://") || strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "oci://") {
 		return "http"
 	}
 	return "file"

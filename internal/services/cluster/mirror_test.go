@@ -207,7 +207,7 @@ func TestPodStatusPatchUnchangedAndUID(t *testing.T) {
 }
 
 func TestConfigSource(t *testing.T) {
-	for in, want := range map[string]string{"/etc/podhost/manifests/a.yaml": "file", "https://h/x": "http", "http://h/x": "http", "": "file"} {
+	for in, want := range map[string]string{"/etc/podhost/manifests/a.yaml": "file", "https://h/x": "http", "http://h/x": "http", "oci://r/x:1": "http", "": "file"} {
 		if got := configSource(in); got != want {
 			t.Errorf("configSource(%q) = %q, want %q", in, got, want)
 		}
