@@ -79,12 +79,11 @@ func (s *Server) soa() dns.RR {
 // forwardQuery asks the host's resolvers, in order, over the client's
 // transport; SERVFAIL when none answers or too many queries are in flight.
 func (s *Server) forwardQuery(w dns.ResponseWriter, r *dns.Msg) *dns.Msg {
-	select {
-	case s.forward <- struct{}{}:
-		defer func() { <-s.forward }()
-	default:
+	client := remoteIP(w.RemoteAddr())
+	if !s.takeForward(client) {
 		return new(dns.Msg).SetRcode(r, dns.RcodeServerFailure)
 	}
+	defer s.releaseForward(client)
 	network := "udp"
 	if _, tcp := w.RemoteAddr().(*net.TCPAddr); tcp {
 		network = "tcp"
@@ -117,4 +116,43 @@ func (s *Server) reply(w dns.ResponseWriter, r, m *dns.Msg) {
 	if err := w.WriteMsg(m); err != nil {
 		s.log.Debug("cluster DNS: reply", "client", w.RemoteAddr(), "err", err)
 	}
+}
+
+// takeForward takes a slot for a forwarded query of client: false when
+// all are taken or client holds its share.
+func (s *Server) takeForward(client netip.Addr) bool {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	if s.fwdBy[client] >= maxForwardsPerClient {
+		return false
+	}
+	select {
+	case s.forward <- struct{}{}:
+	default:
+		return false
+	}
+	s.fwdBy[client]++
+	return true
+}
+
+func (s *Server) releaseForward(client netip.Addr) {
+	s.fwdMu.Lock()
+	defer s.fwdMu.Unlock()
+	<-s.forward
+	if s.fwdBy[client]--; s.fwdBy[client] <= 0 {
+		delete(s.fwdBy, client)
+	}
+}
+
+// remoteIP is a UDP or TCP peer's address (unmapped); the zero Addr else.
+func remoteIP(a net.Addr) netip.Addr {
+	switch a := a.(type) {
+	case *net.UDPAddr:
+		ip, _ := netip.AddrFromSlice(a.IP)
+		return ip.Unmap()
+	case *net.TCPAddr:
+		ip, _ := netip.AddrFromSlice(a.IP)
+		return ip.Unmap()
+	}
+	return netip.Addr{}
 }

@@ -29,9 +29,13 @@ import (
 
 // Defaults of Config's limits.
 const (
-	DefaultRate           = 100 // queries per second per client
-	DefaultBurst          = 200
-	DefaultMaxForwards    = 64 // forwarded queries in flight, all clients
+	DefaultRate        = 100 // queries per second per client
+	DefaultBurst       = 200
+	DefaultMaxForwards = 64 // forwarded queries in flight, all clients
+	// maxForwardsPerClient bounds one client's share of them: a pod asking
+	// for names whose servers never answer holds at most this many slots
+	// for DefaultForwardTimeout, and the other pods still resolve.
+	maxForwardsPerClient  = 8
 	DefaultForwardTimeout = 2 * time.Second
 	DefaultMaxTCPConns    = 32
 	// TTL of the cluster names' answers, in seconds (CoreDNS's kubernetes
@@ -61,6 +65,8 @@ type Server struct {
 	table   atomic.Pointer[Table]
 	limits  *limiter
 	forward chan struct{} // semaphore of forwarded queries
+	fwdMu   sync.Mutex
+	fwdBy   map[netip.Addr]int // forwarded queries in flight per client (entries > 0 only)
 	client  *dns.Client
 	log     *slog.Logger
 }
@@ -83,7 +89,7 @@ func New(cfg Config) *Server {
 		cfg.Logger = slog.Default()
 	}
 	s := &Server{cfg: cfg, zone: dns.CanonicalName(cfg.ClusterDomain), limits: newLimiter(cfg.Rate, cfg.Burst),
-		forward: make(chan struct{}, cfg.MaxForwards), log: cfg.Logger,
+		forward: make(chan struct{}, cfg.MaxForwards), fwdBy: map[netip.Addr]int{}, log: cfg.Logger,
 		client: &dns.Client{Timeout: DefaultForwardTimeout, UDPSize: maxUDPSize}}
 	s.table.Store(&Table{})
 	return s

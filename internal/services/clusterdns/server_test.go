@@ -202,3 +202,34 @@ func TestVIPsAndPortRules(t *testing.T) {
 		t.Errorf("a /30 gave %d addresses: %v", len(small), small)
 	}
 }
+
+// TestForwardShareIsPerClient: one pod holding its share of forwarded
+// queries (names whose servers never answer) leaves slots to the others.
+func TestForwardShareIsPerClient(t *testing.T) {
+	s := New(Config{MaxForwards: 10})
+	a, b := netip.MustParseAddr("10.90.0.2"), netip.MustParseAddr("10.90.0.3")
+	for i := 0; i < maxForwardsPerClient; i++ {
+		if !s.takeForward(a) {
+			t.Fatalf("client a refused its slot %d", i)
+		}
+	}
+	if s.takeForward(a) {
+		t.Fatal("client a got more than its share")
+	}
+	if !s.takeForward(b) || !s.takeForward(b) {
+		t.Fatal("client b refused while a held only its share")
+	}
+	if s.takeForward(b) {
+		t.Fatal("more than MaxForwards in flight")
+	}
+	s.releaseForward(a)
+	if !s.takeForward(b) {
+		t.Fatal("a released slot was not given to b")
+	}
+	for i := 0; i < maxForwardsPerClient-1; i++ {
+		s.releaseForward(a)
+	}
+	if _, held := s.fwdBy[a]; held {
+		t.Error("a client with nothing in flight is still tracked")
+	}
+}
