@@ -115,6 +115,7 @@ func (w *stdinWriters) open(id, path string) (*os.File, error) {
 	if f := w.files[id]; f != nil {
 		return f, nil
 	}
+	w.pruneLocked()
 	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ENXIO) {
 		return nil, errors.New("closed (podhost restarted after an earlier attach)")
@@ -127,6 +128,21 @@ func (w *stdinWriters) open(id, path string) (*os.File, error) {
 	}
 	w.files[id] = f
 	return f, nil
+}
+
+// pruneLocked closes the writers of FIFOs no shim reads any more (their
+// container stopped between attaches: nothing else would close them), so
+// that they last at most until the next first attach of a container.
+func (w *stdinWriters) pruneLocked() {
+	for id, f := range w.files {
+		probe, err := os.OpenFile(f.Name(), os.O_WRONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			_ = probe.Close()
+			continue
+		}
+		_ = f.Close() // ENXIO: no reader; or the FIFO is gone with its pod
+		delete(w.files, id)
+	}
 }
 
 // close closes container id's writer: with no other writer, the
