@@ -118,6 +118,16 @@ func TestServicesDNS(t *testing.T) {
 	if save := iptablesSave(t); !strings.Contains(save, rule) {
 		t.Errorf("iptables-save lacks %q:\n%s", rule, save)
 	}
+	// A pod started once the Services exist gets their service links
+	// (enableServiceLinks' default): web's, not the headless web-direct's.
+	d.writeManifest("linked.yaml", fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: linked}\nspec:\n  terminationGracePeriodSeconds: 1\n"+
+		"  containers: [{name: c, image: %s, command: [sleep, \"3600\"]}]\n", env.ImageRef))
+	d.waitRunning("linked")
+	if out, _, _ := d.execCLI("", "linked", "--", "env"); !strings.Contains(out, "WEB_SERVICE_HOST="+vip.String()+"\n") ||
+		!strings.Contains(out, "WEB_SERVICE_PORT=80\n") || !strings.Contains(out, "WEB_PORT_80_TCP_ADDR="+vip.String()+"\n") ||
+		strings.Contains(out, "WEB_DIRECT_SERVICE_HOST") {
+		t.Errorf("linked's environment lacks web's service links (or has the headless one's):\n%s", out)
+	}
 	d.waitClient(t, "busybox nslookup web-direct answers web's IP", func(out string, code int) bool {
 		return code == 0 && strings.Contains(out, "Address: "+web.Status.PodIP)
 	}, "nslookup", "web-direct.default.svc.cluster.local")

@@ -177,6 +177,21 @@ func (c *clusterDNS) sync(pods []*corev1.Pod) {
 	c.srv.SetTable(clusterdns.BuildTable(svcs, pods, c.domain, vips))
 }
 
+// serviceEnv is the service links of namespace's Services with a
+// virtual IP (the kubelet's enableServiceLinks variables), for the
+// containers starting now; none without cluster DNS or before the first
+// snapshot.
+func (c *clusterDNS) serviceEnv(namespace string) []corev1.EnvVar {
+	if c == nil || !c.vipCIDR.IsValid() {
+		return nil
+	}
+	p := c.services.Load()
+	if p == nil {
+		return nil
+	}
+	return clusterdns.ServiceEnv(*p, clusterdns.AssignVIPs(*p, c.vipCIDR), namespace)
+}
+
 // syncRules rewrites the nat rules when they differ from the installed
 // ones (or the last write failed).
 func (c *clusterDNS) syncRules(prs []clusterdns.PortRule) {

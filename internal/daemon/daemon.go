@@ -271,7 +271,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	unsCfg, unsMgr := d.userNamespaces()
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
-		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg, ServiceEnv: d.dns.serviceEnv,
 	}, syncer.Deps{
 		Runtime: images, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
 			sandbox.WithClusterDomain(d.cfg.ClusterDomain), sandbox.WithPause(podhostExecutable()), sandbox.WithClusterDNS(d.dns.nameservers()...)),

@@ -245,3 +245,28 @@ func TestExpandSubPathExpr(t *testing.T) {
 		}
 	}
 }
+
+// The namespace's service links come first (env overrides them, $(VAR)
+// sees them) unless the pod sets enableServiceLinks: false.
+func TestResolveEnvServiceLinks(t *testing.T) {
+	p := testPod()
+	p.ServiceEnv = []corev1.EnvVar{{Name: "DB_SERVICE_HOST", Value: "10.96.0.11"}, {Name: "DB_SERVICE_PORT", Value: "5432"}}
+	c := &corev1.Container{Name: "app", Env: []corev1.EnvVar{
+		{Name: "URL", Value: "pg://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)"},
+		{Name: "DB_SERVICE_PORT", Value: "6432"},
+	}}
+	got, err := ResolveEnv(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"DB_SERVICE_HOST=10.96.0.11", "DB_SERVICE_PORT=6432", "URL=pg://10.96.0.11:5432"}
+	if s := envStrings(got); !reflect.DeepEqual(s, want) {
+		t.Errorf("ResolveEnv = %q, want %q", s, want)
+	}
+	off := false
+	p.Pod.Spec.EnableServiceLinks = &off
+	got, _ = ResolveEnv(p, c)
+	if s := envStrings(got); !reflect.DeepEqual(s, []string{"URL=pg://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)", "DB_SERVICE_PORT=6432"}) {
+		t.Errorf("enableServiceLinks: false: %q", s)
+	}
+}

@@ -97,6 +97,11 @@ func ResolveEnv(p Pod, c *corev1.Container) ([]corev1.EnvVar, error) {
 		index[name] = len(out)
 		out = append(out, corev1.EnvVar{Name: name, Value: value})
 	}
+	if links := p.Pod.Spec.EnableServiceLinks; links == nil || *links {
+		for _, e := range p.ServiceEnv {
+			set(e.Name, e.Value)
+		}
+	}
 	for i, from := range c.EnvFrom {
 		kv, err := envFromValues(p, from)
 		if err != nil {

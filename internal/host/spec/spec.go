@@ -108,6 +108,11 @@ type Pod struct {
 	// skips the mount. Shm is ignored for hostIPC pods (host /dev/shm).
 	Hosts, Resolv, Hostname, Shm string
 	PodIPs                       []string // status.podIP(s) for the downward API
+	// ServiceEnv are the service links of the pod's namespace (the
+	// kubelet's NAME_SERVICE_HOST, ...), set first when the pod's
+	// enableServiceLinks is not false: env and envFrom override them, and
+	// $(VAR) sees them.
+	ServiceEnv []corev1.EnvVar
 	HostIP                       string   // status.hostIP(s) for the downward API
 	// Volumes maps a pod volume name to its host directory (hostPath,
 	// prepared emptyDir). Every volumeMount must name one.

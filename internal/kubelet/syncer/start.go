@@ -260,8 +260,13 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	}
 	sb := in.sandbox
 	pod := in.pod
+	var serviceEnv []corev1.EnvVar
+	if s.cfg.ServiceEnv != nil {
+		serviceEnv = s.cfg.ServiceEnv(pod.Namespace)
+	}
 	return spec.Pod{
-		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
+		ServiceEnv: serviceEnv,
+		Pod:        in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, ShimGroup: shimGroupOf(sb), PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
 		Data:            s.cfg.Data,
