@@ -219,7 +219,7 @@ func checkKind(obj map[string]any) errs {
 	case kind == "":
 		e.add("kind", "Invalid value: %s: expected the string \"Pod\", \"ConfigMap\" or \"Secret\"", describe(obj["kind"]))
 	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isServiceKind(kind) && !isWorkloadKind(kind):
-		e.add("kind", "Unsupported value: %q: not supported by podhost (only Pod, ConfigMap, Secret, Service, ServiceAccount, %s)", short(kind), workloadKindList())
+		e.add("kind", "Unsupported value: %q: not supported by podhost %s", short(kind), unsupportedKindReason(kind))
 	}
 	if len(e) > 0 || isWorkloadKind(kind) {
 		return e

@@ -1,0 +1,43 @@
+package manifest
+
+// rbacReason is why the RBAC kinds are refused.
+const rbacReason = "RBAC grants rights on a cluster's API server; podhost's pods get no ServiceAccount tokens and its kube API has no RBAC"
+
+// webhookReason is why the admission kinds are refused.
+const webhookReason = "admission by a cluster's API server"
+
+// clusterOnlyKinds are kinds that `helm template` output and vendors'
+// install YAML commonly carry whose meaning lives in a cluster's API server,
+// its controllers or its network plugin: still refused by kind, but the
+// refusal says why podhost cannot honour them (docs/manifests.md#helm-charts).
+// Dropping them silently would change what a user relies on (who may call
+// the API, what traffic is filtered, what is admitted), so none is
+// accepted-and-ignored.
+var clusterOnlyKinds = map[string]string{
+	"Role":                             rbacReason,
+	"ClusterRole":                      rbacReason,
+	"RoleBinding":                      rbacReason,
+	"ClusterRoleBinding":               rbacReason,
+	"APIService":                       "an aggregated API served through a cluster's API server",
+	"CustomResourceDefinition":         "a custom resource of a cluster's API server",
+	"MutatingWebhookConfiguration":     webhookReason,
+	"ValidatingWebhookConfiguration":   webhookReason,
+	"ValidatingAdmissionPolicy":        webhookReason,
+	"ValidatingAdmissionPolicyBinding": webhookReason,
+	"Ingress":                          "routed by a cluster's ingress controller; a pod's hostPort reaches a pod from outside",
+	"IngressClass":                     "routed by a cluster's ingress controller; a pod's hostPort reaches a pod from outside",
+	"NetworkPolicy":                    "podhost does not filter pod traffic",
+	"PodDisruptionBudget":              "it guards a cluster's node drains; podhost drains nothing",
+	"HorizontalPodAutoscaler":          "a cluster's controller scales from metrics.k8s.io; podhost runs the replicas the manifest names",
+}
+
+// unsupportedKindReason is what follows "not supported by podhost" for a
+// kind podhost does not take: why, for a kind of clusterOnlyKinds, then
+// the kinds it takes.
+func unsupportedKindReason(kind string) string {
+	taken := "only Pod, ConfigMap, Secret, Service, ServiceAccount, " + workloadKindList()
+	if why, ok := clusterOnlyKinds[kind]; ok {
+		return "(" + why + "; " + taken + ")"
+	}
+	return "(" + taken + ")"
+}
