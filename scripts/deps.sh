@@ -12,7 +12,15 @@
 # never under a test's timeout; a failed step is one line naming it.
 # Idempotent and silent when everything is in place. Safe to run
 # concurrently (flock). Prints the containerd bin dir as the last stdout line.
+#
+#   scripts/deps.sh          everything the tests and benches need
+#   scripts/deps.sh --run    what `make run` needs: packages and containerd
+#                            (not the registry and the control plane of the
+#                            tests: on a fresh machine they cost ~15 min of CPU)
 set -euo pipefail
+
+run_only=0
+[[ ${1:-} == --run ]] && run_only=1
 
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.2.9}
 CACHE_DIR=${PODHOST_CACHE_DIR:-/var/cache/podhost-test}
@@ -70,8 +78,10 @@ if ! have_containerd; then
 	trap - EXIT
 	have_containerd || die "containerd $CONTAINERD_VERSION in $BIN_DIR does not run"
 fi
-# The registry: its own lock and cache dir (scripts/registry.sh).
-"$(dirname "$0")/registry.sh" >/dev/null || die "scripts/registry.sh failed: the test registry is not installed"
-# The control plane of the cluster tests: its own lock and cache dir.
-"$(dirname "$0")/kube-apiserver.sh" >/dev/null || die "scripts/kube-apiserver.sh failed: kube-apiserver and etcd are not installed"
+if ((!run_only)); then
+	# The registry: its own lock and cache dir (scripts/registry.sh).
+	"$(dirname "$0")/registry.sh" >/dev/null || die "scripts/registry.sh failed: the test registry is not installed"
+	# The control plane of the cluster tests: its own lock and cache dir.
+	"$(dirname "$0")/kube-apiserver.sh" >/dev/null || die "scripts/kube-apiserver.sh failed: kube-apiserver and etcd are not installed"
+fi
 echo "$BIN_DIR"

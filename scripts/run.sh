@@ -103,7 +103,7 @@ if [[ ${1:-} == stop ]]; then
 		find "$DEV_DIR/manifests" -maxdepth 1 -type f -delete
 		# Gone means gone from containerd, not only from podhost's list.
 		address=$(sed -n 's/^containerdAddress: //p' "$CONFIG")
-		ctr=$(scripts/deps.sh | tail -n1)/ctr
+		ctr=$(scripts/deps.sh --run | tail -n1)/ctr
 		no_containers() {
 			[[ -z $(ph get pods -A -o name 2>/dev/null) ]] &&
 				[[ -z $("$ctr" --address "$address" --namespace "$NAMESPACE" containers ls -q 2>/dev/null) ]]
@@ -141,7 +141,7 @@ if [[ ${1:-} == stop ]]; then
 	exit 0
 fi
 
-bin_dir=$(scripts/deps.sh | tail -n1)
+bin_dir=$(scripts/deps.sh --run | tail -n1)
 # ctr: quiet (containerd's deprecation warnings) unless it fails.
 ctr() {
 	local err rc=0
