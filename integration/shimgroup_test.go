@@ -3,14 +3,22 @@
 package integration
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/host/runtime"
+	"github.com/podhost/podhost/internal/services/api"
 	"github.com/podhost/podhost/internal/testenv"
 )
 
@@ -69,4 +77,75 @@ func TestShimKillRestartsItsGroup(t *testing.T) {
 	if pid, rc := containerPID(t, p, "main"), p.Status.ContainerStatuses[0].RestartCount; pid != oldPID[other[0]] || rc != 0 {
 		t.Fatalf("%s in the other shim: PID %d → %d, restarts %d", other[0], oldPID[other[0]], pid, rc)
 	}
+}
+
+// TestWedgedShimIsKilled: a shim that stops answering (SIGSTOP here; a
+// runc create stuck in it in the wild) holds every task create of its
+// group. With runtimeRequestTimeout 10s, a second pod joining the group
+// times out its create; podhost finds the group's shim from the host
+// (runc state, /proc), kills it, and both pods run again in a new shim.
+func TestWedgedShimIsKilled(t *testing.T) {
+	d := newPodhostd(t)
+	appendConfig(t, d, "runtimeRequestTimeout: 10s\n") // shimGroupSize: the default 8, both pods in one group
+	d.writeManifest("wa.yaml", idlePod("wa"))
+	d.start()
+	oldPID := containerPID(t, d.waitRunning("wa"), "main")
+	shim := testenv.ParentPID(oldPID)
+	if comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", shim)); strings.TrimSpace(string(comm)) != "containerd-shim" {
+		t.Fatalf("parent %d of the container is %q, not the shim", shim, comm)
+	}
+	stopped := stopProcess(t, shim)
+
+	d.writeManifest("wb.yaml", idlePod("wb"))
+	start := time.Now()
+	if err := waitFor(3*time.Minute, func() (bool, error) { return !running(shim), nil }); err != nil {
+		d.captureStuck()
+		t.Fatalf("the stopped shim %d of the group is still there: %v\n%s", shim, err, d.logs())
+	}
+	t.Logf("stopped shim %d killed %v after the second pod was written", shim, time.Since(start).Round(time.Millisecond))
+	stopped.Store(false)
+	if !strings.Contains(d.logs(), fmt.Sprintf("shim_pid=%d", shim)) {
+		t.Errorf("no log line names the killed shim %d", shim)
+	}
+	a := d.waitPod("wa", 3*time.Minute, "running again after its shim was killed", func(p *corev1.Pod) bool {
+		return allRunning(p) && p.Status.ContainerStatuses[0].RestartCount >= 1
+	})
+	b := d.waitPod("wb", 3*time.Minute, "running after its group's shim was killed", allRunning)
+	pa, pb := containerPID(t, a, "main"), containerPID(t, b, "main")
+	if pa == oldPID || running(oldPID) {
+		t.Fatalf("wa: container PID %d (was %d, still running: %v)", pa, oldPID, running(oldPID))
+	}
+	if sa, sb := testenv.ParentPID(pa), testenv.ParentPID(pb); sa == shim || sa != sb {
+		t.Fatalf("after the kill wa is in shim %d, wb in %d (the killed one was %d): want one new shim", sa, sb, shim)
+	}
+	evs, err := d.client.Events(context.Background(), "default", "wa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(e api.Event) bool { return e.Reason == runtime.ReasonShimKilled && e.Type == "Warning" }) {
+		t.Fatalf("wa has no %s event: %+v", runtime.ReasonShimKilled, evs)
+	}
+}
+
+// stopProcess SIGSTOPs pid through a pidfd; the test's cleanup SIGCONTs
+// it (through the same pidfd: never another process that got its PID)
+// unless the returned flag was cleared.
+func stopProcess(t *testing.T, pid int) *atomic.Bool {
+	t.Helper()
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := &atomic.Bool{}
+	t.Cleanup(func() {
+		if stopped.Load() {
+			_ = unix.PidfdSendSignal(fd, unix.SIGCONT, nil, 0)
+		}
+		unix.Close(fd)
+	})
+	stopped.Store(true)
+	if err := unix.PidfdSendSignal(fd, unix.SIGSTOP, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	return stopped
 }

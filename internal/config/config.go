@@ -57,6 +57,8 @@ const (
 	// DefaultShimGroupSize pods share one containerd shim
 	// (docs/decisions.md: the shim's memory vs a shim crash's reach).
 	DefaultShimGroupSize = 8
+	// DefaultRuntimeRequestTimeout is the kubelet's runtimeRequestTimeout.
+	DefaultRuntimeRequestTimeout = 2 * time.Minute
 	// MaxShimGroupSize bounds shimGroupSize.
 	MaxShimGroupSize        = 64
 	DefaultRegistryHostsDir = "/etc/containerd/certs.d"
@@ -99,6 +101,10 @@ type Config struct {
 	// kubelet's; at least 1s; below 10s it is also the first delay) — the
 	// kubelet's crashLoopBackOff.maxContainerRestartPeriod.
 	CrashLoopBackOffMax time.Duration
+	// RuntimeRequestTimeout bounds one task create in containerd (default
+	// 2m, the kubelet's runtimeRequestTimeout); one that runs out means its
+	// shim group's shim is wedged, and podhost kills that shim.
+	RuntimeRequestTimeout time.Duration
 	// RollbackAfter is the default rollback window of pod updates
 	// (internal/desired/rollout): an edit that replaces a pod whose new version is
 	// not Ready within it brings the previous version back. 0 (default):
@@ -204,6 +210,7 @@ type file struct {
 	ResyncPeriod           *string            `json:"resyncPeriod"`
 	RelistPeriod           *string            `json:"relistPeriod"`
 	CrashLoopBackOffMax    *string            `json:"crashLoopBackOffMax"`
+	RuntimeRequestTimeout  *string            `json:"runtimeRequestTimeout"`
 	RollbackAfter          *string            `json:"rollbackAfter"`
 	SystemReserved         map[string]string  `json:"systemReserved"`
 	AllowInsecureManifests *bool              `json:"allowInsecureManifests"`
@@ -236,36 +243,37 @@ type file struct {
 // Default returns the built-in defaults.
 func Default() *Config {
 	return &Config{
-		ManifestDir:         DefaultManifestDir,
-		StateDir:            DefaultStateDir,
-		LogDir:              DefaultLogDir,
-		RunDir:              DefaultRunDir,
-		Socket:              DefaultSocket,
-		ContainerdAddress:   DefaultContainerdAddress,
-		Namespace:           DefaultNamespace,
-		CNIConfDir:          DefaultCNIConfDir,
-		CNIBinDirs:          slices.Clone(DefaultCNIBinDirs),
-		CgroupDriver:        DefaultCgroupDriver,
-		ResyncPeriod:        DefaultResyncPeriod,
-		RelistPeriod:        DefaultRelistPeriod,
-		CrashLoopBackOffMax: 5 * time.Minute,
-		SystemReserved:      corev1.ResourceList{},
-		NodeLabels:          map[string]string{},
-		LogMaxSize:          DefaultLogMaxSize,
-		LogMaxFiles:         DefaultLogMaxFiles,
-		MaxPods:             DefaultMaxPods,
-		ShimGroupSize:       DefaultShimGroupSize,
-		CgroupParent:        DefaultCgroupParent,
-		AuthFiles:           slices.Clone(DefaultAuthFiles),
-		RegistryHostsDir:    DefaultRegistryHostsDir,
-		Disk:                defaultDisk(),
-		Eviction:            defaultEviction(),
-		ManifestURL:         ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
-		KubeAPIAddress:      DefaultKubeAPIAddress,
-		Security:            defaultSecurity(),
-		ClusterDomain:       DefaultClusterDomain,
-		ClusterDNS:          true,
-		ServiceCIDR:         DefaultServiceCIDR,
+		ManifestDir:           DefaultManifestDir,
+		StateDir:              DefaultStateDir,
+		LogDir:                DefaultLogDir,
+		RunDir:                DefaultRunDir,
+		Socket:                DefaultSocket,
+		ContainerdAddress:     DefaultContainerdAddress,
+		Namespace:             DefaultNamespace,
+		CNIConfDir:            DefaultCNIConfDir,
+		CNIBinDirs:            slices.Clone(DefaultCNIBinDirs),
+		CgroupDriver:          DefaultCgroupDriver,
+		ResyncPeriod:          DefaultResyncPeriod,
+		RelistPeriod:          DefaultRelistPeriod,
+		CrashLoopBackOffMax:   5 * time.Minute,
+		RuntimeRequestTimeout: DefaultRuntimeRequestTimeout,
+		SystemReserved:        corev1.ResourceList{},
+		NodeLabels:            map[string]string{},
+		LogMaxSize:            DefaultLogMaxSize,
+		LogMaxFiles:           DefaultLogMaxFiles,
+		MaxPods:               DefaultMaxPods,
+		ShimGroupSize:         DefaultShimGroupSize,
+		CgroupParent:          DefaultCgroupParent,
+		AuthFiles:             slices.Clone(DefaultAuthFiles),
+		RegistryHostsDir:      DefaultRegistryHostsDir,
+		Disk:                  defaultDisk(),
+		Eviction:              defaultEviction(),
+		ManifestURL:           ManifestURL{ManifestURLPeriod: DefaultManifestURLPeriod},
+		KubeAPIAddress:        DefaultKubeAPIAddress,
+		Security:              defaultSecurity(),
+		ClusterDomain:         DefaultClusterDomain,
+		ClusterDNS:            true,
+		ServiceCIDR:           DefaultServiceCIDR,
 	}
 }
 
@@ -417,6 +425,9 @@ func (f *file) applyTo(c *Config) error {
 	}
 	if c.CrashLoopBackOffMax < time.Second {
 		return fmt.Errorf("crashLoopBackOffMax: must be at least 1s")
+	}
+	if c.RuntimeRequestTimeout, err = parseDuration("runtimeRequestTimeout", f.RuntimeRequestTimeout, c.RuntimeRequestTimeout); err != nil {
+		return err
 	}
 	if c.RollbackAfter, err = parseDuration("rollbackAfter", f.RollbackAfter, c.RollbackAfter); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -75,6 +76,9 @@ func (c *Config) Validate() error {
 	case CgroupDriverAuto, CgroupDriverSystemd, CgroupDriverCgroupfs:
 	default:
 		errs = append(errs, fmt.Errorf("cgroupDriver: unsupported value %q (want auto, systemd or cgroupfs)", c.CgroupDriver))
+	}
+	if c.RuntimeRequestTimeout < time.Second {
+		errs = append(errs, fmt.Errorf("runtimeRequestTimeout: must be at least 1s, got %s", c.RuntimeRequestTimeout))
 	}
 	if c.ResyncPeriod <= 0 {
 		errs = append(errs, fmt.Errorf("resyncPeriod: must be positive, got %s", c.ResyncPeriod))

@@ -128,7 +128,7 @@ func Run(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
 	notify("STATUS=connecting to containerd at " + cfg.ContainerdAddress)
 	rt, err := runtime.Connect(ctx, cfg.ContainerdAddress, cfg.Namespace, runtime.Options{
 		Snapshotter: cfg.Snapshotter, LogDriver: cfg.LogDriver, AuthFiles: cfg.AuthFiles, HostsDir: cfg.RegistryHostsDir,
-		LogMaxSize: cfg.LogMaxSize, LogMaxFiles: cfg.LogMaxFiles, Logger: log,
+		LogMaxSize: cfg.LogMaxSize, LogMaxFiles: cfg.LogMaxFiles, RuntimeRequestTimeout: cfg.RuntimeRequestTimeout, Logger: log,
 	})
 	if err != nil {
 		return fmt.Errorf("connect to containerd: %w", err)
@@ -257,6 +257,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	limits.RecursiveReadOnlyMounts = rro.get
 	d.cg, d.metrics = cg, metrics.New()
 	d.statuses = status.NewManager(d.db, status.ManagerOptions{Logger: d.log})
+	d.rt.SetEventRecorder(d.statuses.Event)
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
 	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only

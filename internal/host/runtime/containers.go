@@ -216,7 +216,13 @@ func (r *Runtime) createTask(ctx context.Context, c client.Container, labels map
 	if labels[wellknown.LabelStdin] == "true" {
 		ioc = withStdin(ioc, labels[wellknown.LabelLogPath], labels[wellknown.LabelTerminal] == "true")
 	}
-	return r.newTask(ctx, c, ioc)
+	task, err := r.newTask(ctx, c, ioc)
+	if errors.Is(err, errTaskCreateTimeout) {
+		// Still holding the group's lock: the next create of the group
+		// starts once the wedged shim is dead.
+		r.killWedgedShim(ctx, labels[wellknown.LabelShimGroup], c.ID())
+	}
+	return task, err
 }
 
 // shimClosed is ttrpc.ErrClosed's text, as it reaches podhost through
@@ -226,12 +232,12 @@ const shimClosed = "ttrpc: closed"
 // shimClosedAttempts bounds newTask's attempts.
 const shimClosedAttempts = 5
 
-// taskCreateTimeout bounds one task create, the kubelet's default
-// runtime-request-timeout. A shim serialises the creates of its tasks, so
-// a create stuck in a shim (in runc create, or waiting for the log driver)
-// holds every later create of its group: the pod's sync fails and is
-// retried rather than waiting for ever.
-const taskCreateTimeout = 2 * time.Minute
+// errTaskCreateTimeout: one attempt of newTask ran out of the
+// runtimeRequestTimeout (not the caller's ctx). A shim serialises the
+// creates of its tasks, so a create stuck in a shim (in runc create, or
+// waiting for the log driver) holds every later create of its group:
+// createTask then kills the group's shim (killWedgedShim).
+var errTaskCreateTimeout = errors.New("task create timed out: the shim did not answer within runtimeRequestTimeout")
 
 // newTask creates c's task. Containers of several pods share a shim
 // (internal/host/shimgroup): when the last task of a group was just deleted its
@@ -242,9 +248,13 @@ const taskCreateTimeout = 2 * time.Minute
 func (r *Runtime) newTask(ctx context.Context, c client.Container, ioc cio.Creator) (client.Task, error) {
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		tctx, cancel := context.WithTimeout(ctx, taskCreateTimeout)
+		tctx, cancel := context.WithTimeout(ctx, r.taskCreateTimeout())
 		task, err := c.NewTask(tctx, ioc)
+		timedOut := err != nil && errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 		cancel()
+		if timedOut {
+			return nil, fmt.Errorf("%w (%s): %w", errTaskCreateTimeout, r.taskCreateTimeout(), err)
+		}
 		if err == nil || attempt == shimClosedAttempts || !isShimClosed(err) {
 			return task, err
 		}

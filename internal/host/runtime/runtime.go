@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,8 +62,16 @@ type Options struct {
 	// AuthFiles are docker config.json files searched in order for registry
 	// credentials. nil: DefaultAuthFiles(); empty: none.
 	AuthFiles []string
-	Logger    *slog.Logger
+	// RuntimeRequestTimeout bounds one task create (default
+	// DefaultRuntimeRequestTimeout); one that runs out kills its group's
+	// shim (killWedgedShim).
+	RuntimeRequestTimeout time.Duration
+	Logger                *slog.Logger
 }
+
+// DefaultRuntimeRequestTimeout is the kubelet's default
+// runtime-request-timeout.
+const DefaultRuntimeRequestTimeout = 2 * time.Minute
 
 // Runtime talks to one containerd in one namespace. Its exported fields
 // are the settings Connect took from Options: read them, do not change
@@ -84,6 +93,8 @@ type Runtime struct {
 	// AuthFiles are docker config.json files searched in order for registry
 	// credentials. Default DefaultAuthFiles().
 	AuthFiles []string
+	// RuntimeRequestTimeout bounds one task create (see Options).
+	RuntimeRequestTimeout time.Duration
 	// Logger defaults to slog.Default().
 	Logger *slog.Logger
 
@@ -98,6 +109,8 @@ type Runtime struct {
 	touched    sync.Map // image name -> when this process last wrote its LabelImageLastUsed
 
 	groupCreates groupLocks // one task create at a time per shim group
+	shims        procShims  // finds a wedged group's shim (wedge.go)
+	recorder     recorderPtr
 
 	oomMu sync.Mutex
 	oom   map[string]bool // container id -> OOM seen (until removed)
@@ -136,6 +149,7 @@ func Connect(ctx context.Context, address, namespace string, opts Options) (*Run
 		return nil, fmt.Errorf("containerd client %s: %w", address, err)
 	}
 	r := newRuntime(c, namespace, answers)
+	r.shims.address = strings.TrimPrefix(address, "unix://")
 	r.apply(opts)
 	if err := r.waitServing(ctx, address); err != nil {
 		c.Close()
@@ -161,6 +175,7 @@ func newRuntime(c *client.Client, namespace string, answers *answerClock) *Runti
 		reapsClosing: make(chan struct{}),
 		exits:        map[string]exitRecord{},
 		reapFails:    map[string]reapFailure{},
+		shims:        procShims{procRoot: "/proc", runcRoot: defaultRuncRoot, namespace: namespace},
 	}
 	r.reaper = containerdReap{r}
 	return r
@@ -181,6 +196,9 @@ func (r *Runtime) apply(o Options) {
 	}
 	if o.AuthFiles != nil {
 		r.AuthFiles = o.AuthFiles
+	}
+	if o.RuntimeRequestTimeout > 0 {
+		r.RuntimeRequestTimeout = o.RuntimeRequestTimeout
 	}
 	r.Logger = o.Logger
 	exe, _ := os.Executable()
