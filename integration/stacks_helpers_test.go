@@ -55,26 +55,19 @@ func (d *podhostd) podhostStacks() string {
 }
 
 // shimStacks signals every shim of the suite's containerd and folds the
-// dumps they log (one logrus line each, the dump quoted in msg).
+// dumps they log (one logrus line each, the dump quoted in msg). A shim
+// logs to a pipe containerd reads only while the task that started the
+// shim lives: in a shared shim whose first container is gone nobody reads
+// it and the dump is lost ("1 shims, 0 dumps"), so the harness reads such
+// a pipe itself (orphanShimLogs).
 func shimStacks() string {
-	logStart := int64(0)
-	if fi, err := os.Stat(env.ContainerdLog); err == nil {
-		logStart = fi.Size()
-	}
-	pids := env.Shims()
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGUSR1)
-	}
+	pids, dumps, orphans := shimDumps()
 	if len(pids) == 0 {
 		return "  no shims\n"
 	}
-	var dumps []string
-	_ = waitFor(5*time.Second, func() (bool, error) {
-		dumps = shimDumpsSince(logStart)
-		return len(dumps) >= len(pids), nil
-	})
 	var b strings.Builder
-	fmt.Fprintf(&b, "  %d shims %v, %d dumps\n", len(pids), pids, len(dumps))
+	fmt.Fprintf(&b, "  %d shims %v, %d dumps (%d read from shims' log pipes containerd no longer reads)\n",
+		len(pids), pids, len(dumps), orphans)
 	for _, dump := range dumps {
 		b.WriteString(foldStacks(dump, func(fn string) bool {
 			return strings.Contains(fn, "containerd/v2/") && !strings.Contains(fn, "pkg/shim.serve") &&
@@ -85,13 +78,109 @@ func shimStacks() string {
 	return b.String()
 }
 
+// shimDumps signals the suite's shims and returns their PIDs, the dumps
+// they wrote within 5 s, and how many shims' log pipes it read itself.
+func shimDumps() (pids []int, dumps []string, orphans int) {
+	logStart := int64(0)
+	if fi, err := os.Stat(env.ContainerdLog); err == nil {
+		logStart = fi.Size()
+	}
+	pids = env.Shims()
+	if len(pids) == 0 {
+		return nil, nil, 0
+	}
+	logs := orphanShimLogs(pids)
+	defer func() {
+		for _, l := range logs {
+			l.f.Close()
+		}
+	}()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGUSR1)
+	}
+	_ = waitFor(5*time.Second, func() (bool, error) {
+		dumps = shimDumpsSince(logStart)
+		for _, l := range logs {
+			l.drain()
+			dumps = append(dumps, parseShimDumps(l.buf.String())...)
+		}
+		return len(dumps) >= len(pids), nil
+	})
+	return pids, dumps, len(logs)
+}
+
+// shimLog is a shim's log pipe, opened by the harness.
+type shimLog struct {
+	f   *os.File
+	buf strings.Builder
+}
+
+// drain reads what the pipe holds now (bounded: 64 MiB).
+func (l *shimLog) drain() {
+	buf := make([]byte, 64<<10)
+	for l.buf.Len() < 64<<20 {
+		_ = l.f.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		n, err := l.f.Read(buf)
+		l.buf.Write(buf[:n])
+		if err != nil {
+			return
+		}
+	}
+}
+
+// orphanShimLogs opens, through /proc/<pid>/fd/2, the log pipe (stderr) of
+// each shim that containerd no longer holds open: a second reader of a
+// pipe containerd reads would take part of its dumps.
+func orphanShimLogs(pids []int) []*shimLog {
+	held := map[[2]uint64]bool{}
+	if cpid := env.ContainerdPID(); cpid != 0 {
+		fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", cpid))
+		for _, fd := range fds {
+			if id, ok := fileID(fmt.Sprintf("/proc/%d/fd/%s", cpid, fd.Name())); ok {
+				held[id] = true
+			}
+		}
+	}
+	var out []*shimLog
+	for _, pid := range pids {
+		path := fmt.Sprintf("/proc/%d/fd/2", pid)
+		id, ok := fileID(path)
+		if !ok || held[id] {
+			continue
+		}
+		if f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+			out = append(out, &shimLog{f: f})
+		}
+	}
+	return out
+}
+
+// fileID is the device and inode of the named pipe path leads to; false
+// for anything else.
+func fileID(path string) ([2]uint64, bool) {
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		return [2]uint64{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{st.Dev, st.Ino}, true
+}
+
 func shimDumpsSince(offset int64) []string {
 	b, err := os.ReadFile(env.ContainerdLog)
 	if err != nil || int64(len(b)) < offset {
 		return nil
 	}
+	return parseShimDumps(string(b[offset:]))
+}
+
+// parseShimDumps returns the goroutine dumps of the shim log lines in text.
+func parseShimDumps(text string) []string {
 	var dumps []string
-	for _, line := range strings.Split(string(b[offset:]), "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		i := strings.Index(line, `msg="=== BEGIN goroutine stack dump ===`)
 		if i < 0 {
 			continue
