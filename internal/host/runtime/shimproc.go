@@ -63,8 +63,11 @@ func (p procShims) shimOf(id string) (int, error) {
 	if id == "" || id != filepath.Base(id) || id == "." || id == ".." {
 		return 0, fmt.Errorf("bad container id %q", id)
 	}
-	pid, err := p.initPID(id)
+	pid, start, err := p.initProcess(id)
 	if err != nil {
+		return 0, err
+	}
+	if err := p.sameProcess(pid, start); err != nil {
 		return 0, err
 	}
 	for depth := 0; depth < maxShimDepth && pid > 1; depth++ {
@@ -80,31 +83,50 @@ func (p procShims) shimOf(id string) (int, error) {
 	return 0, fmt.Errorf("no %s of namespace %s above its init process", shimBinary, p.namespace)
 }
 
-// initPID reads init_process_pid from runc's state.json of container id.
-func (p procShims) initPID(id string) (int, error) {
+// initProcess reads init_process_pid and init_process_start (its start
+// time in clock ticks since boot) from runc's state.json of container id.
+func (p procShims) initProcess(id string) (pid int, start uint64, err error) {
 	path := filepath.Join(p.runcRoot, p.namespace, id, "state.json")
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("runc state: %w", err)
+		return 0, 0, fmt.Errorf("runc state: %w", err)
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxRuncState+1))
 	if err != nil {
-		return 0, fmt.Errorf("runc state %s: %w", path, err)
+		return 0, 0, fmt.Errorf("runc state %s: %w", path, err)
 	}
 	if len(b) > maxRuncState {
-		return 0, fmt.Errorf("runc state %s: larger than %d bytes", path, maxRuncState)
+		return 0, 0, fmt.Errorf("runc state %s: larger than %d bytes", path, maxRuncState)
 	}
 	var st struct {
-		InitProcessPID int `json:"init_process_pid"`
+		InitProcessPID   int    `json:"init_process_pid"`
+		InitProcessStart uint64 `json:"init_process_start"`
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
-		return 0, fmt.Errorf("runc state %s: %w", path, err)
+		return 0, 0, fmt.Errorf("runc state %s: %w", path, err)
 	}
 	if st.InitProcessPID <= 1 {
-		return 0, fmt.Errorf("runc state %s: no init process pid", path)
+		return 0, 0, fmt.Errorf("runc state %s: no init process pid", path)
 	}
-	return st.InitProcessPID, nil
+	return st.InitProcessPID, st.InitProcessStart, nil
+}
+
+// sameProcess: pid started at start (runc's check that a PID is still its
+// init): a PID reused since the container's init exited leads nowhere.
+func (p procShims) sameProcess(pid int, start uint64) error {
+	proc, err := p.proc(pid)
+	if err != nil {
+		return err
+	}
+	st, err := proc.Stat()
+	if err != nil {
+		return fmt.Errorf("process %d: %w", pid, err)
+	}
+	if st.Starttime != start {
+		return fmt.Errorf("process %d started at %d, not at the init's %d: its PID was reused", pid, st.Starttime, start)
+	}
+	return nil
 }
 
 // parent is pid's parent, from /proc/<pid>/stat.

@@ -48,7 +48,10 @@ func (h *fakeHost) write(path, content string) {
 func (h *fakeHost) process(pid, ppid int, comm string, argv ...string) {
 	dir := filepath.Join(h.proc, strconv.Itoa(pid))
 	// The fields of a real stat line, 52 in all.
-	h.write(filepath.Join(dir, "stat"), fmt.Sprintf("%d (%s) S %d %s\n", pid, comm, ppid, strings.TrimSpace(strings.Repeat("0 ", 48))))
+	// The fields of a real stat line, 52 in all; starttime (the 22nd) is
+	// 1000+pid.
+	h.write(filepath.Join(dir, "stat"), fmt.Sprintf("%d (%s) S %d %s %d %s\n", pid, comm, ppid,
+		strings.TrimSpace(strings.Repeat("0 ", 17)), 1000+pid, strings.TrimSpace(strings.Repeat("0 ", 30))))
 	h.write(filepath.Join(dir, "comm"), comm+"\n")
 	h.write(filepath.Join(dir, "cmdline"), strings.Join(argv, "\x00")+"\x00")
 }
@@ -60,7 +63,7 @@ func (h *fakeHost) shim(pid int, ns, addr string) {
 
 func (h *fakeHost) container(id string, initPID int) {
 	h.write(filepath.Join(h.runc, testNS, id, "state.json"),
-		fmt.Sprintf(`{"id":%q,"init_process_pid":%d,"init_process_start":123,"config":{}}`, id, initPID))
+		fmt.Sprintf(`{"id":%q,"init_process_pid":%d,"init_process_start":%d,"config":{}}`, id, initPID, 1000+initPID))
 }
 
 func TestProcShimsFindsTheGroupsShim(t *testing.T) {
@@ -120,8 +123,9 @@ func TestProcShimsBadState(t *testing.T) {
 	h.write(filepath.Join(h.runc, testNS, "huge", "state.json"), `{"init_process_pid":101,"x":"`+strings.Repeat("x", maxRuncState)+`"}`)
 	h.write(filepath.Join(h.runc, testNS, "junk", "state.json"), `{"init_process_pid":"101"`)
 	h.write(filepath.Join(h.runc, testNS, "zero", "state.json"), `{"init_process_pid":1}`)
+	h.write(filepath.Join(h.runc, testNS, "reused", "state.json"), `{"init_process_pid":101,"init_process_start":5}`) // 101 started at 1101
 	h.container("odd-comm", 101)
-	for _, id := range []string{"huge", "junk", "zero", "../" + testNS + "/zero", "", ".."} {
+	for _, id := range []string{"huge", "junk", "zero", "reused", "../" + testNS + "/zero", "", ".."} {
 		if pids, misses := h.finder().find([]string{id}); len(pids) != 0 || len(misses) != 1 {
 			t.Errorf("container %q: shims %v misses %v, want none and a miss", id, pids, misses)
 		}
