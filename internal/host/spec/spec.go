@@ -113,7 +113,7 @@ type Pod struct {
 	// enableServiceLinks is not false: env and envFrom override them, and
 	// $(VAR) sees them.
 	ServiceEnv []corev1.EnvVar
-	HostIP                       string   // status.hostIP(s) for the downward API
+	HostIP     string // status.hostIP(s) for the downward API
 	// Volumes maps a pod volume name to its host directory (hostPath,
 	// prepared emptyDir). Every volumeMount must name one.
 	Volumes map[string]Volume
