@@ -105,8 +105,23 @@ func TestHookPreStopExecOnDelete(t *testing.T) {
 // httpd CGI): each request logs "<what>" to /ctl/log.
 func httpServer(what string) string {
 	cgi := fmt.Sprintf(`#!/bin/sh\necho %s %s >> /ctl/log\nprintf "Content-Type: text/plain\\r\\n\\r\\nok"\n`, what, stamp)
+	// /ctl/up-<what> once the server listens and the TERM trap is set: a
+	// container killed before that (Running is reported when the task
+	// starts, not when its shell is ready) would log neither.
+	logger := strings.Replace(termLogger(true), "TERM; ", "TERM; touch /ctl/up-"+what+"; ", 1)
 	return fmt.Sprintf(`mkdir -p /www/cgi-bin && printf '%s' > /www/cgi-bin/stop && chmod +x /www/cgi-bin/stop && httpd -p 8080 -h /www && %s`,
-		cgi, termLogger(true))
+		cgi, logger)
+}
+
+// waitUp waits until the container serving httpServer(what) is ready.
+func waitUp(t *testing.T, ctl, what string) {
+	t.Helper()
+	if err := waitFor(30*time.Second, func() (bool, error) {
+		_, err := os.Stat(filepath.Join(ctl, "up-"+what))
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the %s server did not come up: %v", what, err)
+	}
 }
 
 // TestHookPreStopHTTPGetOnDeleteAndEdit: a preStop httpGet (named port,
@@ -132,11 +147,13 @@ func TestHookPreStopHTTPGetOnDeleteAndEdit(t *testing.T) {
 	}
 	d.writeManifest("web.yaml", manifest("prestop-v1", "1"))
 	first := d.waitRunning("web").Status.ContainerStatuses[0].ContainerID
+	waitUp(t, ctl, "prestop-v1")
 	d.writeManifest("web.yaml", manifest("prestop-v2", "2"))
 	waitHookLog(t, d, ctl, 30*time.Second, "prestop-v1", "TERM")
 	d.waitPod("web", 60*time.Second, "the edited container runs", func(p *corev1.Pod) bool {
 		return allRunning(p) && p.Status.ContainerStatuses[0].ContainerID != first
 	})
+	waitUp(t, ctl, "prestop-v2")
 	d.removeManifest("web.yaml")
 	waitNoContainers(t, d)
 	waitHookLog(t, d, ctl, time.Second, "prestop-v1", "TERM", "prestop-v2", "TERM")
