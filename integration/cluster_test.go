@@ -43,7 +43,7 @@ type clusterNode struct {
 
 // newClusterNode starts a control plane and a podhost configured to join
 // it as node name, with a kubelet's credentials (system:node:<name>).
-func newClusterNode(t *testing.T) *clusterNode {
+func newClusterNode(t testing.TB) *clusterNode {
 	t.Helper()
 	k := testenv.StartKubeAPIServer(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", k.AdminKubeconfig)

@@ -17,7 +17,9 @@
 #
 # Then the kube API with 250 pods (BenchmarkKubeAPI) and a boot with 10
 # images preloaded in the images dir, cold and warm, against ctr images
-# import of the same archives (BenchmarkImagesDirBoot).
+# import of the same archives (BenchmarkImagesDirBoot), and 30 pods on a box
+# joined to a private kube-apiserver: the daemon before and after
+# podhost-cluster joins, and podhost-cluster itself (BenchmarkClusterFootprint).
 #
 # BENCH=<regexp> runs the other benchmarks instead, the old way: unit
 # benchmarks, then the integration ones (BENCHTIME e.g. 1x, 2s).
@@ -58,7 +60,12 @@ BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
 rm -f "$out/footprint.imagesdir.json" "$out/footprint.imagesdir.txt"
 BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
 	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkImagesDirBoot$' -benchtime 1x ./integration || rc=1
+# A box joined to a private kube-apiserver: the daemon standalone vs joined, podhost-cluster.
+rm -f "$out/footprint.cluster.json" "$out/footprint.cluster.txt"
+BENCH_OUT="$out/footprint" PODHOST_TEST_RUN_TMPFS=${PODHOST_TEST_RUN_TMPFS-1} \
+	$GO test -tags integration -p 1 -count=1 -timeout 20m -run '^$' -bench '^BenchmarkClusterFootprint$' -benchtime 1x ./integration || rc=1
 $GO run -tags integration ./internal/testenv/cmd/reap || rc=1
+[[ -f $out/footprint.cluster.txt ]] && cat "$out/footprint.cluster.txt"
 [[ -f $out/footprint.kubeapi.txt ]] && cat "$out/footprint.kubeapi.txt"
 [[ -f $out/footprint.imagesdir.txt ]] && cat "$out/footprint.imagesdir.txt"
 if [[ -f $out/footprint.txt ]]; then
