@@ -41,9 +41,9 @@ type clusterNode struct {
 	agentOut    *syncWriter
 }
 
-// newClusterNode starts a control plane and a podhost configured to join
-// it as node name, with a kubelet's credentials (system:node:<name>).
-func newClusterNode(t testing.TB) *clusterNode {
+// newUnjoinedClusterNode starts a control plane and a podhost (not
+// started) that is not configured to join it yet.
+func newUnjoinedClusterNode(t testing.TB) *clusterNode {
 	t.Helper()
 	k := testenv.StartKubeAPIServer(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", k.AdminKubeconfig)
@@ -68,12 +68,20 @@ func newClusterNode(t testing.TB) *clusterNode {
 			_ = os.Remove(f)
 		}
 	})
+	return c
+}
+
+// newClusterNode starts a control plane and a podhost configured to join
+// it as node name, with a kubelet's credentials (system:node:<name>).
+func newClusterNode(t testing.TB) *clusterNode {
+	t.Helper()
+	c := newUnjoinedClusterNode(t)
 	f, err := os.OpenFile(c.configPath, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s}\n", k.NodeKubeconfig(t, c.name), c.name); err != nil {
+	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s}\n", c.kube.NodeKubeconfig(t, c.name), c.name); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -3,7 +3,8 @@
 // its status and Lease current and publishes a mirror pod for every pod,
 // reading the node from the daemon's Kubernetes API on its unix socket and
 // writing to the cluster's API server with the node's kubeconfig
-// (cluster.kubeconfig in podhost's config file).
+// (cluster.kubeconfig in podhost's config file). `podhost-cluster join`
+// (run by `podhost join`) gets those credentials and writes that config.
 //
 // It runs beside the daemon (manifests/systemd/podhost-cluster.service),
 // never inside it: the daemon does not link client-go's clientset, costs
@@ -35,7 +36,12 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	code := run(ctx, os.Args[1:], os.Stderr)
+	var code int
+	if len(os.Args) > 1 && os.Args[1] == JoinCommand {
+		code = runJoin(ctx, os.Args[2:], os.Stdout, os.Stderr)
+	} else {
+		code = run(ctx, os.Args[1:], os.Stderr)
+	}
 	stop()
 	os.Exit(code)
 }

@@ -44,6 +44,7 @@ var commands = []func(*globalOptions) *cobra.Command{
 	newManifestsCmd,
 	newCheckCmd,
 	newKubeconfigCmd,
+	newJoinCmd,
 	newVersionCmd,
 }
 
@@ -99,6 +100,9 @@ func run(ctx context.Context, args []string, streams cmdutil.IOStreams) int {
 	}
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
+		if se := (*silentExitError)(nil); errors.As(err, &se) {
+			return se.code
+		}
 		if ec := (*exitCodeError)(nil); errors.As(err, &ec) {
 			fmt.Fprintln(streams.ErrOut, ec.Error())
 			return ec.code

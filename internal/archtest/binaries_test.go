@@ -23,6 +23,8 @@ var clusterOnly = []string{
 	"k8s.io/client-go/tools/cache",
 	"k8s.io/client-go/tools/clientcmd", // the loader, not its api/ types
 	"k8s.io/component-helpers/apimachinery/lease",
+	"k8s.io/client-go/util/certificate", // the CSR client and the certificate manager (podhost-cluster join)
+	"k8s.io/cluster-bootstrap",
 	module + "internal/services/cluster",
 	module + "internal/clients/localnode",
 }

@@ -390,3 +390,52 @@ func TestClusterSection(t *testing.T) {
 		}
 	}
 }
+
+// TestEditCluster: the cluster: section is set (added, or replaced) and
+// the rest of the file kept, comments too; a file that is not a mapping,
+// or a section that makes the config invalid, is refused and the file
+// untouched; a missing file is made.
+func TestEditCluster(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	orig := "# the box\nmaxPods: 20 # few\ncluster:\n  kubeconfig: /old\n"
+	if err := os.WriteFile(path, []byte(orig), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	e, err := EditCluster(path, Cluster{Kubeconfig: "/etc/podhost/cluster.kubeconfig", NodeName: "box-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Fatalf("EditCluster wrote before Write: %s", b)
+	}
+	if err := e.Write(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(path)
+	if err != nil || c.MaxPods != 20 || c.Cluster.Kubeconfig != "/etc/podhost/cluster.kubeconfig" || c.Cluster.NodeName != "box-1" {
+		t.Fatalf("after: %v %+v", err, c)
+	}
+	b, _ := os.ReadFile(path)
+	if st, _ := os.Stat(path); !strings.Contains(string(b), "# the box") || !strings.Contains(string(b), "# few") || st.Mode().Perm() != 0o640 {
+		t.Errorf("comments or mode lost: %v\n%s", st.Mode(), b)
+	}
+	for name, content := range map[string]string{"list": "- a\n", "bad yaml": "maxPods: [\n"} {
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := EditCluster(path, Cluster{Kubeconfig: "/k"}); err == nil || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: %v, want an error naming the file", name, err)
+		}
+	}
+	if _, err := EditCluster(path, Cluster{Kubeconfig: "relative"}); err == nil {
+		t.Error("a relative kubeconfig was accepted")
+	}
+	fresh := filepath.Join(dir, "new", "config.yaml")
+	if e, err := EditCluster(fresh, Cluster{Kubeconfig: "/k"}); err != nil || e.Write() != nil {
+		t.Fatalf("a missing file: %v", err)
+	}
+	if c, err := Load(fresh); err != nil || c.Cluster.Kubeconfig != "/k" {
+		t.Errorf("made file: %v %+v", err, c)
+	}
+}

@@ -57,9 +57,10 @@ func findKubeBinDir(ctx context.Context) (string, error) {
 
 // KubeAPIServer is a private control plane: etcd and kube-apiserver on
 // 127.0.0.1, ports the kernel picked, TLS with a CA of their own, the
-// Node and RBAC authorizers and the NodeRestriction admission plugin, as a
-// kubelet's cluster has them. It holds no controllers (no
-// kube-controller-manager, no scheduler).
+// Node and RBAC authorizers, the NodeRestriction admission plugin and
+// bootstrap token authentication, as a kubelet's cluster has them. It
+// holds no controllers (no kube-controller-manager, no scheduler): a test
+// that needs a CertificateSigningRequest signed signs it with SignCSR.
 type KubeAPIServer struct {
 	// URL is https://127.0.0.1:PORT.
 	URL string
@@ -111,7 +112,7 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 		"--client-ca-file="+k.CAFile,
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
-		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth",
 		"--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--profiling=false")
 	if err != nil {
 		t.Fatalf("testenv: kube-apiserver: %v", err)
@@ -144,6 +145,11 @@ func (k *KubeAPIServer) NodeKubeconfig(t testing.TB, node string) string {
 	}
 	return path
 }
+
+// SignCSR issues the client certificate a PEM certificate request asks
+// for (its subject, one day), signed by the cluster's CA: what
+// kube-controller-manager's signer does for an approved CSR.
+func (k *KubeAPIServer) SignCSR(csrPEM []byte) ([]byte, error) { return k.pki.signCSR(csrPEM) }
 
 // waitReady polls /readyz (as admin) until it answers 200 or either
 // process exits.

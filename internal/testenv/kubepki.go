@@ -99,6 +99,33 @@ func (p *kubePKI) issue(name, cn string, groups []string, serving bool) (string,
 	return certFile, keyFile, writePEM(keyFile, "PRIVATE KEY", keyDER)
 }
 
+// signCSR is a client certificate of csrPEM's subject and key, PEM.
+func (p *kubePKI) signCSR(csrPEM []byte) ([]byte, error) {
+	b, _ := pem.Decode(csrPEM)
+	if b == nil || b.Type != "CERTIFICATE REQUEST" {
+		return nil, fmt.Errorf("not a PEM certificate request")
+	}
+	req, err := x509.ParseCertificateRequest(b.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.CheckSignature(); err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: req.Subject,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, req.PublicKey, p.caKey)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
 // serviceAccountKeys writes sa.key and sa.pub (RSA: what every token
 // reviewer accepts).
 func (p *kubePKI) serviceAccountKeys() error {
