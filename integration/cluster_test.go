@@ -196,6 +196,18 @@ func (c *clusterNode) waitMirrorsAfterRestart(mirror, nodeUID types.UID, after s
 	}
 }
 
+// defaultServiceAccount creates the default ServiceAccount of namespace
+// default, which a pod needs to be created (no kube-controller-manager
+// here to make it).
+func (c *clusterNode) defaultServiceAccount() {
+	c.t.Helper()
+	_, err := c.admin.CoreV1().ServiceAccounts("default").Create(context.Background(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		c.t.Fatal(err)
+	}
+}
+
 func nodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
@@ -420,10 +432,7 @@ func TestClusterAPIPod(t *testing.T) {
 	c.start()
 	ctx := context.Background()
 	core := c.admin.CoreV1()
-	if _, err := core.ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
-		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		t.Fatal(err) // no controller manager here to make it
-	}
+	c.defaultServiceAccount()
 	if _, err := core.ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "app-config"},
 		Data: map[string]string{"greeting": "hello from the cluster"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

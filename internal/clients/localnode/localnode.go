@@ -17,9 +17,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"github.com/podhost/podhost/internal/services/api"
 )
@@ -157,4 +159,57 @@ func (n *Node) SourcesReady(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	return n.client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error() == nil
+}
+
+// WatchEvents calls handle with every Event the daemon records or updates
+// from now until ctx ends (not those it held before: they were sent by an
+// earlier run, or are history). A daemon that does not answer, or
+// restarts, is waited for (every 100 ms doubling to 7 s); what it recorded
+// while the watch was down is not replayed.
+func (n *Node) WatchEvents(ctx context.Context, handle func(*corev1.Event)) {
+	events := n.client.CoreV1().Events(metav1.NamespaceAll)
+	for backoff := 100 * time.Millisecond; ctx.Err() == nil; backoff = min(2*backoff, 7*time.Second) {
+		lctx, cancel := context.WithTimeout(ctx, callTimeout)
+		l, err := events.List(lctx, metav1.ListOptions{})
+		cancel()
+		if err == nil {
+			if n.watchEvents(ctx, l.ResourceVersion, handle) {
+				backoff = 100 * time.Millisecond
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+	}
+}
+
+// watchEvents follows the events from rv until the watch cannot go on;
+// true when it delivered something.
+func (n *Node) watchEvents(ctx context.Context, rv string, handle func(*corev1.Event)) bool {
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		return n.client.CoreV1().Events(metav1.NamespaceAll).Watch(ctx, o)
+	}}
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, rv, lw)
+	if err != nil {
+		return false
+	}
+	defer w.Stop()
+	delivered := false
+	for {
+		select {
+		case <-ctx.Done():
+			return delivered
+		case <-w.Done():
+			return delivered
+		case e, ok := <-w.ResultChan():
+			if !ok {
+				return delivered
+			}
+			if ev, isEvent := e.Object.(*corev1.Event); isEvent && (e.Type == watch.Added || e.Type == watch.Modified) {
+				handle(ev)
+				delivered = true
+			}
+		}
+	}
 }

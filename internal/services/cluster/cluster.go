@@ -4,7 +4,8 @@
 // kube-node-lease with the kubelet's own lease controller
 // (k8s.io/component-helpers/apimachinery/lease), and publishes a mirror pod
 // for every pod podhost runs (pkg/kubelet/pod/mirror_client.go), its status
-// patched as the kubelet's status manager patches it.
+// patched as the kubelet's status manager patches it; the daemon's events
+// about them are posted as the kubelet's event recorder posts its own.
 //
 // The node is reached through Backend, which the daemon implements. The
 // API server being unreachable never stops or slows a pod: every call is
@@ -21,6 +22,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	listerscorev1 "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 )
@@ -67,6 +69,10 @@ type Backend interface {
 	// Refusals are the manifest files the daemon refused, by path, with
 	// its one-line reasons.
 	Refusals(ctx context.Context) (map[string]string, error)
+	// WatchEvents calls handle with each Event the daemon records (or
+	// counts again) from now on, until ctx ends; it waits for a daemon
+	// that does not answer.
+	WatchEvents(ctx context.Context, handle func(*corev1.Event))
 }
 
 // Options configure an Agent.
@@ -90,8 +96,9 @@ type Agent struct {
 	log    *slog.Logger
 
 	mu        sync.Mutex
-	nodeUID   types.UID // the registered Node's ("" until registered)
-	daemonErr error     // the last Backend.Node's error: the daemon does not answer
+	nodeUID   types.UID               // the registered Node's ("" until registered)
+	podLister listerscorev1.PodLister // the pods bound to the node (nil until runMirrors watches them)
+	daemonErr error                   // the last Backend.Node's error: the daemon does not answer
 }
 
 // New returns an agent for the API server client reaches.
@@ -137,6 +144,7 @@ func (a *Agent) Run(ctx context.Context) {
 	wg.Go(func() { a.runLease(ctx) })
 	wg.Go(func() { a.runNodeStatus(ctx) })
 	wg.Go(func() { a.runMirrors(ctx) })
+	wg.Go(func() { a.runEvents(ctx) })
 	wg.Wait()
 }
 

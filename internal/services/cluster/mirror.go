@@ -69,6 +69,7 @@ func (a *Agent) runMirrors(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return
 	}
+	a.setPodLister(m.lister)
 	t := time.NewTicker(a.opts.MirrorResync)
 	defer t.Stop()
 	// A new Changed only when the last one fired: each one waits in a

@@ -25,6 +25,7 @@ type fakeNode struct {
 	ready   bool
 	err     error
 	refused map[string]string // Refusals
+	events  []*corev1.Event   // what WatchEvents hands out
 }
 
 func (f *fakeNode) Node(context.Context) (*corev1.Node, error) {
@@ -43,6 +44,12 @@ func (f *fakeNode) SetDeletionGrace(context.Context, string, string, int64) erro
 
 func (f *fakeNode) SourcesReady(context.Context) bool           { return f.ready && f.err == nil }
 func (f *fakeNode) Changed(ctx context.Context) <-chan struct{} { return ctx.Done() }
+func (f *fakeNode) WatchEvents(ctx context.Context, handle func(*corev1.Event)) {
+	for _, ev := range f.events {
+		handle(ev)
+	}
+	<-ctx.Done()
+}
 
 func localPod(name, hash string) *corev1.Pod {
 	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: "local-" + types.UID(name),
