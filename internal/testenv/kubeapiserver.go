@@ -73,6 +73,8 @@ type KubeAPIServer struct {
 
 	pki        *kubePKI
 	etcd, kube *proc
+	kubeArgs   []string // kube-apiserver's binary and flags (StartAPIServer)
+	adminCert  [2]string
 }
 
 // StartKubeAPIServer starts etcd and kube-apiserver below t's temp dir
@@ -105,15 +107,16 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 	}
 	k.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	pki := k.pki.dir
-	k.kube, err = startProc(filepath.Join(bin, "kube-apiserver"), filepath.Join(k.Dir, "kube-apiserver.log"),
-		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(k.Dir, "certs"),
-		"--tls-cert-file="+filepath.Join(pki, "apiserver.crt"), "--tls-private-key-file="+filepath.Join(pki, "apiserver.key"),
-		"--client-ca-file="+k.CAFile,
-		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+filepath.Join(pki, "sa.pub"),
-		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
+	k.kubeArgs = []string{filepath.Join(bin, "kube-apiserver"),
+		"--etcd-servers=" + etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(port), "--cert-dir=" + filepath.Join(k.Dir, "certs"),
+		"--tls-cert-file=" + filepath.Join(pki, "apiserver.crt"), "--tls-private-key-file=" + filepath.Join(pki, "apiserver.key"),
+		"--client-ca-file=" + k.CAFile,
+		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + filepath.Join(pki, "sa.pub"),
+		"--service-account-signing-key-file=" + filepath.Join(pki, "sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth",
-		"--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--profiling=false")
+		"--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--profiling=false"}
+	k.kube, err = startProc(k.kubeArgs[0], filepath.Join(k.Dir, "kube-apiserver.log"), k.kubeArgs[1:]...)
 	if err != nil {
 		t.Fatalf("testenv: kube-apiserver: %v", err)
 	}
@@ -125,6 +128,7 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 	if err := writeKubeconfig(k.AdminKubeconfig, k.URL, k.CAFile, cert, key); err != nil {
 		t.Fatal(err)
 	}
+	k.adminCert = [2]string{cert, key}
 	if err := k.waitReady(ctx, cert, key); err != nil {
 		t.Fatalf("testenv: kube-apiserver: %v\netcd log:\n%s\nkube-apiserver log:\n%s", err, k.etcd.logTail(20), k.kube.logTail(40))
 	}
@@ -199,6 +203,25 @@ func (k *KubeAPIServer) Close() {
 	}
 	if k.etcd != nil {
 		k.etcd.stop()
+	}
+}
+
+// StopAPIServer stops kube-apiserver (SIGTERM, SIGKILL after 10 s); etcd
+// keeps running, with the cluster's data. StartAPIServer starts it again.
+func (k *KubeAPIServer) StopAPIServer() { k.kube.stop() }
+
+// StartAPIServer starts kube-apiserver again after StopAPIServer, with the
+// same flags, port and certificates, and waits until /readyz answers 200.
+func (k *KubeAPIServer) StartAPIServer(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), kubeReadyTimeout)
+	defer cancel()
+	var err error
+	if k.kube, err = startProc(k.kubeArgs[0], filepath.Join(k.Dir, "kube-apiserver.log"), k.kubeArgs[1:]...); err != nil {
+		t.Fatalf("testenv: kube-apiserver: %v", err)
+	}
+	if err := k.waitReady(ctx, k.adminCert[0], k.adminCert[1]); err != nil {
+		t.Fatalf("testenv: kube-apiserver restarted: %v\nkube-apiserver log:\n%s", err, k.kube.logTail(40))
 	}
 }
 
