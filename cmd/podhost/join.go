@@ -60,7 +60,12 @@ func runJoin(cmd *cobra.Command, g *globalOptions) error {
 	if g.configPath != "" {
 		args = append(args, "--"+config.FlagConfig+"="+g.configPath)
 	}
-	cmd.Flags().Visit(func(f *pflag.Flag) {
+	// Its own flags the user set, not the global ones (podhost-cluster
+	// join has --config only).
+	cmd.LocalNonPersistentFlags().VisitAll(func(f *pflag.Flag) {
+		if !f.Changed {
+			return
+		}
 		if sv, ok := f.Value.(pflag.SliceValue); ok {
 			for _, v := range sv.GetSlice() {
 				args = append(args, "--"+f.Name+"="+v)
