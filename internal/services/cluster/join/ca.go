@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -22,8 +23,12 @@ import (
 	"k8s.io/cluster-bootstrap/token/jws"
 )
 
-// maxCAFile bounds what --ca-cert reads.
-const maxCAFile = 1 << 20
+// maxCAFile bounds what --ca-cert reads, maxClusterInfo the answer of a
+// server nothing vouches for yet.
+const (
+	maxCAFile      = 1 << 20
+	maxClusterInfo = 1 << 20
+)
 
 // clusterCA is the API server's CA (PEM): --ca-cert's, checked against
 // --ca-cert-hash if given; else the cluster-info ConfigMap's, checked as
@@ -81,7 +86,8 @@ func readCAFile(path string) ([]byte, error) {
 // (the cluster's bootstrap signer's jws-kubeconfig-<token id>).
 func discoverCA(ctx context.Context, o Options) ([]byte, error) {
 	rc := &rest.Config{Host: o.Server, UserAgent: o.UserAgent, Timeout: 30 * time.Second,
-		TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+		TLSClientConfig: rest.TLSClientConfig{Insecure: true},
+		WrapTransport:   func(rt http.RoundTripper) http.RoundTripper { return limitedTransport{rt, maxClusterInfo} }}
 	client, err := kubernetes.NewForConfig(rc)
 	if err != nil {
 		return nil, fmt.Errorf("--server %s: %w", o.Server, err)
@@ -152,4 +158,38 @@ func checkPins(caPEM []byte, pins map[string]bool) error {
 func pinOf(c *x509.Certificate) string {
 	sum := sha256.Sum256(c.RawSubjectPublicKeyInfo)
 	return hex.EncodeToString(sum[:])
+}
+
+// limitedTransport fails a response whose body is longer than max bytes.
+type limitedTransport struct {
+	rt  http.RoundTripper
+	max int64
+}
+
+func (t limitedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.rt.RoundTrip(req)
+	if err == nil {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, left: t.max}
+	}
+	return resp, err
+}
+
+type limitedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		return 0, fmt.Errorf("the answer is larger than %d bytes", maxClusterInfo)
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left+1] // one byte more tells a body of exactly left bytes from a longer one
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	if b.left < 0 {
+		return n, fmt.Errorf("the answer is larger than %d bytes", maxClusterInfo)
+	}
+	return n, err
 }

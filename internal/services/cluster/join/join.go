@@ -181,10 +181,9 @@ func copyKubeconfig(ctx context.Context, o Options) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--kubeconfig %s: %w", o.Kubeconfig, err)
 	}
-	if _, err := client.Discovery().ServerVersion(); err != nil {
+	if _, err := client.Discovery().ServerVersionWithContext(ctx); err != nil {
 		return "", fmt.Errorf("--kubeconfig %s: the API server %s: %w", o.Kubeconfig, rc.Host, err)
 	}
-	_ = ctx
 	return writeKubeconfig(o.Dir, cfg)
 }
 
