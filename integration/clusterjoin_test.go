@@ -100,9 +100,10 @@ func (c *clusterNode) caCertHash() string {
 
 // approveAndSign acts as the cluster's CSR approver and signer (no
 // kube-controller-manager runs): every kubelet client CSR a bootstrap
-// token user makes for node is approved and signed with the cluster's
-// CA, until ctx ends. The CSRs it signed go to signed.
-func (c *clusterNode) approveAndSign(ctx context.Context, signed chan<- *certificatesv1.CertificateSigningRequest) {
+// token user or the node itself makes is approved and signed with the
+// cluster's CA, valid for what validity says, until ctx ends. The CSRs it
+// signed go to signed.
+func (c *clusterNode) approveAndSign(ctx context.Context, validity func() (notBefore, notAfter time.Time), signed chan<- *certificatesv1.CertificateSigningRequest) {
 	csrs := c.admin.CertificatesV1().CertificateSigningRequests()
 	_ = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		l, err := csrs.List(ctx, metav1.ListOptions{})
@@ -111,7 +112,7 @@ func (c *clusterNode) approveAndSign(ctx context.Context, signed chan<- *certifi
 		}
 		for _, r := range l.Items {
 			if len(r.Status.Certificate) > 0 || r.Spec.SignerName != certificatesv1.KubeAPIServerClientKubeletSignerName ||
-				!strings.HasPrefix(r.Spec.Username, bootstrapapi.BootstrapUserPrefix) {
+				!strings.HasPrefix(r.Spec.Username, bootstrapapi.BootstrapUserPrefix) && r.Spec.Username != "system:node:"+c.name {
 				continue
 			}
 			r.Status.Conditions = append(r.Status.Conditions, certificatesv1.CertificateSigningRequestCondition{
@@ -120,7 +121,8 @@ func (c *clusterNode) approveAndSign(ctx context.Context, signed chan<- *certifi
 			if err != nil {
 				continue
 			}
-			cert, err := c.kube.SignCSR(approved.Spec.Request)
+			notBefore, notAfter := validity()
+			cert, err := c.kube.SignCSR(approved.Spec.Request, notBefore, notAfter)
 			if err != nil {
 				c.t.Errorf("sign CSR %s: %v", r.Name, err)
 				return true, nil
@@ -188,8 +190,20 @@ func TestClusterJoinBootstrapToken(t *testing.T) {
 		}
 	}
 
+	// The bootstrap's certificate lasts 90 s more and began 5 min ago: the
+	// rotation's deadline (70–90 % of its life) is at most 51 s after it
+	// is signed. The next ones last a day.
+	var firstExpiry time.Time
+	validity := func() (time.Time, time.Time) {
+		now := time.Now()
+		if firstExpiry.IsZero() {
+			firstExpiry = now.Add(90 * time.Second)
+			return now.Add(-5 * time.Minute), firstExpiry
+		}
+		return now.Add(-time.Minute), now.Add(24 * time.Hour)
+	}
 	signed := make(chan *certificatesv1.CertificateSigningRequest, 4)
-	go c.approveAndSign(ctx, signed)
+	go c.approveAndSign(ctx, validity, signed)
 	code, stdout, stderr := c.join("--server", c.kube.URL, "--token", token, "--ca-cert-hash", hash, "--node-name", c.name)
 	if code != 0 {
 		t.Fatalf("podhost join: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
@@ -223,4 +237,32 @@ func TestClusterJoinBootstrapToken(t *testing.T) {
 			t.Errorf("kubectl get nodes: %v: %s", err, out)
 		}
 	}
+	c.checkRotation(signed, firstExpiry)
+}
+
+// checkRotation: podhost-cluster asks for a new certificate (as the node)
+// before the bootstrap's one expires, stores it as kubelet-client-current,
+// and goes on renewing the Lease with it once the first one has expired.
+func (c *clusterNode) checkRotation(signed <-chan *certificatesv1.CertificateSigningRequest, firstExpiry time.Time) {
+	c.t.Helper()
+	select {
+	case r := <-signed:
+		if r.Spec.Username != "system:node:"+c.name {
+			c.t.Errorf("rotation CSR made by %q, want the node", r.Spec.Username)
+		}
+	case <-time.After(firstExpiry.Sub(time.Now()) + 60*time.Second*waitScale):
+		c.t.Fatalf("no CSR to rotate the client certificate expiring at %v\npodhost-cluster log:\n%s", firstExpiry, c.agentLogs())
+	}
+	current := filepath.Join(c.stateDir, "cluster", "pki", "kubelet-client-current.pem")
+	c.poll(30*time.Second, "kubelet-client-current.pem: the rotated certificate", func(context.Context) (bool, error) {
+		certs, err := certutil.CertsFromFile(current)
+		return err == nil && certs[0].NotAfter.After(firstExpiry.Add(time.Hour)), err
+	})
+	expired := time.Until(firstExpiry) + 2*time.Second
+	time.Sleep(max(expired, 0)) // until the first certificate is no longer valid: a time, not a condition
+	leases := c.admin.CoordinationV1().Leases(corev1.NamespaceNodeLease)
+	c.poll(40*time.Second, "Lease renewed after the first certificate expired", func(ctx context.Context) (bool, error) {
+		l, err := leases.Get(ctx, c.name, metav1.GetOptions{})
+		return err == nil && l.Spec.RenewTime.After(firstExpiry), err
+	})
 }

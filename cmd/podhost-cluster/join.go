@@ -98,7 +98,7 @@ func doJoin(ctx context.Context, o joinOptions, stdout io.Writer) error {
 		configPath = config.DefaultPath
 	}
 	o.Dir = filepath.Dir(configPath)
-	o.PKIDir = filepath.Join(cfg.StateDir, "cluster", "pki")
+	o.PKIDir = cfg.ClusterPKIDir()
 	o.UserAgent = userAgent()
 	// The config is checked before anything is asked or written.
 	edit, err := config.EditCluster(configPath, config.Cluster{Kubeconfig: filepath.Join(o.Dir, join.KubeconfigName), NodeName: o.NodeName})

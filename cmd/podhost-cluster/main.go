@@ -31,6 +31,7 @@ import (
 	"github.com/podhost/podhost/internal/clients/localnode"
 	"github.com/podhost/podhost/internal/config"
 	"github.com/podhost/podhost/internal/services/cluster"
+	"github.com/podhost/podhost/internal/services/cluster/join"
 	"github.com/podhost/podhost/internal/version"
 )
 
@@ -85,7 +86,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "podhost-cluster", version.Version)
 		return 0
 	}
-	central, cfg, err := setUp(o)
+	central, certFile, cfg, err := setUp(o)
 	if err != nil {
 		fmt.Fprintln(stderr, "podhost-cluster:", err)
 		return 1
@@ -102,6 +103,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if !ok {
 		return 0
 	}
+	if pki := cfg.ClusterPKIDir(); certFile == join.CurrentClientCert(pki) {
+		if err := join.RotateClientCert(ctx, central, name, pki); err != nil {
+			log.Error("cannot rotate the client certificate", "err", err)
+		}
+	}
 	node := localnode.New(local, socket, name)
 	go func() {
 		if err := node.Run(ctx); err != nil {
@@ -113,11 +119,12 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 }
 
 // setUp reads the config and the kubeconfig into a client of the cluster's
-// API server. Nothing is contacted yet.
-func setUp(o options) (kubernetes.Interface, *config.Config, error) {
+// API server (and the client certificate file it names, if any). Nothing
+// is contacted yet.
+func setUp(o options) (kubernetes.Interface, string, *config.Config, error) {
 	cfg, err := config.Load(o.configPath)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	if o.socket != "" {
 		cfg.Socket = o.socket
@@ -129,20 +136,20 @@ func setUp(o options) (kubernetes.Interface, *config.Config, error) {
 		cfg.StateDir = o.stateDir
 	}
 	if err := cfg.Validate(); err != nil {
-		return nil, nil, fmt.Errorf("config %s: %w", cfg.Source, err)
+		return nil, "", nil, fmt.Errorf("config %s: %w", cfg.Source, err)
 	}
 	if !cfg.Cluster.Joined() {
-		return nil, nil, fmt.Errorf("config %s: cluster.kubeconfig is not set: this podhost is standalone (docs/cluster.md)", sourceName(cfg))
+		return nil, "", nil, fmt.Errorf("config %s: cluster.kubeconfig is not set: this podhost is standalone (docs/cluster.md)", sourceName(cfg))
 	}
 	rc, err := cluster.ClientConfig(cfg.Cluster.Kubeconfig, userAgent())
 	if err != nil {
-		return nil, nil, err
+		return nil, "", nil, err
 	}
 	c, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cluster.kubeconfig %s: %w", cfg.Cluster.Kubeconfig, err)
+		return nil, "", nil, fmt.Errorf("cluster.kubeconfig %s: %w", cfg.Cluster.Kubeconfig, err)
 	}
-	return c, cfg, nil
+	return c, rc.CertFile, cfg, nil
 }
 
 func sourceName(cfg *config.Config) string {

@@ -41,6 +41,12 @@ func (c *Config) ClusterManifestDir() string {
 	return filepath.Join(c.StateDir, "cluster", "manifests")
 }
 
+// ClusterPKIDir holds the node's client certificate for the cluster when
+// `podhost join` got it by TLS bootstrap (root only, under the state dir).
+func (c *Config) ClusterPKIDir() string {
+	return filepath.Join(c.StateDir, "cluster", "pki")
+}
+
 func (f *clusterFile) applyTo(c *Cluster) {
 	if f == nil {
 		return

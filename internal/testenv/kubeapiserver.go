@@ -151,9 +151,12 @@ func (k *KubeAPIServer) NodeKubeconfig(t testing.TB, node string) string {
 }
 
 // SignCSR issues the client certificate a PEM certificate request asks
-// for (its subject, one day), signed by the cluster's CA: what
-// kube-controller-manager's signer does for an approved CSR.
-func (k *KubeAPIServer) SignCSR(csrPEM []byte) ([]byte, error) { return k.pki.signCSR(csrPEM) }
+// for (its subject, valid from notBefore to notAfter), signed by the
+// cluster's CA: what kube-controller-manager's signer does for an
+// approved CSR.
+func (k *KubeAPIServer) SignCSR(csrPEM []byte, notBefore, notAfter time.Time) ([]byte, error) {
+	return k.pki.signCSR(csrPEM, notBefore, notAfter)
+}
 
 // waitReady polls /readyz (as admin) until it answers 200 or either
 // process exits.

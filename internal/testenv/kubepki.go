@@ -100,7 +100,7 @@ func (p *kubePKI) issue(name, cn string, groups []string, serving bool) (string,
 }
 
 // signCSR is a client certificate of csrPEM's subject and key, PEM.
-func (p *kubePKI) signCSR(csrPEM []byte) ([]byte, error) {
+func (p *kubePKI) signCSR(csrPEM []byte, notBefore, notAfter time.Time) ([]byte, error) {
 	b, _ := pem.Decode(csrPEM)
 	if b == nil || b.Type != "CERTIFICATE REQUEST" {
 		return nil, fmt.Errorf("not a PEM certificate request")
@@ -116,8 +116,7 @@ func (p *kubePKI) signCSR(csrPEM []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{SerialNumber: serial, Subject: req.Subject,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+	tmpl := &x509.Certificate{SerialNumber: serial, Subject: req.Subject, NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, p.ca, req.PublicKey, p.caKey)
 	if err != nil {
