@@ -132,7 +132,7 @@ func startAgent(ctx context.Context, o joinOptions, stdout io.Writer) error {
 	}
 	for _, args := range [][]string{{"enable", "podhost-cluster.service"}, {"restart", "podhost-cluster.service"}} {
 		if out, err := exec.CommandContext(ctx, "systemctl", args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("systemctl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("joined, but systemctl %s: %w: %s (start the agent: %s)", strings.Join(args, " "), err, strings.TrimSpace(string(out)), run)
 		}
 	}
 	fmt.Fprintln(stdout, "podhost-cluster.service enabled and started (podhost reads cluster.nodeName at start: restart podhost if it runs under another node name)")

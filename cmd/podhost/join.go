@@ -28,7 +28,7 @@ func newJoinCmd(g *globalOptions) *cobra.Command {
 			"cluster approves and signs) and writes the node's kubeconfig; with --kubeconfig it checks and\n" +
 			"copies credentials made elsewhere. It then writes the cluster: section of the config file and\n" +
 			"starts podhost-cluster.service where systemd runs. podhost-cluster (beside podhost, or on\n" +
-			"PATH) does the work. Nothing is written when anything fails. See docs/cluster.md.",
+			"PATH) does the work. Nothing is written unless the credentials were got. See docs/cluster.md.",
 		Example: "  podhost join --server https://10.0.0.1:6443 --token abcdef.0123456789abcdef \\\n" +
 			"    --ca-cert-hash sha256:0123...cdef\n  podhost join --kubeconfig ./box-17.kubeconfig",
 		Args: cobra.NoArgs,
