@@ -15,7 +15,8 @@ import (
 // go to its mirror pod (the mirror's UID), about a pod from the API server
 // to that pod (same UID), about the node to the Node; events about a pod
 // the cluster does not hold, or another pod of the same name, are dropped;
-// repeats are counted into one Event by the recorder's correlator.
+// one about a pod whose mirror pod comes later waits for it; repeats are
+// counted into one Event by the recorder's correlator.
 func TestEventsReachTheClusterPods(t *testing.T) {
 	mirror := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "mirror-uid",
 		Annotations: map[string]string{AnnotationMirror: "h1"}}, Spec: corev1.PodSpec{NodeName: "n1"}}
@@ -26,6 +27,7 @@ func TestEventsReachTheClusterPods(t *testing.T) {
 	}
 	b := &fakeNode{ready: true, events: []*corev1.Event{
 		ev("Pod", "web", "local-web", "Started"), ev("Pod", "web", "local-web", "Started"),
+		ev("Pod", "late", "local-late", "Pulled"), // before its mirror pod exists
 		ev("Pod", "api", "api-uid", "Pulled"),
 		ev("Pod", "api", "other-uid", "Stale"), ev("Pod", "gone", "x", "Gone"),
 		{InvolvedObject: corev1.ObjectReference{Kind: "Node", Name: "n1"}, Type: corev1.EventTypeWarning, Reason: "EvictionThresholdMet", Message: "m"},
@@ -35,6 +37,11 @@ func TestEventsReachTheClusterPods(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go m.a.runEvents(ctx)
+	late := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "late", Namespace: "default", UID: "late-mirror-uid",
+		Annotations: map[string]string{AnnotationMirror: "h2"}}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	if _, err := client.CoreV1().Pods("default").Create(ctx, late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var got map[string]corev1.Event
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		l, err := client.CoreV1().Events("").List(ctx, metav1.ListOptions{})
@@ -43,20 +50,21 @@ func TestEventsReachTheClusterPods(t *testing.T) {
 		}
 		got = map[string]corev1.Event{}
 		for _, e := range l.Items {
-			got[e.Reason] = e
+			got[e.Reason+"/"+e.InvolvedObject.Name] = e
 		}
-		return len(got) == 3 && got["Started"].Count == 2, nil
+		return len(got) == 4 && got["Started/web"].Count == 2, nil
 	})
 	if err != nil {
 		t.Fatalf("events in the cluster: %+v (%v)", got, err)
 	}
-	for reason, want := range map[string]types.UID{"Started": "mirror-uid", "Pulled": "api-uid", "EvictionThresholdMet": "n1"} {
+	for reason, want := range map[string]types.UID{"Started/web": "mirror-uid", "Pulled/api": "api-uid", "EvictionThresholdMet/n1": "n1",
+		"Pulled/late": "late-mirror-uid"} {
 		e := got[reason]
 		if e.InvolvedObject.UID != want || e.Source.Component != EventComponent || e.Source.Host != "n1" {
 			t.Errorf("%s: involvedObject %+v, source %+v: want UID %s", reason, e.InvolvedObject, e.Source, want)
 		}
 	}
-	if got["Started"].InvolvedObject.FieldPath != "spec.containers{c}" {
+	if got["Started/web"].InvolvedObject.FieldPath != "spec.containers{c}" {
 		t.Errorf("field path lost: %+v", got["Started"].InvolvedObject)
 	}
 }
