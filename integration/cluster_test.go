@@ -196,18 +196,6 @@ func (c *clusterNode) waitMirrorsAfterRestart(mirror, nodeUID types.UID, after s
 	}
 }
 
-// defaultServiceAccount creates the default ServiceAccount of namespace
-// default, which a pod needs to be created (no kube-controller-manager
-// here to make it).
-func (c *clusterNode) defaultServiceAccount() {
-	c.t.Helper()
-	_, err := c.admin.CoreV1().ServiceAccounts("default").Create(context.Background(),
-		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		c.t.Fatal(err)
-	}
-}
-
 func nodeReady(n *corev1.Node) bool {
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {

@@ -9,10 +9,23 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 )
+
+// defaultServiceAccount creates the default ServiceAccount of namespace
+// default, which a pod needs to be created (no kube-controller-manager
+// here to make it).
+func (c *clusterNode) defaultServiceAccount() {
+	c.t.Helper()
+	_, err := c.admin.CoreV1().ServiceAccounts("default").Create(context.Background(),
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		c.t.Fatal(err)
+	}
+}
 
 // eventsOf are the cluster's Events about the object of UID uid.
 func (c *clusterNode) eventsOf(ctx context.Context, uid types.UID) ([]corev1.Event, error) {
