@@ -58,8 +58,11 @@ func findKubeBinDir(ctx context.Context) (string, error) {
 // KubeAPIServer is a private control plane: etcd and kube-apiserver on
 // 127.0.0.1, ports the kernel picked, TLS with a CA of their own, the
 // Node and RBAC authorizers and the NodeRestriction admission plugin, as a
-// kubelet's cluster has them. It holds no controllers (no
-// kube-controller-manager, no scheduler).
+// kubelet's cluster has them. The API server reaches kubelets at their
+// InternalIP (then Hostname) with a client certificate of the CA
+// (CN kube-apiserver-kubelet-client, O system:masters, as kubeadm's
+// --kubelet-client-certificate): a node's kubelet API trusts CAFile for
+// it. It holds no controllers (no kube-controller-manager, no scheduler).
 type KubeAPIServer struct {
 	// URL is https://127.0.0.1:PORT.
 	URL string
@@ -104,6 +107,10 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 	}
 	k.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	pki := k.pki.dir
+	kubeletCert, kubeletKey, err := k.pki.clientCert("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		t.Fatalf("testenv: kube pki: %v", err)
+	}
 	k.kube, err = startProc(filepath.Join(bin, "kube-apiserver"), filepath.Join(k.Dir, "kube-apiserver.log"),
 		"--etcd-servers="+etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port="+strconv.Itoa(port), "--cert-dir="+filepath.Join(k.Dir, "certs"),
@@ -112,6 +119,8 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file="+filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file="+filepath.Join(pki, "sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction",
+		"--kubelet-client-certificate="+kubeletCert, "--kubelet-client-key="+kubeletKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--profiling=false")
 	if err != nil {
 		t.Fatalf("testenv: kube-apiserver: %v", err)
