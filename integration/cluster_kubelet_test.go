@@ -20,6 +20,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -39,6 +40,10 @@ func TestClusterKubeletAPI(t *testing.T) {
 	core := c.admin.CoreV1()
 
 	c.writeManifest("static-web.yaml", webPod("static-web", ""))
+	if _, err := core.ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err) // no controller manager here to make it
+	}
 	no := false
 	if _, err := core.Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-echo"},
 		Spec: corev1.PodSpec{NodeName: c.name, AutomountServiceAccountToken: &no, Containers: []corev1.Container{{Name: "c",
@@ -83,6 +88,22 @@ func TestClusterKubeletAPI(t *testing.T) {
 	raw := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/pods")
 	if !strings.Contains(raw, `"kind":"PodList"`) || !strings.Contains(raw, `"name":"static-web"`) || !strings.Contains(raw, `"name":"api-echo"`) {
 		t.Errorf("proxy/pods: %.300s", raw)
+	}
+
+	// stats through the same proxy: the summary and the resource metrics
+	summary := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/stats/summary")
+	if !regexp.MustCompile(`"name":"static-web".*"containers":\[\{"name":"main".*"usageCoreNanoSeconds":[1-9]`).MatchString(summary) ||
+		!strings.Contains(summary, `"nodeName":"`+c.name+`"`) {
+		t.Errorf("proxy/stats/summary: %.600s", summary)
+	}
+	metrics := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/metrics/resource")
+	for _, want := range []string{"\nnode_cpu_usage_seconds_total ", "\nnode_memory_working_set_bytes ",
+		`container_cpu_usage_seconds_total{container="main",namespace="default",pod="static-web"} `,
+		`container_memory_working_set_bytes{container="c",namespace="default",pod="api-echo"} `,
+		`pod_memory_working_set_bytes{namespace="default",pod="api-echo"} `} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("proxy/metrics/resource has no %q:\n%s", want, metrics)
+		}
 	}
 
 	c.checkKubeletPortAuth(ctx)

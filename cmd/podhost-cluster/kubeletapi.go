@@ -86,7 +86,7 @@ func (k *kubeletAPI) start(ctx context.Context, node *localnode.Node, socket str
 		k.cert = &crt
 	}
 	srv := kubeletapi.New(kubeletapi.Options{NodeName: node.Name(), Address: net.JoinHostPort(addr, strconv.Itoa(k.c.KubeletPort)),
-		Certificate: *k.cert, Auth: k.auth, Backend: node, Daemon: localnode.Transport(socket), Logger: log})
+		Certificate: *k.cert, Auth: k.auth, Backend: node, Daemon: localnode.Transport(socket), Stats: node, Logger: log})
 	l, err := srv.Listen()
 	if err != nil {
 		return fail(err)

@@ -25,20 +25,16 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/podhost/podhost/internal/services/api"
 )
 
 // DefaultPort is the kubelet's port.
 const DefaultPort = 10250
 
-// Bounds of the port, which faces the network.
-const (
-	maxHeaderBytes    = 64 << 10
-	readHeaderTimeout = 10 * time.Second
-	idleTimeout       = 2 * time.Minute
-	// requestTimeout bounds a request that is not a stream (pods, healthz,
-	// stats, metrics).
-	requestTimeout = 30 * time.Second
-)
+// requestTimeout bounds a request that is not a stream (pods, healthz,
+// stats, metrics); the connection limits are the daemon's (Serve).
+const requestTimeout = 30 * time.Second
 
 // Backend is the node as the kubelet API reads it: the daemon.
 type Backend interface {
@@ -142,15 +138,16 @@ func (s *Server) Listen() (net.Listener, error) {
 // client CA, as the kubelet's.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
-		Handler:           s.Handler(),
-		MaxHeaderBytes:    maxHeaderBytes,
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		Handler: s.Handler(),
 		TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, ClientAuth: tls.RequestClientCert,
 			Certificates: []tls.Certificate{s.opts.Certificate}},
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext: func(net.Listener) context.Context { return ctx },
 	}
+	// the daemon's limits: headers (and the TLS handshake) within 5 s and
+	// 128 KiB, idle keep-alive connections closed after a minute, 256
+	// connections at once
+	l = api.DefaultLimits.Apply(srv, l)
 	s.log.Info("serving the kubelet API", "address", l.Addr().String())
 	go func() {
 		<-ctx.Done()
@@ -211,6 +208,10 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, t *target, err 
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodPost {
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if r.ContentLength != 0 {
+		http.Error(w, "these requests have no body", http.StatusRequestEntityTooLarge)
 		return
 	}
 	if t.uid != "" {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
+	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 type fakeAuthn struct{}
@@ -68,6 +69,7 @@ func TestHandler(t *testing.T) {
 		code                      int
 		body                      string
 		daemonPath, daemonQuery   string
+		reqBody                   string
 	}{
 		{name: "no credentials", method: "GET", path: "/pods", code: 401, body: "Unauthorized"},
 		{name: "unknown path, no credentials", method: "GET", path: "/nothing", code: 401, body: "Unauthorized"},
@@ -84,10 +86,15 @@ func TestHandler(t *testing.T) {
 		{name: "portForward of a pod that is not there, by uid", method: "POST", path: "/portForward/default/gone/uid-1", token: "alice", code: 404},
 		{name: "bad namespace", method: "GET", path: "/containerLogs/Default/web/app", token: "alice", code: 400},
 		{name: "escaped slash", method: "GET", path: "/containerLogs/default/we%2Fb/app", token: "alice", code: 400},
+		{name: "a body", method: "POST", path: "/exec/default/web/app?command=id", token: "alice", code: 413, reqBody: "x"},
 		{name: "stats off without a source", method: "GET", path: "/stats/summary", token: "alice", code: 404},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, nil)
+			var body io.Reader
+			if tc.reqBody != "" {
+				body = strings.NewReader(tc.reqBody)
+			}
+			req, _ := http.NewRequest(tc.method, srv.URL+tc.path, body)
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
@@ -95,10 +102,10 @@ func TestHandler(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			body, _ := io.ReadAll(resp.Body)
+			got, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			if resp.StatusCode != tc.code || tc.body != "" && string(body) != tc.body {
-				t.Fatalf("%d %q, want %d %q", resp.StatusCode, body, tc.code, tc.body)
+			if resp.StatusCode != tc.code || tc.body != "" && string(got) != tc.body {
+				t.Fatalf("%d %q, want %d %q", resp.StatusCode, got, tc.code, tc.body)
 			}
 			if tc.daemonPath == "" {
 				select {
@@ -131,5 +138,31 @@ func TestPodsIsAPodList(t *testing.T) {
 	}
 	if l.Kind != "PodList" || len(l.Items) != 1 || l.Items[0].UID != "uid-1" || !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		t.Errorf("got %+v", l)
+	}
+}
+
+type fakeStats struct{}
+
+func (fakeStats) Summary(context.Context) (*statsv1alpha1.Summary, error) {
+	return &statsv1alpha1.Summary{Node: statsv1alpha1.NodeStats{NodeName: "box-1"}}, nil
+}
+
+// /stats/summary and /metrics/resource come from the StatsSource.
+func TestStats(t *testing.T) {
+	s := New(Options{NodeName: "box-1", Auth: &Auth{authn: fakeAuthn{}, authz: fakeAuthz{}}, Backend: fakeBackend{}, Stats: fakeStats{}})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	for path, want := range map[string]string{"/stats/summary": `"nodeName":"box-1"`, "/metrics/resource": "resource_scrape_error 0\n"} {
+		req, _ := http.NewRequest("GET", srv.URL+path, nil)
+		req.Header.Set("Authorization", "Bearer alice")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !strings.Contains(string(b), want) {
+			t.Errorf("%s: %d %q, want %q", path, resp.StatusCode, b, want)
+		}
 	}
 }
