@@ -22,6 +22,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // TestClusterKubeletAPI: kubectl logs, exec (with stdin), attach and
@@ -30,8 +32,9 @@ import (
 // podhost-cluster's kubelet API; the Node publishes its port; the port
 // answers 401 without credentials and 403 to a ServiceAccount the API
 // server does not allow nodes/proxy (TokenReview and SubjectAccessReview
-// asked), 200 to one allowed nodes/pods; the self-signed serving key is
-// root's alone.
+// asked), 200 to one allowed nodes/pods; /pods, /stats/summary and
+// /metrics/resource answer the admin's client certificate with the node's
+// pods and their usage; the self-signed serving key is root's alone.
 func TestClusterKubeletAPI(t *testing.T) {
 	c := newClusterNode(t)
 	c.start()
@@ -84,25 +87,28 @@ func TestClusterKubeletAPI(t *testing.T) {
 		t.Errorf("port-forward: %v %q", err, body)
 	}
 
-	// the API server's proxy to the node: /pods
-	raw := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/pods")
-	if !strings.Contains(raw, `"kind":"PodList"`) || !strings.Contains(raw, `"name":"static-web"`) || !strings.Contains(raw, `"name":"api-echo"`) {
-		t.Errorf("proxy/pods: %.300s", raw)
+	// /pods and the stats with the admin's client certificate (x509
+	// against cluster.clientCAFile, then a SubjectAccessReview). Not
+	// through the API server's nodes/proxy: it refuses to proxy to a
+	// loopback address ("address not allowed"), and the Node's InternalIP
+	// is 127.0.0.1 here.
+	admin := c.kubeletClient(c.kube.AdminKubeconfig)
+	if code, raw := c.kubeletGet(admin, "/pods", ""); code != http.StatusOK || !strings.Contains(raw, `"kind":"PodList"`) ||
+		!strings.Contains(raw, `"name":"static-web"`) || !strings.Contains(raw, `"name":"api-echo"`) {
+		t.Errorf("/pods as admin: %d %.300s", code, raw)
 	}
-
-	// stats through the same proxy: the summary and the resource metrics
-	summary := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/stats/summary")
+	_, summary := c.kubeletGet(admin, "/stats/summary", "")
 	if !regexp.MustCompile(`"name":"static-web".*"containers":\[\{"name":"main".*"usageCoreNanoSeconds":[1-9]`).MatchString(summary) ||
 		!strings.Contains(summary, `"nodeName":"`+c.name+`"`) {
-		t.Errorf("proxy/stats/summary: %.600s", summary)
+		t.Errorf("/stats/summary: %.600s", summary)
 	}
-	metrics := c.mustKubectl("get", "--raw", "/api/v1/nodes/"+c.name+"/proxy/metrics/resource")
+	_, metrics := c.kubeletGet(admin, "/metrics/resource", "")
 	for _, want := range []string{"\nnode_cpu_usage_seconds_total ", "\nnode_memory_working_set_bytes ",
 		`container_cpu_usage_seconds_total{container="main",namespace="default",pod="static-web"} `,
 		`container_memory_working_set_bytes{container="c",namespace="default",pod="api-echo"} `,
 		`pod_memory_working_set_bytes{namespace="default",pod="api-echo"} `} {
 		if !strings.Contains(metrics, want) {
-			t.Errorf("proxy/metrics/resource has no %q:\n%s", want, metrics)
+			t.Errorf("/metrics/resource has no %q:\n%s", want, metrics)
 		}
 	}
 
@@ -142,22 +148,8 @@ func (c *clusterNode) checkKubeletPortAuth(ctx context.Context) {
 		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: "pods-reader", Namespace: "default"}}}, metav1.CreateOptions{}); err != nil {
 		c.t.Fatal(err)
 	}
-	get := func(path, bearer string) (int, string) {
-		req, _ := http.NewRequest("GET", fmt.Sprintf("https://127.0.0.1:%d%s", c.kubeletPort, path), nil)
-		if bearer != "" {
-			req.Header.Set("Authorization", "Bearer "+bearer)
-		}
-		// the kubelet's self-signed certificate: the API server does not
-		// check it either (no --kubelet-certificate-authority)
-		cl := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-		resp, err := cl.Do(req)
-		if err != nil {
-			c.t.Fatalf("GET %s: %v", path, err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-		return resp.StatusCode, string(b)
-	}
+	anon := c.kubeletClient("")
+	get := func(path, bearer string) (int, string) { return c.kubeletGet(anon, path, bearer) }
 	if code, body := get("/pods", ""); code != http.StatusUnauthorized {
 		c.t.Errorf("/pods without credentials: %d %q, want 401", code, body)
 	}
@@ -179,6 +171,42 @@ func (c *clusterNode) checkKubeletPortAuth(ctx context.Context) {
 
 // kubectlLines runs kubectl in the background, killed when the test
 // ends, and returns its stdout's lines.
+// kubeletClient is a client of the kubelet API with the client
+// certificate of kubeconfig ("": none). The kubelet's self-signed serving
+// certificate is not checked: the API server does not check it either
+// (no --kubelet-certificate-authority).
+func (c *clusterNode) kubeletClient(kubeconfig string) *http.Client {
+	c.t.Helper()
+	cfg := &tls.Config{InsecureSkipVerify: true}
+	if kubeconfig != "" {
+		rc, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if cfg, err = rest.TLSConfigFor(rc); err != nil {
+			c.t.Fatal(err)
+		}
+		cfg.RootCAs, cfg.InsecureSkipVerify = nil, true
+	}
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: cfg}}
+}
+
+// kubeletGet GETs path of the kubelet API with bearer ("": none).
+func (c *clusterNode) kubeletGet(cl *http.Client, path, bearer string) (int, string) {
+	c.t.Helper()
+	req, _ := http.NewRequest("GET", fmt.Sprintf("https://127.0.0.1:%d%s", c.kubeletPort, path), nil)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	resp, err := cl.Do(req)
+	if err != nil {
+		c.t.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, string(b)
+}
+
 func (d *podhostd) kubectlLines(args ...string) <-chan string {
 	d.t.Helper()
 	cmd := exec.Command(kubectlBin(d.t), args...)
