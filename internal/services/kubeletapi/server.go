@@ -89,8 +89,11 @@ func New(opts Options) *Server {
 				}
 			}
 		},
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
-			s.log.Warn("proxying to the daemon", "path", r.URL.Path, "err", err)
+			if r.Context().Err() == nil { // not the caller going away
+				s.log.Warn("proxying to the daemon", "path", r.URL.Path, "err", err)
+			}
 			http.Error(w, "the podhost daemon: "+err.Error(), http.StatusBadGateway)
 		},
 	}

@@ -98,6 +98,7 @@ func TestHandler(t *testing.T) {
 			if tc.token != "" {
 				req.Header.Set("Authorization", "Bearer "+tc.token)
 			}
+			req.Header.Set("Impersonate-User", "system:admin")
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Fatal(err)
@@ -116,7 +117,7 @@ func TestHandler(t *testing.T) {
 				return
 			}
 			r := <-daemonSaw
-			if r.URL.Path != tc.daemonPath || r.URL.RawQuery != tc.daemonQuery || r.Header.Get("Authorization") != "" {
+			if r.URL.Path != tc.daemonPath || r.URL.RawQuery != tc.daemonQuery || r.Header.Get("Authorization") != "" || r.Header.Get("Impersonate-User") != "" {
 				t.Errorf("the daemon got %s?%s (Authorization %q), want %s?%s", r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), tc.daemonPath, tc.daemonQuery)
 			}
 		})
