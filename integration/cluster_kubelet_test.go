@@ -79,6 +79,13 @@ func TestClusterKubeletAPI(t *testing.T) {
 	if out, _, code := c.kubectl("", "exec", "static-web", "--", "sh", "-c", "echo out; exit 3"); code != 3 || out != "out\n" {
 		t.Errorf("exec exit 3: exit %d %q", code, out)
 	}
+	// the same over SPDY (kubectl's fallback; the API server passes it on)
+	spdy := exec.Command(kubectlBin(t), "exec", "-i", "api-echo", "--", "cat")
+	spdy.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig, "HOME="+c.dir, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
+	spdy.Stdin = strings.NewReader("over-spdy\n")
+	if out, err := spdy.Output(); err != nil || string(out) != "over-spdy\n" {
+		t.Errorf("exec -i over SPDY: %v %q", err, out)
+	}
 	// attach: the container's output from now on
 	waitLine(t, c.kubectlLines("attach", "static-web"), "tick ")
 	// port-forward to the static pod's httpd
