@@ -87,11 +87,14 @@ func TestClusterKubeletAPI(t *testing.T) {
 		t.Errorf("exec -i over SPDY: %v %q", err, out)
 	}
 	// attach: the container's output from now on
-	waitLine(t, c.kubectlLines("attach", "static-web"), "tick ")
+	waitLine(t, c.kubectlLines(nil, "attach", "static-web"), "tick ")
 	// port-forward to the static pod's httpd
-	local := waitMatch(t, c.kubectlLines("port-forward", "pod/static-web", ":8080"), regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`))
-	if body, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(body, "hello-kube") {
-		t.Errorf("port-forward: %v %q", err, body)
+	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`)
+	for _, env := range [][]string{nil, {"KUBECTL_PORT_FORWARD_WEBSOCKETS=false"}} { // WebSocket tunnelling, then SPDY
+		local := waitMatch(t, c.kubectlLines(env, "port-forward", "pod/static-web", ":8080"), forwarding)
+		if body, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(body, "hello-kube") {
+			t.Errorf("port-forward %v: %v %q", env, err, body)
+		}
 	}
 
 	// /pods and the stats with the admin's client certificate (x509
@@ -176,8 +179,6 @@ func (c *clusterNode) checkKubeletPortAuth(ctx context.Context) {
 	}
 }
 
-// kubectlLines runs kubectl in the background, killed when the test
-// ends, and returns its stdout's lines.
 // kubeletClient is a client of the kubelet API with the client
 // certificate of kubeconfig ("": none). The kubelet's self-signed serving
 // certificate is not checked: the API server does not check it either
@@ -214,10 +215,12 @@ func (c *clusterNode) kubeletGet(cl *http.Client, path, bearer string) (int, str
 	return resp.StatusCode, string(b)
 }
 
-func (d *podhostd) kubectlLines(args ...string) <-chan string {
+// kubectlLines runs kubectl in the background with env added, killed
+// when the test ends, and returns its stdout's lines.
+func (d *podhostd) kubectlLines(env []string, args ...string) <-chan string {
 	d.t.Helper()
 	cmd := exec.Command(kubectlBin(d.t), args...)
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+d.kubeconfig, "HOME="+d.dir)
+	cmd.Env = append(append(os.Environ(), "KUBECONFIG="+d.kubeconfig, "HOME="+d.dir), env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		d.t.Fatal(err)
