@@ -63,65 +63,8 @@ func TestClusterKubeletAPI(t *testing.T) {
 		return n.Status.DaemonEndpoints.KubeletEndpoint.Port == int32(c.kubeletPort), fmt.Errorf("port %d", n.Status.DaemonEndpoints.KubeletEndpoint.Port)
 	})
 
-	// logs of the mirror pod and of the API's pod
-	c.waitKubectl(60*time.Second, "the static pod's ticks", func(s string) bool { return strings.Contains(s, "tick 0\n") }, "logs", "static-web")
-	c.waitKubectl(60*time.Second, "the API pod's line", func(s string) bool { return s == "hello-from-api\n" }, "logs", "api-echo")
-	if out := c.mustKubectl("logs", "static-web", "--tail=1"); strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "tick ") {
-		t.Errorf("logs --tail=1: %q", out)
-	}
-	// exec, with and without stdin
-	if out, errOut, code := c.kubectl("", "exec", "api-echo", "--", "cat", "/etc/hostname"); code != 0 || out != "api-echo\n" {
-		t.Errorf("exec cat /etc/hostname: exit %d %q %q", code, out, errOut)
-	}
-	if out, errOut, code := c.kubectl("through-the-cluster\n", "exec", "-i", "static-web", "--", "cat"); code != 0 || out != "through-the-cluster\n" {
-		t.Errorf("exec -i cat: exit %d %q %q", code, out, errOut)
-	}
-	if out, _, code := c.kubectl("", "exec", "static-web", "--", "sh", "-c", "echo out; exit 3"); code != 3 || out != "out\n" {
-		t.Errorf("exec exit 3: exit %d %q", code, out)
-	}
-	// the same over SPDY (kubectl's fallback; the API server passes it on)
-	spdy := exec.Command(kubectlBin(t), "exec", "-i", "api-echo", "--", "cat")
-	spdy.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig, "HOME="+c.dir, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
-	spdy.Stdin = strings.NewReader("over-spdy\n")
-	if out, err := spdy.Output(); err != nil || string(out) != "over-spdy\n" {
-		t.Errorf("exec -i over SPDY: %v %q", err, out)
-	}
-	// attach: the container's output from now on
-	waitLine(t, c.kubectlLines(nil, "attach", "static-web"), "tick ")
-	// port-forward to the static pod's httpd
-	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`)
-	for _, env := range [][]string{nil, {"KUBECTL_PORT_FORWARD_WEBSOCKETS=false"}} { // WebSocket tunnelling, then SPDY
-		local := waitMatch(t, c.kubectlLines(env, "port-forward", "pod/static-web", ":8080"), forwarding)
-		if body, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(body, "hello-kube") {
-			t.Errorf("port-forward %v: %v %q", env, err, body)
-		}
-	}
-
-	// /pods and the stats with the admin's client certificate (x509
-	// against cluster.clientCAFile, then a SubjectAccessReview). Not
-	// through the API server's nodes/proxy: it refuses to proxy to a
-	// loopback address ("address not allowed"), and the Node's InternalIP
-	// is 127.0.0.1 here.
-	admin := c.kubeletClient(c.kube.AdminKubeconfig)
-	if code, raw := c.kubeletGet(admin, "/pods", ""); code != http.StatusOK || !strings.Contains(raw, `"kind":"PodList"`) ||
-		!strings.Contains(raw, `"name":"static-web"`) || !strings.Contains(raw, `"name":"api-echo"`) {
-		t.Errorf("/pods as admin: %d %.300s", code, raw)
-	}
-	_, summary := c.kubeletGet(admin, "/stats/summary", "")
-	if !regexp.MustCompile(`"name":"static-web".*"containers":\[\{"name":"main".*"usageCoreNanoSeconds":[1-9]`).MatchString(summary) ||
-		!strings.Contains(summary, `"nodeName":"`+c.name+`"`) {
-		t.Errorf("/stats/summary: %.600s", summary)
-	}
-	_, metrics := c.kubeletGet(admin, "/metrics/resource", "")
-	for _, want := range []string{"\nnode_cpu_usage_seconds_total ", "\nnode_memory_working_set_bytes ",
-		`container_cpu_usage_seconds_total{container="main",namespace="default",pod="static-web"} `,
-		`container_memory_working_set_bytes{container="c",namespace="default",pod="api-echo"} `,
-		`pod_memory_working_set_bytes{namespace="default",pod="api-echo"} `} {
-		if !strings.Contains(metrics, want) {
-			t.Errorf("/metrics/resource has no %q:\n%s", want, metrics)
-		}
-	}
-
+	c.checkKubectlStreams(t)
+	c.checkKubeletStats()
 	c.checkKubeletPortAuth(ctx)
 	key := filepath.Join(c.stateDir, "cluster", "pki", "kubelet.key")
 	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
@@ -132,9 +75,81 @@ func TestClusterKubeletAPI(t *testing.T) {
 	}
 }
 
-// checkKubeletPortAuth: 401 without credentials, 403 with the token of a
-// ServiceAccount without nodes/proxy (with the kubelet's message), 200 on
-// /pods with one allowed nodes/pods.
+// checkKubectlStreams: kubectl logs, exec (WebSocket and SPDY, with
+// stdin, an exit code), attach and port-forward (WebSocket tunnelling and
+// SPDY) through the API server, to the static pod static-web (its mirror
+// pod) and the API's pod api-echo.
+func (c *clusterNode) checkKubectlStreams(t *testing.T) {
+	c.t.Helper()
+	// logs of the mirror pod and of the API's pod
+	c.waitKubectl(60*time.Second, "the static pod's ticks", func(s string) bool { return strings.Contains(s, "tick 0\n") }, "logs", "static-web")
+	c.waitKubectl(60*time.Second, "the API pod's line", func(s string) bool { return s == "hello-from-api\n" }, "logs", "api-echo")
+	if out := c.mustKubectl("logs", "static-web", "--tail=1"); strings.Count(out, "\n") != 1 || !strings.HasPrefix(out, "tick ") {
+		c.t.Errorf("logs --tail=1: %q", out)
+	}
+	// exec, with and without stdin
+	if out, errOut, code := c.kubectl("", "exec", "api-echo", "--", "cat", "/etc/hostname"); code != 0 || out != "api-echo\n" {
+		c.t.Errorf("exec cat /etc/hostname: exit %d %q %q", code, out, errOut)
+	}
+	if out, errOut, code := c.kubectl("through-the-cluster\n", "exec", "-i", "static-web", "--", "cat"); code != 0 || out != "through-the-cluster\n" {
+		c.t.Errorf("exec -i cat: exit %d %q %q", code, out, errOut)
+	}
+	if out, _, code := c.kubectl("", "exec", "static-web", "--", "sh", "-c", "echo out; exit 3"); code != 3 || out != "out\n" {
+		c.t.Errorf("exec exit 3: exit %d %q", code, out)
+	}
+	// the same over SPDY (kubectl's fallback; the API server passes it on)
+	spdy := exec.Command(kubectlBin(c.t), "exec", "-i", "api-echo", "--", "cat")
+	spdy.Env = append(os.Environ(), "KUBECONFIG="+c.kubeconfig, "HOME="+c.dir, "KUBECTL_REMOTE_COMMAND_WEBSOCKETS=false")
+	spdy.Stdin = strings.NewReader("over-spdy\n")
+	if out, err := spdy.Output(); err != nil || string(out) != "over-spdy\n" {
+		c.t.Errorf("exec -i over SPDY: %v %q", err, out)
+	}
+	// attach: the container's output from now on
+	waitLine(t, c.kubectlLines(nil, "attach", "static-web"), "tick ")
+	// port-forward to the static pod's httpd
+	forwarding := regexp.MustCompile(`Forwarding from (127\.0\.0\.1:\d+) -> 8080`)
+	for _, env := range [][]string{nil, {"KUBECTL_PORT_FORWARD_WEBSOCKETS=false"}} { // WebSocket tunnelling, then SPDY
+		local := waitMatch(t, c.kubectlLines(env, "port-forward", "pod/static-web", ":8080"), forwarding)
+		if body, err := httpGet("http://" + local + "/"); err != nil || !strings.Contains(body, "hello-kube") {
+			c.t.Errorf("port-forward %v: %v %q", env, err, body)
+		}
+	}
+}
+
+// checkKubeletStats: /pods, /stats/summary and /metrics/resource of the
+// kubelet port with the admin's client certificate.
+func (c *clusterNode) checkKubeletStats() {
+	c.t.Helper()
+	// /pods and the stats with the admin's client certificate (x509
+	// against cluster.clientCAFile, then a SubjectAccessReview). Not
+	// through the API server's nodes/proxy: it refuses to proxy to a
+	// loopback address ("address not allowed"), and the Node's InternalIP
+	// is 127.0.0.1 here.
+	admin := c.kubeletClient(c.kube.AdminKubeconfig)
+	if code, raw := c.kubeletGet(admin, "/pods", ""); code != http.StatusOK || !strings.Contains(raw, `"kind":"PodList"`) ||
+		!strings.Contains(raw, `"name":"static-web"`) || !strings.Contains(raw, `"name":"api-echo"`) {
+		c.t.Errorf("/pods as admin: %d %.300s", code, raw)
+	}
+	_, summary := c.kubeletGet(admin, "/stats/summary", "")
+	if !regexp.MustCompile(`"name":"static-web".*"containers":\[\{"name":"main".*"usageCoreNanoSeconds":[1-9]`).MatchString(summary) ||
+		!strings.Contains(summary, `"nodeName":"`+c.name+`"`) {
+		c.t.Errorf("/stats/summary: %.600s", summary)
+	}
+	_, metrics := c.kubeletGet(admin, "/metrics/resource", "")
+	for _, want := range []string{"\nnode_cpu_usage_seconds_total ", "\nnode_memory_working_set_bytes ",
+		`container_cpu_usage_seconds_total{container="main",namespace="default",pod="static-web"} `,
+		`container_memory_working_set_bytes{container="c",namespace="default",pod="api-echo"} `,
+		`pod_memory_working_set_bytes{namespace="default",pod="api-echo"} `} {
+		if !strings.Contains(metrics, want) {
+			c.t.Errorf("/metrics/resource has no %q:\n%s", want, metrics)
+		}
+	}
+}
+
+// checkKubeletPortAuth: 401 without credentials or with an unknown
+// token, 403 with the token of a ServiceAccount without nodes/proxy (with
+// the kubelet's message) and with another node's client certificate, 200
+// on /pods with a ServiceAccount allowed nodes/pods.
 func (c *clusterNode) checkKubeletPortAuth(ctx context.Context) {
 	c.t.Helper()
 	core := c.admin.CoreV1()
@@ -173,6 +188,13 @@ func (c *clusterNode) checkKubeletPortAuth(ctx context.Context) {
 	}
 	if code, body := get("/containerLogs/default/static-web/main", reader); code != http.StatusForbidden {
 		c.t.Errorf("containerLogs as a ServiceAccount allowed nodes/pods only: %d %.200q, want 403", code, body)
+	}
+	// a certificate of the client CA authenticates; another node's is not
+	// allowed this node's proxy (the API server's Node authorizer)
+	other := c.kubeletClient(c.kube.NodeKubeconfig(c.t, "other-node"))
+	want = "Forbidden (user=system:node:other-node, verb=get, resource=nodes, subresource(s)=[proxy])\n"
+	if code, body := c.kubeletGet(other, "/containerLogs/default/static-web/main", ""); code != http.StatusForbidden || body != want {
+		c.t.Errorf("containerLogs with another node's certificate: %d %q, want 403 %q", code, body, want)
 	}
 	if code, body := get("/exec/default/static-web/0000/main?command=id", "garbage-token"); code != http.StatusUnauthorized {
 		c.t.Errorf("a token the API server does not know: %d %q, want 401", code, body)
