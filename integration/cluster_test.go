@@ -34,6 +34,10 @@ type clusterNode struct {
 	kube  *testenv.KubeAPIServer
 	admin kubernetes.Interface
 	name  string // the Node's name
+	// kubeletPort: podhost-cluster's kubelet API, on 127.0.0.1 (the
+	// Node's InternalIP here: cluster.nodeIP), where the API server
+	// reaches it.
+	kubeletPort int
 
 	agentBin    string
 	agent       *exec.Cmd     // podhost-cluster (nil: not running)
@@ -81,7 +85,9 @@ func newClusterNode(t testing.TB) *clusterNode {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s}\n", c.kube.NodeKubeconfig(t, c.name), c.name); err != nil {
+	c.kubeletPort = testenv.FreePort(t)
+	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s, nodeIP: 127.0.0.1, kubeletPort: %d, clientCAFile: %s}\n",
+		c.kube.NodeKubeconfig(t, c.name), c.name, c.kubeletPort, c.kube.CAFile); err != nil {
 		t.Fatal(err)
 	}
 	return c

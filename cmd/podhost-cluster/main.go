@@ -91,6 +91,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "podhost-cluster:", err)
 		return 1
 	}
+	kapi, err := prepareKubeletAPI(cfg, central)
+	if err != nil {
+		fmt.Fprintln(stderr, "podhost-cluster:", err)
+		return 1
+	}
 	socket := cfg.Socket
 	log := newLogger(stderr)
 	klog.SetSlogLogger(log.With("component", "client-go"))
@@ -114,7 +119,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			log.Error("cannot watch the daemon's pods", "err", err)
 		}
 	}()
-	cluster.New(central, node, cluster.Options{NodeName: name, ClusterDir: cfg.ClusterManifestDir(), Logger: log}).Run(ctx)
+	port := kapi.start(ctx, node, socket, log)
+	cluster.New(central, node, cluster.Options{NodeName: name, ClusterDir: cfg.ClusterManifestDir(),
+		NodeIP: cfg.Cluster.NodeIP, KubeletPort: port, Logger: log}).Run(ctx)
 	return 0
 }
 

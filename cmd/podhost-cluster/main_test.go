@@ -26,6 +26,11 @@ func TestBadInputOneLine(t *testing.T) {
 	relative := write("relative.yaml", "cluster: {kubeconfig: cluster.kubeconfig}\n")
 	garbage := write("garbage.kubeconfig", "{{{ not yaml")
 	bad := write("bad.yaml", "cluster: {kubeconfig: "+garbage+"}\n")
+	kc := write("good.kubeconfig", `{apiVersion: v1, kind: Config, current-context: x, clusters: [{name: c, cluster: {server: "https://127.0.0.1:1"}}],
+users: [{name: u, user: {token: t}}], contexts: [{name: x, context: {cluster: c, user: u}}]}`)
+	noCA := write("noca.yaml", "cluster: {kubeconfig: "+kc+", clientCAFile: "+filepath.Join(dir, "absent-ca.crt")+"}\n")
+	badCA := write("badca.yaml", "cluster: {kubeconfig: "+kc+", clientCAFile: "+garbage+"}\n")
+	badCert := write("badcert.yaml", "cluster: {kubeconfig: "+kc+", tlsCertFile: "+garbage+", tlsPrivateKeyFile: "+garbage+"}\n")
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -38,6 +43,9 @@ func TestBadInputOneLine(t *testing.T) {
 		{"kubeconfig absent", []string{"--config", missing}, []string{"cluster.kubeconfig", "absent.kubeconfig"}},
 		{"kubeconfig relative", []string{"--config", relative}, []string{relative, "cluster.kubeconfig: must be an absolute path"}},
 		{"kubeconfig garbage", []string{"--config", bad}, []string{"cluster.kubeconfig", garbage}},
+		{"client CA absent", []string{"--config", noCA}, []string{noCA, "cluster.clientCAFile", "absent-ca.crt"}},
+		{"client CA garbage", []string{"--config", badCA}, []string{badCA, "cluster.clientCAFile", garbage}},
+		{"serving certificate garbage", []string{"--config", badCert}, []string{badCert, "cluster.tlsCertFile", garbage}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr bytes.Buffer

@@ -9,7 +9,9 @@ import (
 // clusterOnly are the packages only podhost-cluster may link: client-go's
 // typed clientset (its scheme registers every API group at init), its
 // informers, listers and caches, the kubeconfig loader, the kubelet's
-// lease controller, and podhost's cluster agent and its daemon client.
+// lease controller, k8s.io/apiserver (the kubelet API's delegating
+// authentication and authorization), and podhost's cluster agent, its
+// kubelet API and its daemon client.
 // Linked into podhost they cost every standalone box 36 MB of binary and
 // 12–15 MiB of file RSS (docs/decisions.md 29). podhost itself links a
 // few client-go packages on purpose (rest and transport for the CLI's
@@ -25,7 +27,9 @@ var clusterOnly = []string{
 	"k8s.io/component-helpers/apimachinery/lease",
 	"k8s.io/client-go/util/certificate", // the CSR client and the certificate manager (podhost-cluster join)
 	"k8s.io/cluster-bootstrap",
+	"k8s.io/apiserver", // the kubelet API's delegating authentication and authorization
 	module + "internal/services/cluster",
+	module + "internal/services/kubeletapi",
 	module + "internal/clients/localnode",
 }
 
@@ -54,7 +58,7 @@ func TestPodhostLinksNoClientset(t *testing.T) {
 			t.Errorf("cmd/podhost links %s: it belongs in podhost-cluster (see clusterOnly)", p)
 		}
 	}
-	for _, c := range []string{"k8s.io/client-go/kubernetes", module + "internal/services/cluster"} {
+	for _, c := range []string{"k8s.io/client-go/kubernetes", module + "internal/services/cluster", module + "internal/services/kubeletapi"} {
 		if linked(cluster, c) == "" {
 			t.Errorf("cmd/podhost-cluster does not link %s: is the list above still right?", c)
 		}

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 
@@ -23,12 +24,41 @@ type Cluster struct {
 	// is also every pod's spec.nodeName and the kubernetes.io/hostname
 	// label, with or without a cluster. Key cluster.nodeName.
 	NodeName string
+	// NodeIP is the Node's InternalIP as podhost-cluster publishes it, the
+	// kubelet's --node-ip ("" = the daemon's host IP): the address the API
+	// server reaches the kubelet API on. Key cluster.nodeIP.
+	NodeIP string
+	// KubeletPort serves the kubelet API (logs, exec, attach,
+	// port-forward, stats through the cluster's API server), published in
+	// the Node's daemonEndpoints; 0 = not served. Key cluster.kubeletPort.
+	KubeletPort int
+	// KubeletAddress is the address it listens on ("" = the Node's
+	// InternalIP). Key cluster.kubeletAddress.
+	KubeletAddress string
+	// TLSCertFile and TLSPrivateKeyFile serve it; both "" = a self-signed
+	// certificate generated once into <stateDir>/cluster/pki, as the
+	// kubelet's without --tls-cert-file. Keys cluster.tlsCertFile,
+	// cluster.tlsPrivateKeyFile.
+	TLSCertFile, TLSPrivateKeyFile string
+	// ClientCAFile: client certificates it signs authenticate to the
+	// kubelet API (the API server's --kubelet-client-certificate); "" =
+	// only bearer tokens do (TokenReview). Key cluster.clientCAFile.
+	ClientCAFile string
 }
+
+// DefaultKubeletPort is the kubelet's port.
+const DefaultKubeletPort = 10250
 
 // clusterFile is Cluster's on-disk form.
 type clusterFile struct {
-	Kubeconfig *string `json:"kubeconfig"`
-	NodeName   *string `json:"nodeName"`
+	Kubeconfig        *string `json:"kubeconfig"`
+	NodeName          *string `json:"nodeName"`
+	NodeIP            *string `json:"nodeIP"`
+	KubeletPort       *int    `json:"kubeletPort"`
+	KubeletAddress    *string `json:"kubeletAddress"`
+	TLSCertFile       *string `json:"tlsCertFile"`
+	TLSPrivateKeyFile *string `json:"tlsPrivateKeyFile"`
+	ClientCAFile      *string `json:"clientCAFile"`
 }
 
 // Joined: a cluster is configured.
@@ -42,7 +72,8 @@ func (c *Config) ClusterManifestDir() string {
 }
 
 // ClusterPKIDir holds the node's client certificate for the cluster when
-// `podhost join` got it by TLS bootstrap (root only, under the state dir).
+// `podhost join` got it by TLS bootstrap, and the kubelet API's
+// self-signed serving certificate (root only, under the state dir).
 func (c *Config) ClusterPKIDir() string {
 	return filepath.Join(c.StateDir, "cluster", "pki")
 }
@@ -53,6 +84,14 @@ func (f *clusterFile) applyTo(c *Cluster) {
 	}
 	setString(&c.Kubeconfig, f.Kubeconfig)
 	setString(&c.NodeName, f.NodeName)
+	setString(&c.NodeIP, f.NodeIP)
+	if f.KubeletPort != nil {
+		c.KubeletPort = *f.KubeletPort
+	}
+	setString(&c.KubeletAddress, f.KubeletAddress)
+	setString(&c.TLSCertFile, f.TLSCertFile)
+	setString(&c.TLSPrivateKeyFile, f.TLSPrivateKeyFile)
+	setString(&c.ClientCAFile, f.ClientCAFile)
 }
 
 func (c Cluster) validate() error {
@@ -63,6 +102,22 @@ func (c Cluster) validate() error {
 	if c.NodeName != "" {
 		if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("cluster.nodeName: %q: %s", c.NodeName, strings.Join(msgs, "; ")))
+		}
+	}
+	for _, kv := range [][2]string{{"cluster.nodeIP", c.NodeIP}, {"cluster.kubeletAddress", c.KubeletAddress}} {
+		if kv[1] != "" && net.ParseIP(kv[1]) == nil {
+			errs = append(errs, fmt.Errorf("%s: %q is not an IP address", kv[0], kv[1]))
+		}
+	}
+	if c.KubeletPort < 0 || c.KubeletPort > 65535 {
+		errs = append(errs, fmt.Errorf("cluster.kubeletPort: %d is not a port (0 turns the kubelet API off)", c.KubeletPort))
+	}
+	if (c.TLSCertFile == "") != (c.TLSPrivateKeyFile == "") {
+		errs = append(errs, errors.New("cluster.tlsCertFile and cluster.tlsPrivateKeyFile: give both or neither"))
+	}
+	for _, kv := range [][2]string{{"cluster.tlsCertFile", c.TLSCertFile}, {"cluster.tlsPrivateKeyFile", c.TLSPrivateKeyFile}, {"cluster.clientCAFile", c.ClientCAFile}} {
+		if kv[1] != "" && !filepath.IsAbs(kv[1]) {
+			errs = append(errs, fmt.Errorf("%s: must be an absolute path, got %q", kv[0], kv[1]))
 		}
 	}
 	return errors.Join(errs...)

@@ -273,6 +273,7 @@ func Default() *Config {
 		Security:              defaultSecurity(),
 		ClusterDomain:         DefaultClusterDomain,
 		ClusterDNS:            true,
+		Cluster:               Cluster{KubeletPort: DefaultKubeletPort},
 		ServiceCIDR:           DefaultServiceCIDR,
 	}
 }

@@ -369,14 +369,24 @@ func TestClusterSection(t *testing.T) {
 	if !c.Cluster.Joined() || c.Cluster.Kubeconfig != "/etc/podhost/cluster.kubeconfig" || c.Cluster.NodeName != "box-1" {
 		t.Errorf("cluster: %+v", c.Cluster)
 	}
-	if Default().Cluster.Joined() {
-		t.Error("the default joins a cluster")
+	if Default().Cluster.Joined() || Default().Cluster.KubeletPort != 10250 {
+		t.Errorf("the default: %+v", Default().Cluster)
 	}
 	for doc, want := range map[string]string{
-		"cluster: {kubeconfig: rel/path}":         "cluster.kubeconfig: must be an absolute path",
-		"cluster: {nodeName: Box_1}":              `cluster.nodeName: "Box_1"`,
-		"cluster: {kubeconfig: /k, token: x}":     "unknown field",
-		"cluster: {kubeconfig: /k, nodeName: ''}": "",
+		"cluster: {kubeconfig: rel/path}":                                      "cluster.kubeconfig: must be an absolute path",
+		"cluster: {nodeName: Box_1}":                                           `cluster.nodeName: "Box_1"`,
+		"cluster: {kubeconfig: /k, token: x}":                                  "unknown field",
+		"cluster: {kubeconfig: /k, nodeName: ''}":                              "",
+		"cluster: {kubeletPort: 70000}":                                        "cluster.kubeletPort: 70000 is not a port",
+		"cluster: {kubeletPort: -1}":                                           "cluster.kubeletPort: -1 is not a port",
+		"cluster: {kubeletPort: 0}":                                            "",
+		"cluster: {nodeIP: box}":                                               `cluster.nodeIP: "box" is not an IP address`,
+		"cluster: {kubeletAddress: '0.0.0.0', nodeIP: '::1'}":                  "",
+		"cluster: {kubeletAddress: 'x:1'}":                                     `cluster.kubeletAddress: "x:1" is not an IP address`,
+		"cluster: {tlsCertFile: /c}":                                           "cluster.tlsCertFile and cluster.tlsPrivateKeyFile: give both or neither",
+		"cluster: {tlsCertFile: /c, tlsPrivateKeyFile: k}":                     `cluster.tlsPrivateKeyFile: must be an absolute path, got "k"`,
+		"cluster: {clientCAFile: ca.crt}":                                      `cluster.clientCAFile: must be an absolute path, got "ca.crt"`,
+		"cluster: {tlsCertFile: /c, tlsPrivateKeyFile: /k, clientCAFile: /ca}": "",
 	} {
 		_, err := Parse([]byte(doc))
 		if want == "" {

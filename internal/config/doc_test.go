@@ -90,7 +90,8 @@ func render(k fileKey) string {
 	case ImagePolicy:
 		return fmt.Sprintf("{requireSignatures: %v}", v.RequireSignatures)
 	case Cluster:
-		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q}", v.Kubeconfig, v.NodeName)
+		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q, nodeIP: %q, kubeletPort: %d, kubeletAddress: %q, tlsCertFile: %q, tlsPrivateKeyFile: %q, clientCAFile: %q}",
+			v.Kubeconfig, v.NodeName, v.NodeIP, v.KubeletPort, v.KubeletAddress, v.TLSCertFile, v.TLSPrivateKeyFile, v.ClientCAFile)
 	case PodSecurity:
 		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}, cluster: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level, v.Cluster.Level)
 	}

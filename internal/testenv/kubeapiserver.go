@@ -58,9 +58,13 @@ func findKubeBinDir(ctx context.Context) (string, error) {
 // KubeAPIServer is a private control plane: etcd and kube-apiserver on
 // 127.0.0.1, ports the kernel picked, TLS with a CA of their own, the
 // Node and RBAC authorizers, the NodeRestriction admission plugin and
-// bootstrap token authentication, as a kubelet's cluster has them. It
-// holds no controllers (no kube-controller-manager, no scheduler): a test
-// that needs a CertificateSigningRequest signed signs it with SignCSR.
+// bootstrap token authentication, as a kubelet's cluster has them. The API
+// server reaches kubelets at their InternalIP (then Hostname) with a
+// client certificate of the CA (CN kube-apiserver-kubelet-client, O
+// system:masters, as kubeadm's --kubelet-client-certificate): a node's
+// kubelet API trusts CAFile for it. It holds no controllers (no
+// kube-controller-manager, no scheduler): a test that needs a
+// CertificateSigningRequest signed signs it with SignCSR.
 type KubeAPIServer struct {
 	// URL is https://127.0.0.1:PORT.
 	URL string
@@ -107,6 +111,10 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 	}
 	k.URL = "https://127.0.0.1:" + strconv.Itoa(port)
 	pki := k.pki.dir
+	kubeletCert, kubeletKey, err := k.pki.clientCert("apiserver-kubelet-client", "kube-apiserver-kubelet-client", "system:masters")
+	if err != nil {
+		t.Fatalf("testenv: kube pki: %v", err)
+	}
 	k.kubeArgs = []string{filepath.Join(bin, "kube-apiserver"),
 		"--etcd-servers=" + etcdURL, "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		"--secure-port=" + strconv.Itoa(port), "--cert-dir=" + filepath.Join(k.Dir, "certs"),
@@ -115,6 +123,8 @@ func StartKubeAPIServer(t testing.TB) *KubeAPIServer {
 		"--service-account-issuer=https://kubernetes.default.svc", "--service-account-key-file=" + filepath.Join(pki, "sa.pub"),
 		"--service-account-signing-key-file=" + filepath.Join(pki, "sa.key"), "--service-cluster-ip-range=10.96.0.0/24",
 		"--authorization-mode=Node,RBAC", "--enable-admission-plugins=NodeRestriction", "--enable-bootstrap-token-auth",
+		"--kubelet-client-certificate=" + kubeletCert, "--kubelet-client-key=" + kubeletKey,
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		"--endpoint-reconciler-type=none", "--enable-priority-and-fairness=false", "--profiling=false"}
 	k.kube, err = startProc(k.kubeArgs[0], filepath.Join(k.Dir, "kube-apiserver.log"), k.kubeArgs[1:]...)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync"
 	"time"
 
@@ -35,6 +36,16 @@ const callTimeout = 10 * time.Second
 func RESTConfig(socket, userAgent string) *rest.Config {
 	return &rest.Config{Host: "http://localhost", UserAgent: userAgent, Timeout: callTimeout,
 		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", socket)
+		}}
+}
+
+// Transport reaches the daemon's socket with no time limit of its own
+// (the kubelet API proxies streams through it to http://localhost).
+func Transport(socket string) *http.Transport {
+	return &http.Transport{MaxIdleConns: 4, IdleConnTimeout: time.Minute,
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, "unix", socket)
 		}}
@@ -160,6 +171,9 @@ func (n *Node) SourcesReady(ctx context.Context) bool {
 	defer cancel()
 	return n.client.CoreV1().RESTClient().Get().AbsPath("/readyz").Do(ctx).Error() == nil
 }
+
+// Name is the Node's name.
+func (n *Node) Name() string { return n.name }
 
 // WatchEvents calls handle with every Event the daemon records or updates
 // from now until ctx ends (not those it held before: they were sent by an

@@ -83,7 +83,13 @@ type Options struct {
 	// (config.ClusterManifestDir): the pods the cluster binds to this node
 	// are written there. "": they are not run.
 	ClusterDir string
-	Logger     *slog.Logger
+	// NodeIP, when set, is the Node's InternalIP instead of the daemon's
+	// (the kubelet's --node-ip).
+	NodeIP string
+	// KubeletPort is where the kubelet API listens (0: it does not), the
+	// Node's status.daemonEndpoints.kubeletEndpoint.port.
+	KubeletPort int32
+	Logger      *slog.Logger
 	// Periods; zero values are the kubelet's defaults above.
 	LeaseDuration, StatusUpdate, StatusReport, MirrorResync time.Duration
 }
@@ -166,11 +172,29 @@ func (a *Agent) localNode(ctx context.Context) (*corev1.Node, error) {
 	n, err := a.b.Node(ctx)
 	if err != nil {
 		err = fmt.Errorf("the podhost daemon: %w", err)
+	} else {
+		a.publish(n)
 	}
 	a.mu.Lock()
 	a.daemonErr = err
 	a.mu.Unlock()
 	return n, err
+}
+
+// publish sets on the daemon's Node what this process adds: the kubelet
+// API's port and the InternalIP it is reached on.
+func (a *Agent) publish(n *corev1.Node) {
+	n.Status.DaemonEndpoints.KubeletEndpoint.Port = a.opts.KubeletPort
+	if a.opts.NodeIP == "" {
+		return
+	}
+	addrs := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: a.opts.NodeIP}}
+	for _, ad := range n.Status.Addresses {
+		if ad.Type != corev1.NodeInternalIP {
+			addrs = append(addrs, ad)
+		}
+	}
+	n.Status.Addresses = addrs
 }
 
 func (a *Agent) getDaemonErr() error {

@@ -221,6 +221,7 @@ func (a *Agent) updateNodeStatus(ctx context.Context, st *nodeStatus, now time.T
 func applyStatus(st, local *corev1.NodeStatus, now time.Time) {
 	st.Capacity, st.Allocatable = local.Capacity.DeepCopy(), local.Allocatable.DeepCopy()
 	st.Addresses = append([]corev1.NodeAddress(nil), local.Addresses...)
+	st.DaemonEndpoints = local.DaemonEndpoints
 	runtime := st.NodeInfo.ContainerRuntimeVersion
 	st.NodeInfo = local.NodeInfo
 	if st.NodeInfo.ContainerRuntimeVersion == "" { // containerd did not answer: what it said last

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"reflect"
 	"testing"
 	"time"
 
@@ -177,5 +178,23 @@ func TestNodeDeletedIsRegisteredAgain(t *testing.T) {
 	}
 	if _, err := client.CoreV1().Nodes().Get(ctx, "n1", metav1.GetOptions{}); err != nil {
 		t.Errorf("the deleted Node was not registered again: %v", err)
+	}
+}
+
+// The Node carries the kubelet API's port and, with NodeIP, that
+// InternalIP in place of the daemon's.
+func TestPublishKubeletEndpointAndNodeIP(t *testing.T) {
+	a := New(nil, nil, Options{NodeName: "box", NodeIP: "127.0.0.1", KubeletPort: 10250})
+	n := &corev1.Node{Status: corev1.NodeStatus{Addresses: []corev1.NodeAddress{
+		{Type: corev1.NodeInternalIP, Address: "192.0.2.2"}, {Type: corev1.NodeHostName, Address: "box"}}}}
+	a.publish(n)
+	want := []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: "box"}}
+	if n.Status.DaemonEndpoints.KubeletEndpoint.Port != 10250 || !reflect.DeepEqual(n.Status.Addresses, want) {
+		t.Errorf("published %+v %+v", n.Status.DaemonEndpoints, n.Status.Addresses)
+	}
+	var st corev1.NodeStatus
+	applyStatus(&st, &n.Status, time.Now())
+	if st.DaemonEndpoints.KubeletEndpoint.Port != 10250 {
+		t.Errorf("the status sent lost the port: %+v", st.DaemonEndpoints)
 	}
 }
