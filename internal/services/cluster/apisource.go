@@ -72,7 +72,9 @@ func (m *mirrors) syncAPIPod(ctx context.Context, key string, p, local *corev1.P
 		m.errs.ok(key)
 		return
 	}
-	if err := m.writePodFile(ctx, p, file); err != nil {
+	if reason := reservedSecretRef(p); reason != "" {
+		refused = map[string]string{file: reason} // not handed over: a token is not another pod's to read
+	} else if err := m.writePodFile(ctx, p, file); err != nil {
 		m.errs.fail(key, "pod from the API server: cannot hand it to the daemon: retrying", err, "pod", key)
 		return
 	}
@@ -140,6 +142,19 @@ func (m *mirrors) removeStaleFiles(want map[string]bool) {
 	}
 }
 
+// reservedSecretRef is why p may not run: it references a Secret whose
+// name is that of a token's Secret (TokenSecretPrefix), which the daemon
+// holds for another pod; "" when it does not.
+func reservedSecretRef(p *corev1.Pod) string {
+	_, secrets := references(p)
+	for _, s := range secrets {
+		if strings.HasPrefix(s, TokenSecretPrefix) {
+			return fmt.Sprintf("secret %q: names starting with %q are podhost's service account tokens: not supported by podhost", s, TokenSecretPrefix)
+		}
+	}
+	return ""
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -180,11 +195,16 @@ func (m *mirrors) writePodFile(ctx context.Context, p *corev1.Pod, file string) 
 
 // podDocument is p's file: the ConfigMaps and Secrets it references that
 // exist (a missing one is missing for the daemon too, which reports it as
-// the kubelet does), then p with its metadata's name, namespace, UID,
+// the kubelet does), the Secrets of its service account tokens
+// (tokenSources), then p (its token projections made secret sources) with its metadata's name, namespace, UID,
 // labels and annotations and its spec.
 func (m *mirrors) podDocument(ctx context.Context, p *corev1.Pod) ([]byte, error) {
 	var docs []any
 	cms, secrets := references(p)
+	p, tokens, err := m.tokens.tokenSources(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range cms {
 		cm, err := m.a.client.CoreV1().ConfigMaps(p.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -206,6 +226,9 @@ func (m *mirrors) podDocument(ctx context.Context, p *corev1.Pod) ([]byte, error
 		}
 		docs = append(docs, &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}, Data: s.Data, Type: s.Type, Immutable: s.Immutable})
+	}
+	for _, t := range tokens {
+		docs = append(docs, t)
 	}
 	docs = append(docs, &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: p.Annotations},

@@ -39,6 +39,11 @@ type mirrors struct {
 	a      *Agent
 	lister listerscorev1.PodLister
 	errs   *errorLog
+	tokens *tokenCache // the service account tokens of the pods from the API server
+}
+
+func newMirrors(a *Agent, lister listerscorev1.PodLister) *mirrors {
+	return &mirrors{a: a, lister: lister, errs: newErrorLog(a.log), tokens: newTokenCache(clientTokens{a})}
 }
 
 // runMirrors watches the pods bound to this node (a field selector on
@@ -64,7 +69,7 @@ func (a *Agent) runMirrors(ctx context.Context) {
 		a.log.Error("mirror pods: cannot watch the node's pods", "err", err)
 		return
 	}
-	m := &mirrors{a: a, lister: listerscorev1.NewPodLister(inf.GetIndexer()), errs: newErrorLog(a.log)}
+	m := newMirrors(a, listerscorev1.NewPodLister(inf.GetIndexer()))
 	go inf.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return
@@ -135,6 +140,8 @@ func (m *mirrors) reconcile(ctx context.Context) {
 // node that is not a mirror pod, and removes the files of the others.
 func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*corev1.Pod) {
 	want := map[string]bool{}
+	running := map[types.UID]bool{} // whose tokens are kept
+	defer m.tokens.prune(running)
 	var refused map[string]string // asked once, if a pod does not run
 	for key, p := range inCluster {
 		if _, mirror := p.Annotations[AnnotationMirror]; mirror {
@@ -145,6 +152,9 @@ func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*
 			continue
 		}
 		want[m.a.podFile(p.Namespace, p.Name)] = true // a deleted one's file: syncAPIPod's to remove
+		if p.DeletionTimestamp == nil {
+			running[p.UID] = true
+		}
 		if refused == nil && local[key] == nil {
 			refused, _ = m.a.b.Refusals(ctx) // an error: nothing known refused
 		}
