@@ -1,0 +1,93 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TestClusterAPIPodServiceAccountToken: a pod the cluster binds to the
+// node with the default automountServiceAccountToken gets the
+// ServiceAccount admission plugin's kube-api-access volume and runs; in
+// it the token is one the API server accepts (TokenReview: the
+// namespace's default ServiceAccount, bound to the pod), ca.crt is the
+// cluster's CA and namespace the pod's.
+func TestClusterAPIPodServiceAccountToken(t *testing.T) {
+	c := newClusterNode(t)
+	c.start()
+	ctx := context.Background()
+	core := c.admin.CoreV1()
+	// The test control plane has no kube-controller-manager: make what its
+	// serviceaccount and root-ca-cert-publisher controllers would.
+	if _, err := core.ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}},
+		metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	ca, err := os.ReadFile(c.kube.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "kube-root-ca.crt"},
+		Data: map[string]string{"ca.crt": string(ca)}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	created, err := core.Pods("default").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api-sa"},
+		Spec: corev1.PodSpec{NodeName: c.name, Containers: []corev1.Container{{Name: "c", Image: env.ImageRef,
+			Command: []string{"sleep", "3600"}}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(created.Spec.Volumes, func(v corev1.Volume) bool { return strings.HasPrefix(v.Name, "kube-api-access-") }) {
+		t.Fatalf("the API server added no kube-api-access volume: %+v", created.Spec.Volumes)
+	}
+	c.waitRunning("api-sa")
+
+	const dir = "/var/run/secrets/kubernetes.io/serviceaccount/"
+	read := func(f string) string {
+		t.Helper()
+		out, stderr, code := c.execCLI("", "api-sa", "--", "cat", dir+f)
+		if code != 0 {
+			t.Fatalf("cat %s in the pod: exit %d, %s", dir+f, code, stderr)
+		}
+		return out
+	}
+	if got := read("namespace"); got != "default" {
+		t.Errorf("namespace file %q, want default", got)
+	}
+	if got := read("ca.crt"); got != string(ca) {
+		t.Errorf("ca.crt in the pod is not the cluster's CA:\n%s", got)
+	}
+	token := read("token")
+	tr, err := c.admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := tr.Status
+	if !st.Authenticated || st.User.Username != "system:serviceaccount:default:default" {
+		t.Fatalf("TokenReview of the pod's token: authenticated %v as %q (%s)", st.Authenticated, st.User.Username, st.Error)
+	}
+	if got := st.User.Extra["authentication.kubernetes.io/pod-name"]; len(got) != 1 || got[0] != "api-sa" {
+		t.Errorf("the token is bound to pod %v, want api-sa", got)
+	}
+	if got := st.User.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(created.UID) {
+		t.Errorf("the token is bound to pod UID %v, want %s", got, created.UID)
+	}
+	c.poll(60*time.Second, "the pod Running in the API", func(ctx context.Context) (bool, error) {
+		p, err := core.Pods("default").Get(ctx, "api-sa", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Status.Phase == corev1.PodRunning, nil
+	})
+}
