@@ -42,8 +42,10 @@ type clusterNode struct {
 }
 
 // newClusterNode starts a control plane and a podhost configured to join
-// it as node name, with a kubelet's credentials (system:node:<name>).
-func newClusterNode(t testing.TB) *clusterNode {
+// it as node name, with a kubelet's credentials (system:node:<name>);
+// extra are more keys of the config's cluster section ("clusterDNS:
+// [10.96.0.10]").
+func newClusterNode(t testing.TB, extra ...string) *clusterNode {
 	t.Helper()
 	k := testenv.StartKubeAPIServer(t)
 	cfg, err := clientcmd.BuildConfigFromFlags("", k.AdminKubeconfig)
@@ -73,7 +75,8 @@ func newClusterNode(t testing.TB) *clusterNode {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s}\n", k.NodeKubeconfig(t, c.name), c.name); err != nil {
+	keys := append([]string{"kubeconfig: " + k.NodeKubeconfig(t, c.name), "nodeName: " + c.name}, extra...)
+	if _, err := fmt.Fprintf(f, "cluster: {%s}\n", strings.Join(keys, ", ")); err != nil {
 		t.Fatal(err)
 	}
 	return c

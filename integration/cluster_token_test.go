@@ -21,9 +21,12 @@ import (
 // ServiceAccount admission plugin's kube-api-access volume and runs; in
 // it the token is one the API server accepts (TokenReview: the
 // namespace's default ServiceAccount, bound to the pod), ca.crt is the
-// cluster's CA and namespace the pod's.
+// cluster's CA and namespace the pod's. Its environment holds the
+// cluster's kubernetes Service (KUBERNETES_SERVICE_HOST its ClusterIP),
+// not podhost's Services, and its resolv.conf the configured
+// cluster.clusterDNS with the cluster's search path.
 func TestClusterAPIPodServiceAccountToken(t *testing.T) {
-	c := newClusterNode(t)
+	c := newClusterNode(t, "clusterDNS: [10.96.0.10]", "clusterDomain: cluster.test")
 	c.start()
 	ctx := context.Background()
 	core := c.admin.CoreV1()
@@ -82,6 +85,22 @@ func TestClusterAPIPodServiceAccountToken(t *testing.T) {
 	}
 	if got := st.User.Extra["authentication.kubernetes.io/pod-uid"]; len(got) != 1 || got[0] != string(created.UID) {
 		t.Errorf("the token is bound to pod UID %v, want %s", got, created.UID)
+	}
+	svc, err := core.Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := c.execCLI("", "api-sa", "--", "sh", "-c", "echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT; cat /etc/resolv.conf")
+	if code != 0 {
+		t.Fatalf("in the pod: exit %d, %s", code, stderr)
+	}
+	want := svc.Spec.ClusterIP + ":443\n"
+	if !strings.HasPrefix(out, want) {
+		t.Errorf("KUBERNETES_SERVICE_HOST:PORT in the pod: %q, want %q (the cluster's kubernetes Service)", out, want)
+	}
+	if !strings.Contains(out, "nameserver 10.96.0.10\n") || strings.Count(out, "nameserver") != 1 ||
+		!strings.Contains(out, "search default.svc.cluster.test svc.cluster.test cluster.test") {
+		t.Errorf("resolv.conf in the pod:\n%s\nwant the cluster's DNS 10.96.0.10 only and its search path", out)
 	}
 	c.poll(60*time.Second, "the pod Running in the API", func(ctx context.Context) (bool, error) {
 		p, err := core.Pods("default").Get(ctx, "api-sa", metav1.GetOptions{})

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
@@ -23,12 +24,23 @@ type Cluster struct {
 	// is also every pod's spec.nodeName and the kubernetes.io/hostname
 	// label, with or without a cluster. Key cluster.nodeName.
 	NodeName string
+	// ClusterDNS are the cluster's DNS servers (the kubelet's
+	// --cluster-dns): the nameservers of the ClusterFirst pods from the
+	// cluster's API server; none: they get podhost's own, as local pods.
+	// Key cluster.clusterDNS.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's domain (the kubelet's
+	// --cluster-domain) in those pods' search path; "" = the top-level
+	// clusterDomain. Key cluster.clusterDomain.
+	ClusterDomain string
 }
 
 // clusterFile is Cluster's on-disk form.
 type clusterFile struct {
-	Kubeconfig *string `json:"kubeconfig"`
-	NodeName   *string `json:"nodeName"`
+	Kubeconfig    *string  `json:"kubeconfig"`
+	NodeName      *string  `json:"nodeName"`
+	ClusterDNS    []string `json:"clusterDNS"`
+	ClusterDomain *string  `json:"clusterDomain"`
 }
 
 // Joined: a cluster is configured.
@@ -47,6 +59,10 @@ func (f *clusterFile) applyTo(c *Cluster) {
 	}
 	setString(&c.Kubeconfig, f.Kubeconfig)
 	setString(&c.NodeName, f.NodeName)
+	if f.ClusterDNS != nil {
+		c.ClusterDNS = f.ClusterDNS
+	}
+	setString(&c.ClusterDomain, f.ClusterDomain)
 }
 
 func (c Cluster) validate() error {
@@ -57,6 +73,16 @@ func (c Cluster) validate() error {
 	if c.NodeName != "" {
 		if msgs := validation.IsDNS1123Subdomain(c.NodeName); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("cluster.nodeName: %q: %s", c.NodeName, strings.Join(msgs, "; ")))
+		}
+	}
+	for i, s := range c.ClusterDNS {
+		if _, err := netip.ParseAddr(s); err != nil {
+			errs = append(errs, fmt.Errorf("cluster.clusterDNS[%d]: %q is not an IP address", i, s))
+		}
+	}
+	if d := strings.TrimSuffix(c.ClusterDomain, "."); d != "" {
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("cluster.clusterDomain: %q: %s", c.ClusterDomain, strings.Join(msgs, "; ")))
 		}
 	}
 	return errors.Join(errs...)

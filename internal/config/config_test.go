@@ -373,10 +373,14 @@ func TestClusterSection(t *testing.T) {
 		t.Error("the default joins a cluster")
 	}
 	for doc, want := range map[string]string{
-		"cluster: {kubeconfig: rel/path}":         "cluster.kubeconfig: must be an absolute path",
-		"cluster: {nodeName: Box_1}":              `cluster.nodeName: "Box_1"`,
-		"cluster: {kubeconfig: /k, token: x}":     "unknown field",
-		"cluster: {kubeconfig: /k, nodeName: ''}": "",
+		"cluster: {kubeconfig: rel/path}":                         "cluster.kubeconfig: must be an absolute path",
+		"cluster: {nodeName: Box_1}":                              `cluster.nodeName: "Box_1"`,
+		"cluster: {kubeconfig: /k, token: x}":                     "unknown field",
+		"cluster: {kubeconfig: /k, nodeName: ''}":                 "",
+		"cluster: {clusterDNS: [10.96.0.10, 'fd00::a']}":          "",
+		"cluster: {clusterDNS: [10.96.0.10, kube-dns]}":           `cluster.clusterDNS[1]: "kube-dns" is not an IP address`,
+		"cluster: {clusterDomain: Corp_Local}":                    `cluster.clusterDomain: "Corp_Local"`,
+		"cluster: {clusterDomain: cluster.local., nodeName: box}": "",
 	} {
 		_, err := Parse([]byte(doc))
 		if want == "" {

@@ -90,7 +90,7 @@ func render(k fileKey) string {
 	case ImagePolicy:
 		return fmt.Sprintf("{requireSignatures: %v}", v.RequireSignatures)
 	case Cluster:
-		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q}", v.Kubeconfig, v.NodeName)
+		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q, clusterDNS: [%s], clusterDomain: %q}", v.Kubeconfig, v.NodeName, strings.Join(v.ClusterDNS, ", "), v.ClusterDomain)
 	case PodSecurity:
 		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}, cluster: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level, v.Cluster.Level)
 	}

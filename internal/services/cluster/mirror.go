@@ -40,6 +40,7 @@ type mirrors struct {
 	lister listerscorev1.PodLister
 	errs   *errorLog
 	tokens *tokenCache // the service account tokens of the pods from the API server
+	pass   svcPass     // the Services read in this syncAPIPods
 }
 
 func newMirrors(a *Agent, lister listerscorev1.PodLister) *mirrors {
@@ -142,6 +143,8 @@ func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*
 	want := map[string]bool{}
 	running := map[types.UID]bool{} // whose tokens are kept
 	defer m.tokens.prune(running)
+	m.pass = svcPass{}
+	defer func() { m.pass = nil }()
 	var refused map[string]string // asked once, if a pod does not run
 	for key, p := range inCluster {
 		if _, mirror := p.Annotations[AnnotationMirror]; mirror {
