@@ -4,9 +4,11 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,7 +23,8 @@ import (
 // ServiceAccount admission plugin's kube-api-access volume and runs; in
 // it the token is one the API server accepts (TokenReview: the
 // namespace's default ServiceAccount, bound to the pod), ca.crt is the
-// cluster's CA and namespace the pod's. Its environment holds the
+// cluster's CA and namespace the pod's; a new token reaches the running
+// pod's file without restarting it. Its environment holds the
 // cluster's kubernetes Service (KUBERNETES_SERVICE_HOST its ClusterIP),
 // not podhost's Services, and its resolv.conf the configured
 // cluster.clusterDNS with the cluster's search path.
@@ -101,6 +104,32 @@ func TestClusterAPIPodServiceAccountToken(t *testing.T) {
 	if !strings.Contains(out, "nameserver 10.96.0.10\n") || strings.Count(out, "nameserver") != 1 ||
 		!strings.Contains(out, "search default.svc.cluster.test svc.cluster.test cluster.test") {
 		t.Errorf("resolv.conf in the pod:\n%s\nwant the cluster's DNS 10.96.0.10 only and its search path", out)
+	}
+
+	// A new token (podhost-cluster restarted: its cache is empty, as at
+	// a refresh) reaches the running pod's file without restarting it.
+	before := c.pod("api-sa")
+	c.stopAgent(syscall.SIGTERM)
+	c.startAgent()
+	var newToken string
+	c.poll(60*time.Second, "a new token in the running pod", func(ctx context.Context) (bool, error) {
+		out, stderr, code := c.execCLI("", "api-sa", "--", "cat", dir+"token")
+		if code != 0 {
+			return false, fmt.Errorf("cat the token: exit %d, %s", code, stderr)
+		}
+		newToken = out
+		return out != token, nil
+	})
+	tr, err = c.admin.AuthenticationV1().TokenReviews().Create(ctx, &authenticationv1.TokenReview{
+		Spec: authenticationv1.TokenReviewSpec{Token: newToken}}, metav1.CreateOptions{})
+	if err != nil || !tr.Status.Authenticated {
+		t.Errorf("TokenReview of the new token: %v %+v", err, tr.Status)
+	}
+	after := c.pod("api-sa")
+	if after.UID != before.UID || after.Status.ContainerStatuses[0].ContainerID != before.Status.ContainerStatuses[0].ContainerID ||
+		after.Status.ContainerStatuses[0].RestartCount != 0 {
+		t.Errorf("the pod was restarted for a new token: container %s → %s, restarts %d", before.Status.ContainerStatuses[0].ContainerID,
+			after.Status.ContainerStatuses[0].ContainerID, after.Status.ContainerStatuses[0].RestartCount)
 	}
 	c.poll(60*time.Second, "the pod Running in the API", func(ctx context.Context) (bool, error) {
 		p, err := core.Pods("default").Get(ctx, "api-sa", metav1.GetOptions{})
