@@ -76,8 +76,10 @@ func newUnjoinedClusterNode(t testing.TB) *clusterNode {
 }
 
 // newClusterNode starts a control plane and a podhost configured to join
-// it as node name, with a kubelet's credentials (system:node:<name>).
-func newClusterNode(t testing.TB) *clusterNode {
+// it as node name, with a kubelet's credentials (system:node:<name>);
+// extra are more keys of the config's cluster section ("clusterDNS:
+// [10.96.0.10]").
+func newClusterNode(t testing.TB, extra ...string) *clusterNode {
 	t.Helper()
 	c := newUnjoinedClusterNode(t)
 	f, err := os.OpenFile(c.configPath, os.O_APPEND|os.O_WRONLY, 0)
@@ -86,8 +88,9 @@ func newClusterNode(t testing.TB) *clusterNode {
 	}
 	defer f.Close()
 	c.kubeletPort = testenv.FreePort(t)
-	if _, err := fmt.Fprintf(f, "cluster: {kubeconfig: %s, nodeName: %s, nodeIP: 127.0.0.1, kubeletPort: %d, clientCAFile: %s}\n",
-		c.kube.NodeKubeconfig(t, c.name), c.name, c.kubeletPort, c.kube.CAFile); err != nil {
+	keys := append([]string{"kubeconfig: " + c.kube.NodeKubeconfig(t, c.name), "nodeName: " + c.name, "nodeIP: 127.0.0.1",
+		fmt.Sprintf("kubeletPort: %d", c.kubeletPort), "clientCAFile: " + c.kube.CAFile}, extra...)
+	if _, err := fmt.Fprintf(f, "cluster: {%s}\n", strings.Join(keys, ", ")); err != nil {
 		t.Fatal(err)
 	}
 	return c

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"strings"
 
@@ -44,6 +45,15 @@ type Cluster struct {
 	// kubelet API (the API server's --kubelet-client-certificate); "" =
 	// only bearer tokens do (TokenReview). Key cluster.clientCAFile.
 	ClientCAFile string
+	// ClusterDNS are the cluster's DNS servers (the kubelet's
+	// --cluster-dns): the nameservers of the ClusterFirst pods from the
+	// cluster's API server; none: they get podhost's own, as local pods.
+	// Key cluster.clusterDNS.
+	ClusterDNS []string
+	// ClusterDomain is the cluster's domain (the kubelet's
+	// --cluster-domain) in those pods' search path; "" = the top-level
+	// clusterDomain. Key cluster.clusterDomain.
+	ClusterDomain string
 }
 
 // DefaultKubeletPort is the kubelet's port.
@@ -51,14 +61,16 @@ const DefaultKubeletPort = 10250
 
 // clusterFile is Cluster's on-disk form.
 type clusterFile struct {
-	Kubeconfig        *string `json:"kubeconfig"`
-	NodeName          *string `json:"nodeName"`
-	NodeIP            *string `json:"nodeIP"`
-	KubeletPort       *int    `json:"kubeletPort"`
-	KubeletAddress    *string `json:"kubeletAddress"`
-	TLSCertFile       *string `json:"tlsCertFile"`
-	TLSPrivateKeyFile *string `json:"tlsPrivateKeyFile"`
-	ClientCAFile      *string `json:"clientCAFile"`
+	Kubeconfig        *string  `json:"kubeconfig"`
+	NodeName          *string  `json:"nodeName"`
+	NodeIP            *string  `json:"nodeIP"`
+	KubeletPort       *int     `json:"kubeletPort"`
+	KubeletAddress    *string  `json:"kubeletAddress"`
+	TLSCertFile       *string  `json:"tlsCertFile"`
+	TLSPrivateKeyFile *string  `json:"tlsPrivateKeyFile"`
+	ClientCAFile      *string  `json:"clientCAFile"`
+	ClusterDNS        []string `json:"clusterDNS"`
+	ClusterDomain     *string  `json:"clusterDomain"`
 }
 
 // Joined: a cluster is configured.
@@ -92,6 +104,10 @@ func (f *clusterFile) applyTo(c *Cluster) {
 	setString(&c.TLSCertFile, f.TLSCertFile)
 	setString(&c.TLSPrivateKeyFile, f.TLSPrivateKeyFile)
 	setString(&c.ClientCAFile, f.ClientCAFile)
+	if f.ClusterDNS != nil {
+		c.ClusterDNS = f.ClusterDNS
+	}
+	setString(&c.ClusterDomain, f.ClusterDomain)
 }
 
 func (c Cluster) validate() error {
@@ -118,6 +134,16 @@ func (c Cluster) validate() error {
 	for _, kv := range [][2]string{{"cluster.tlsCertFile", c.TLSCertFile}, {"cluster.tlsPrivateKeyFile", c.TLSPrivateKeyFile}, {"cluster.clientCAFile", c.ClientCAFile}} {
 		if kv[1] != "" && !filepath.IsAbs(kv[1]) {
 			errs = append(errs, fmt.Errorf("%s: must be an absolute path, got %q", kv[0], kv[1]))
+		}
+	}
+	for i, s := range c.ClusterDNS {
+		if _, err := netip.ParseAddr(s); err != nil {
+			errs = append(errs, fmt.Errorf("cluster.clusterDNS[%d]: %q is not an IP address", i, s))
+		}
+	}
+	if d := strings.TrimSuffix(c.ClusterDomain, "."); d != "" {
+		if msgs := validation.IsDNS1123Subdomain(d); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("cluster.clusterDomain: %q: %s", c.ClusterDomain, strings.Join(msgs, "; ")))
 		}
 	}
 	return errors.Join(errs...)

@@ -387,6 +387,10 @@ func TestClusterSection(t *testing.T) {
 		"cluster: {tlsCertFile: /c, tlsPrivateKeyFile: k}":                     `cluster.tlsPrivateKeyFile: must be an absolute path, got "k"`,
 		"cluster: {clientCAFile: ca.crt}":                                      `cluster.clientCAFile: must be an absolute path, got "ca.crt"`,
 		"cluster: {tlsCertFile: /c, tlsPrivateKeyFile: /k, clientCAFile: /ca}": "",
+		"cluster: {clusterDNS: [10.96.0.10, 'fd00::a']}":                       "",
+		"cluster: {clusterDNS: [10.96.0.10, kube-dns]}":                        `cluster.clusterDNS[1]: "kube-dns" is not an IP address`,
+		"cluster: {clusterDomain: Corp_Local}":                                 `cluster.clusterDomain: "Corp_Local"`,
+		"cluster: {clusterDomain: cluster.local., nodeName: box}":              "",
 	} {
 		_, err := Parse([]byte(doc))
 		if want == "" {

@@ -90,8 +90,8 @@ func render(k fileKey) string {
 	case ImagePolicy:
 		return fmt.Sprintf("{requireSignatures: %v}", v.RequireSignatures)
 	case Cluster:
-		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q, nodeIP: %q, kubeletPort: %d, kubeletAddress: %q, tlsCertFile: %q, tlsPrivateKeyFile: %q, clientCAFile: %q}",
-			v.Kubeconfig, v.NodeName, v.NodeIP, v.KubeletPort, v.KubeletAddress, v.TLSCertFile, v.TLSPrivateKeyFile, v.ClientCAFile)
+		return fmt.Sprintf("{kubeconfig: %q, nodeName: %q, nodeIP: %q, kubeletPort: %d, kubeletAddress: %q, tlsCertFile: %q, tlsPrivateKeyFile: %q, clientCAFile: %q, clusterDNS: [%s], clusterDomain: %q}",
+			v.Kubeconfig, v.NodeName, v.NodeIP, v.KubeletPort, v.KubeletAddress, v.TLSCertFile, v.TLSPrivateKeyFile, v.ClientCAFile, strings.Join(v.ClusterDNS, ", "), v.ClusterDomain)
 	case PodSecurity:
 		return fmt.Sprintf("{manifestDir: {level: %s}, manifestURL: {level: %s}, cluster: {level: %s}}", v.ManifestDir.Level, v.ManifestURL.Level, v.Cluster.Level)
 	}

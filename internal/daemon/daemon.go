@@ -270,10 +270,11 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	unsCfg, unsMgr := d.userNamespaces()
 	d.syncer = syncer.New(syncer.Config{
 		LogDir: d.cfg.LogDir, BootID: boot, HostIP: d.hostIP, MemoryCapacity: memoryCapacity(), HostLimits: limits, Data: data,
-		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg, ServiceEnv: d.dns.serviceEnv,
+		CrashLoopBackOffMax: d.cfg.CrashLoopBackOffMax, UserNSUnsupported: unsCfg, ServiceEnv: d.podServiceEnv,
 	}, syncer.Deps{
 		Runtime: images, Cache: d.cache, Sandboxes: sandbox.NewManager(d.cfg.RunDir, sandbox.WithLogger(d.log), sandbox.WithRecorder(d.statuses.Event),
-			sandbox.WithClusterDomain(d.cfg.ClusterDomain), sandbox.WithPause(podhostExecutable()), sandbox.WithClusterDNS(d.dns.nameservers()...)),
+			sandbox.WithClusterDomain(d.cfg.ClusterDomain), sandbox.WithPause(podhostExecutable()), sandbox.WithClusterDNS(d.dns.nameservers()...),
+			sandbox.WithPodDNS(d.podDNS)),
 		Network: meteredNetwork{netw, d.metrics}, Cgroups: cg,
 		Volumes: vols, Store: d.db, Observer: d.statuses,
 		Prober: d.prober, Hooks: lifecycle.NewRunner(d.rt, nil), ShimGroups: d.shims, PodLogs: podLogs(d.cfg.LogDir, d.rt.LogDriver), Logger: d.log,

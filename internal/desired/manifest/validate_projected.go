@@ -116,7 +116,12 @@ func validateProjected(pr *corev1.ProjectedVolumeSource, containers sets.Set[str
 			all = append(all, field.Forbidden(sp, "must specify exactly 1 source type"))
 		}
 		for _, f := range set {
-			if !slices.Contains(projectedSources, f) {
+			switch {
+			case f == "serviceAccountToken":
+				// podhost-cluster hands over the tokens of the pods the
+				// cluster binds to the node as secret sources (docs/cluster.md).
+				all = append(all, unsupported(sp.Child(f), f, "there is no cluster to issue a token for a pod not from a cluster's API server; supported: "+quoteList(projectedSources)))
+			case !slices.Contains(projectedSources, f):
 				all = append(all, unsupported(sp.Child(f), f, "supported: "+quoteList(projectedSources)))
 			}
 		}

@@ -282,7 +282,7 @@ func TestValidateRules(t *testing.T) {
 		{"projected serviceAccountToken", func(p *corev1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{Sources: []corev1.VolumeProjection{
 				{ServiceAccountToken: &corev1.ServiceAccountTokenProjection{Path: "t"}}}}}
-		}, `spec.volumes[1].projected.sources[0].serviceAccountToken: Unsupported value: "serviceAccountToken": not supported by podhost (supported: configMap, downwardAPI, secret)`},
+		}, `spec.volumes[1].projected.sources[0].serviceAccountToken: Unsupported value: "serviceAccountToken": not supported by podhost (there is no cluster to issue a token for a pod not from a cluster's API server; supported: configMap, downwardAPI, secret)`},
 		{"configMap duplicate item path ok", func(p *corev1.Pod) {
 			p.Spec.Volumes[1].VolumeSource = corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 				LocalObjectReference: corev1.LocalObjectReference{Name: "c"}, Items: []corev1.KeyToPath{{Key: "a", Path: "x"}, {Key: "b", Path: "x"}}}}

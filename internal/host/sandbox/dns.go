@@ -44,7 +44,13 @@ func (m *Manager) resolvConf(pod *corev1.Pod) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parse host resolv.conf: %w", err)
 	}
-	rc, warnings := PodDNSCluster(host, pod, m.clusterDNS, m.clusterDomain)
+	servers, domain := m.clusterDNS, m.clusterDomain
+	if m.podDNS != nil {
+		if s, d, ok := m.podDNS(pod); ok {
+			servers, domain = s, d
+		}
+	}
+	rc, warnings := PodDNSCluster(host, pod, servers, domain)
 	for _, w := range warnings {
 		m.event(pod, corev1.EventTypeWarning, ReasonDNSConfigForming, w)
 	}

@@ -256,3 +256,30 @@ func TestWriteInPlaceLeavesSameContent(t *testing.T) {
 		t.Fatalf("a changed file: %v, %q", err, readFile(t, path))
 	}
 }
+
+// WithPodDNS: the pods it picks (the cluster's) get its servers and
+// domain; the others podhost's own cluster DNS.
+func TestResolvConfPodDNS(t *testing.T) {
+	resolv := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(resolv, []byte("search lan\nnameserver 1.1.1.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := NewManager(t.TempDir(), WithHostResolvConf(resolv), WithClusterDNS("10.89.0.1"), WithClusterDomain("podhost.local"),
+		WithPodDNS(func(p *corev1.Pod) ([]string, string, bool) {
+			return []string{"10.96.0.10"}, "cluster.local", p.Name == "from-cluster"
+		}))
+	for name, want := range map[string]string{
+		"from-cluster": "search default.svc.cluster.local svc.cluster.local cluster.local lan\nnameserver 10.96.0.10\noptions ndots:5\n",
+		"local":        "search default.svc.podhost.local svc.podhost.local podhost.local lan\nnameserver 10.89.0.1\noptions ndots:5\n",
+	} {
+		p := testPod(name)
+		p.Spec.DNSPolicy = corev1.DNSClusterFirst
+		b, err := m.resolvConf(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != want {
+			t.Errorf("%s: resolv.conf %q, want %q", name, b, want)
+		}
+	}
+}

@@ -74,10 +74,12 @@ type Manager struct {
 	clusterDomain string
 	// clusterDNS are the nameservers of ClusterFirst pods (WithClusterDNS).
 	clusterDNS []string
-	log        *slog.Logger
-	recorder   func(uid types.UID, typ, reason, message string)
-	pause      func() []string         // PID 1 of shared PID namespaces (WithPause)
-	failAt     func(step string) error // test hook, nil in production
+	// podDNS picks another cluster's DNS for some pods (WithPodDNS).
+	podDNS   func(pod *corev1.Pod) (servers []string, domain string, ok bool)
+	log      *slog.Logger
+	recorder func(uid types.UID, typ, reason, message string)
+	pause    func() []string         // PID 1 of shared PID namespaces (WithPause)
+	failAt   func(step string) error // test hook, nil in production
 }
 
 // Option configures a Manager.
@@ -104,6 +106,14 @@ func WithClusterDomain(d string) Option { return func(m *Manager) { m.clusterDom
 // WithClusterDNS sets the node's cluster DNS servers: the nameservers of
 // ClusterFirst pods, with the cluster's search path (PodDNSCluster).
 func WithClusterDNS(servers ...string) Option { return func(m *Manager) { m.clusterDNS = servers } }
+
+// WithPodDNS sets the DNS servers and cluster domain of the ClusterFirst
+// pods for which f says ok (the pods from a cluster's API server, with the
+// cluster's DNS configured) in their resolv.conf, instead of
+// WithClusterDNS's and WithClusterDomain's.
+func WithPodDNS(f func(pod *corev1.Pod) (servers []string, domain string, ok bool)) Option {
+	return func(m *Manager) { m.podDNS = f }
+}
 
 // NewManager returns a Manager for runDir (e.g. /run/podhost).
 func NewManager(runDir string, opts ...Option) *Manager {

@@ -269,4 +269,9 @@ func TestResolveEnvServiceLinks(t *testing.T) {
 	if s := envStrings(got); !reflect.DeepEqual(s, []string{"URL=pg://$(DB_SERVICE_HOST):$(DB_SERVICE_PORT)", "DB_SERVICE_PORT=6432"}) {
 		t.Errorf("enableServiceLinks: false: %q", s)
 	}
+	p.ServiceEnvFinal = true // the cluster's variables, enableServiceLinks applied by podhost-cluster
+	got, _ = ResolveEnv(p, c)
+	if s := envStrings(got); !reflect.DeepEqual(s, want) {
+		t.Errorf("the cluster's variables with enableServiceLinks: false: %q, want %q", s, want)
+	}
 }

@@ -97,7 +97,7 @@ func ResolveEnv(p Pod, c *corev1.Container) ([]corev1.EnvVar, error) {
 		index[name] = len(out)
 		out = append(out, corev1.EnvVar{Name: name, Value: value})
 	}
-	if links := p.Pod.Spec.EnableServiceLinks; links == nil || *links {
+	if links := p.Pod.Spec.EnableServiceLinks; p.ServiceEnvFinal || links == nil || *links {
 		for _, e := range p.ServiceEnv {
 			set(e.Name, e.Value)
 		}

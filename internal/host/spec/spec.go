@@ -113,7 +113,11 @@ type Pod struct {
 	// enableServiceLinks is not false: env and envFrom override them, and
 	// $(VAR) sees them.
 	ServiceEnv []corev1.EnvVar
-	HostIP     string // status.hostIP(s) for the downward API
+	// ServiceEnvFinal: ServiceEnv is the cluster's, for a pod from its
+	// API server, with enableServiceLinks applied already (the kubernetes
+	// Service's variables are set whatever it says, as by the kubelet).
+	ServiceEnvFinal bool
+	HostIP          string // status.hostIP(s) for the downward API
 	// Volumes maps a pod volume name to its host directory (hostPath,
 	// prepared emptyDir). Every volumeMount must name one.
 	Volumes map[string]Volume

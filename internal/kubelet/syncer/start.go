@@ -261,12 +261,13 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 	sb := in.sandbox
 	pod := in.pod
 	var serviceEnv []corev1.EnvVar
+	var final bool
 	if s.cfg.ServiceEnv != nil {
-		serviceEnv = s.cfg.ServiceEnv(pod.Namespace)
+		serviceEnv, final = s.cfg.ServiceEnv(pod)
 	}
 	return spec.Pod{
-		ServiceEnv: serviceEnv,
-		Pod:        in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
+		ServiceEnv: serviceEnv, ServiceEnvFinal: final,
+		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, ShimGroup: shimGroupOf(sb), PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
 		Data:            s.cfg.Data,

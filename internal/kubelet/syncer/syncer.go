@@ -159,10 +159,12 @@ type Config struct {
 	// Data finds the ConfigMaps and Secrets containers reference
 	// (*configdata.Store); nil: none exist.
 	Data spec.DataSource
-	// ServiceEnv returns the service links of a namespace (the
+	// ServiceEnv returns the service links of a pod's namespace (the
 	// kubelet's enableServiceLinks variables) when a container starts;
 	// nil: no Services.
-	ServiceEnv func(namespace string) []corev1.EnvVar
+	// final: they are the cluster's, enableServiceLinks applied already
+	// (spec.Pod.ServiceEnvFinal).
+	ServiceEnv func(pod *corev1.Pod) (env []corev1.EnvVar, final bool)
 	// UserNSUnsupported says why this host cannot run pods with
 	// hostUsers: false ("" when it can): their sandbox is refused with it.
 	UserNSUnsupported string

@@ -4,6 +4,8 @@
 package wellknown
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 )
@@ -173,3 +175,16 @@ const LabelImagesDirImport = "podhost.io/images-dir-import"
 // "<reason>: <message>" with reason Infeasible or Deferred (condition
 // PodResizePending). It is never in a manifest.
 const AnnotationResizePending = "podhost.io/resize-pending"
+
+// ServiceEnvPrefix starts the name of the ConfigMap podhost-cluster puts
+// in the file of a pod from the cluster's API server with the pod's
+// Kubernetes service variables (the kubelet's KUBERNETES_SERVICE_HOST,
+// ..., from the cluster's Services; enableServiceLinks applied): the
+// daemon sets them in its containers instead of podhost's own Services'.
+const ServiceEnvPrefix = "podhost-service-env-"
+
+// ServiceEnvConfigMap names that ConfigMap for the pod of UID uid.
+func ServiceEnvConfigMap(uid string) string {
+	h := sha256.Sum256([]byte(uid))
+	return ServiceEnvPrefix + hex.EncodeToString(h[:12])
+}

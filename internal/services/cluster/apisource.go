@@ -72,7 +72,9 @@ func (m *mirrors) syncAPIPod(ctx context.Context, key string, p, local *corev1.P
 		m.errs.ok(key)
 		return
 	}
-	if err := m.writePodFile(ctx, p, file); err != nil {
+	if reason := reservedRef(p); reason != "" {
+		refused = map[string]string{file: reason} // not handed over: a token is not another pod's to read
+	} else if err := m.writePodFile(ctx, p, file); err != nil {
 		m.errs.fail(key, "pod from the API server: cannot hand it to the daemon: retrying", err, "pod", key)
 		return
 	}
@@ -140,6 +142,26 @@ func (m *mirrors) removeStaleFiles(want map[string]bool) {
 	}
 }
 
+// reservedRef is why p may not run: it references a Secret or ConfigMap
+// whose name is that of another pod's token or service variables
+// (TokenSecretPrefix, wellknown.ServiceEnvPrefix), which the daemon holds
+// for that pod: reading a token, or sending one elsewhere; "" when it
+// does not.
+func reservedRef(p *corev1.Pod) string {
+	cms, secrets := references(p)
+	for _, s := range secrets {
+		if strings.HasPrefix(s, TokenSecretPrefix) {
+			return fmt.Sprintf("secret %q: names starting with %q are podhost's service account tokens: not supported by podhost", s, TokenSecretPrefix)
+		}
+	}
+	for _, c := range cms {
+		if strings.HasPrefix(c, wellknown.ServiceEnvPrefix) {
+			return fmt.Sprintf("configMap %q: names starting with %q are podhost's service variables: not supported by podhost", c, wellknown.ServiceEnvPrefix)
+		}
+	}
+	return ""
+}
+
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
@@ -180,11 +202,16 @@ func (m *mirrors) writePodFile(ctx context.Context, p *corev1.Pod, file string) 
 
 // podDocument is p's file: the ConfigMaps and Secrets it references that
 // exist (a missing one is missing for the daemon too, which reports it as
-// the kubelet does), then p with its metadata's name, namespace, UID,
+// the kubelet does), the Secrets of its service account tokens
+// (tokenSources), its service variables (serviceEnvConfigMap), then p (its token projections made secret sources) with its metadata's name, namespace, UID,
 // labels and annotations and its spec.
 func (m *mirrors) podDocument(ctx context.Context, p *corev1.Pod) ([]byte, error) {
 	var docs []any
 	cms, secrets := references(p)
+	p, tokens, err := m.tokens.tokenSources(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	for _, name := range cms {
 		cm, err := m.a.client.CoreV1().ConfigMaps(p.Namespace).Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -207,6 +234,14 @@ func (m *mirrors) podDocument(ctx context.Context, p *corev1.Pod) ([]byte, error
 		docs = append(docs, &corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 			ObjectMeta: metav1.ObjectMeta{Name: s.Name, Namespace: s.Namespace}, Data: s.Data, Type: s.Type, Immutable: s.Immutable})
 	}
+	for _, t := range tokens {
+		docs = append(docs, t)
+	}
+	env, err := m.serviceEnvConfigMap(ctx, m.pass, p)
+	if err != nil {
+		return nil, err
+	}
+	docs = append(docs, env)
 	docs = append(docs, &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace, UID: p.UID, Labels: p.Labels, Annotations: p.Annotations},
 		Spec:       p.Spec})

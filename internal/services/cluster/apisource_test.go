@@ -92,7 +92,7 @@ func TestAPIPodHandedOverThenStopped(t *testing.T) {
 			t.Errorf("the pod's file has no %q:\n%s", want, data)
 		}
 	}
-	if strings.Contains(string(data), "absent") && strings.Count(string(data), "kind: ConfigMap") != 1 {
+	if strings.Count(string(data), "kind: ConfigMap") != 2 { // cm1 and the service variables
 		t.Errorf("a missing ConfigMap was written:\n%s", data)
 	}
 	if fileExists(filepath.Join(dir, "default_stale.yaml")) {

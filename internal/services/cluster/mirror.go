@@ -39,6 +39,12 @@ type mirrors struct {
 	a      *Agent
 	lister listerscorev1.PodLister
 	errs   *errorLog
+	tokens *tokenCache // the service account tokens of the pods from the API server
+	pass   svcPass     // the Services read in this syncAPIPods
+}
+
+func newMirrors(a *Agent, lister listerscorev1.PodLister) *mirrors {
+	return &mirrors{a: a, lister: lister, errs: newErrorLog(a.log), tokens: newTokenCache(clientTokens{a})}
 }
 
 // runMirrors watches the pods bound to this node (a field selector on
@@ -64,7 +70,7 @@ func (a *Agent) runMirrors(ctx context.Context) {
 		a.log.Error("mirror pods: cannot watch the node's pods", "err", err)
 		return
 	}
-	m := &mirrors{a: a, lister: listerscorev1.NewPodLister(inf.GetIndexer()), errs: newErrorLog(a.log)}
+	m := newMirrors(a, listerscorev1.NewPodLister(inf.GetIndexer()))
 	go inf.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return
@@ -136,6 +142,10 @@ func (m *mirrors) reconcile(ctx context.Context) {
 // node that is not a mirror pod, and removes the files of the others.
 func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*corev1.Pod) {
 	want := map[string]bool{}
+	running := map[types.UID]bool{} // whose tokens are kept
+	defer m.tokens.prune(running)
+	m.pass = svcPass{}
+	defer func() { m.pass = nil }()
 	var refused map[string]string // asked once, if a pod does not run
 	for key, p := range inCluster {
 		if _, mirror := p.Annotations[AnnotationMirror]; mirror {
@@ -146,6 +156,9 @@ func (m *mirrors) syncAPIPods(ctx context.Context, inCluster, local map[string]*
 			continue
 		}
 		want[m.a.podFile(p.Namespace, p.Name)] = true // a deleted one's file: syncAPIPod's to remove
+		if p.DeletionTimestamp == nil {
+			running[p.UID] = true
+		}
 		if refused == nil && local[key] == nil {
 			refused, _ = m.a.b.Refusals(ctx) // an error: nothing known refused
 		}

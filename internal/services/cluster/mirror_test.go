@@ -79,7 +79,7 @@ func newTestMirrors(t *testing.T, b Backend, objs ...*corev1.Pod) (*mirrors, *fa
 	if !cache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
 		t.Fatal("informer not synced")
 	}
-	return &mirrors{a: a, lister: lister, errs: newErrorLog(a.log)}, client
+	return newMirrors(a, lister), client
 }
 
 func apiPods(t *testing.T, client *fake.Clientset) map[string]*corev1.Pod {

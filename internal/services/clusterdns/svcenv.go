@@ -22,7 +22,20 @@ import (
 func ServiceEnv(services []*corev1.Service, vips map[string]netip.Addr, namespace string) []corev1.EnvVar {
 	var mine []*corev1.Service
 	for _, s := range services {
-		if s.Namespace == namespace && vips[s.Namespace+"/"+s.Name].IsValid() && len(s.Spec.Ports) > 0 {
+		if s.Namespace == namespace {
+			mine = append(mine, s)
+		}
+	}
+	return FromServices(mine, func(s *corev1.Service) netip.Addr { return vips[s.Namespace+"/"+s.Name] })
+}
+
+// FromServices is the kubelet's envvars.FromServices: the variables of
+// services (each name once) that have a virtual IP (vip) and a port, in
+// name order.
+func FromServices(services []*corev1.Service, vip func(*corev1.Service) netip.Addr) []corev1.EnvVar {
+	var mine []*corev1.Service
+	for _, s := range services {
+		if vip(s).IsValid() && len(s.Spec.Ports) > 0 {
 			mine = append(mine, s)
 		}
 	}
@@ -30,7 +43,7 @@ func ServiceEnv(services []*corev1.Service, vips map[string]netip.Addr, namespac
 	var out []corev1.EnvVar
 	add := func(name, value string) { out = append(out, corev1.EnvVar{Name: name, Value: value}) }
 	for _, s := range mine {
-		ip := vips[s.Namespace+"/"+s.Name].String()
+		ip := vip(s).String()
 		prefix := strings.ToUpper(strings.ReplaceAll(s.Name, "-", "_"))
 		add(prefix+"_SERVICE_HOST", ip)
 		add(prefix+"_SERVICE_PORT", strconv.Itoa(int(s.Spec.Ports[0].Port)))
