@@ -52,7 +52,8 @@ func prepareKubeletAPI(cfg *config.Config, central kubernetes.Interface) (*kubel
 // start serves the kubelet API until ctx ends and returns its port, or 0
 // when it is off or cannot be served (logged: the node joins without it,
 // as the daemon runs on without a kube API port it cannot bind).
-func (k *kubeletAPI) start(ctx context.Context, node *localnode.Node, socket string, log *slog.Logger) int32 {
+func (k *kubeletAPI) start(ctx context.Context, node *localnode.Node, socket string,
+	clusterPod func(namespace, name string) (*corev1.Pod, bool), log *slog.Logger) int32 {
 	if k == nil {
 		return 0
 	}
@@ -86,7 +87,7 @@ func (k *kubeletAPI) start(ctx context.Context, node *localnode.Node, socket str
 		k.cert = &crt
 	}
 	srv := kubeletapi.New(kubeletapi.Options{NodeName: node.Name(), Address: net.JoinHostPort(addr, strconv.Itoa(k.c.KubeletPort)),
-		Certificate: *k.cert, Auth: k.auth, Backend: node, Daemon: localnode.Transport(socket), Stats: node, Logger: log})
+		Certificate: *k.cert, Auth: k.auth, Backend: node, Daemon: localnode.Transport(socket), Stats: node, ClusterPod: clusterPod, Logger: log})
 	l, err := srv.Listen()
 	if err != nil {
 		return fail(err)

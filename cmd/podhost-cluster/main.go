@@ -21,10 +21,12 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -119,9 +121,19 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			log.Error("cannot watch the daemon's pods", "err", err)
 		}
 	}()
-	port := kapi.start(ctx, node, socket, log)
-	cluster.New(central, node, cluster.Options{NodeName: name, ClusterDir: cfg.ClusterManifestDir(),
-		NodeIP: cfg.Cluster.NodeIP, KubeletPort: port, Logger: log}).Run(ctx)
+	// the kubelet API starts first (the Node publishes its port) and asks
+	// the agent, once there, which pods the cluster binds here
+	var agent atomic.Pointer[cluster.Agent]
+	port := kapi.start(ctx, node, socket, func(ns, name string) (*corev1.Pod, bool) {
+		if a := agent.Load(); a != nil {
+			return a.ClusterPod(ns, name)
+		}
+		return nil, false
+	}, log)
+	a := cluster.New(central, node, cluster.Options{NodeName: name, ClusterDir: cfg.ClusterManifestDir(),
+		NodeIP: cfg.Cluster.NodeIP, KubeletPort: port, Logger: log})
+	agent.Store(a)
+	a.Run(ctx)
 	return 0
 }
 

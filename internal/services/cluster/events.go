@@ -121,6 +121,21 @@ func (a *Agent) setPodLister(l listerscorev1.PodLister) {
 	a.podLister = l
 }
 
+// ClusterPod is the cluster's pod namespace/name bound to this node (nil:
+// none), from the agent's watch of them; known is false until that watch
+// synced.
+func (a *Agent) ClusterPod(namespace, name string) (pod *corev1.Pod, known bool) {
+	l := a.getPodLister()
+	if l == nil {
+		return nil, false
+	}
+	p, err := l.Pods(namespace).Get(name)
+	if err != nil {
+		return nil, true
+	}
+	return p, true
+}
+
 func (a *Agent) getPodLister() listerscorev1.PodLister {
 	a.mu.Lock()
 	defer a.mu.Unlock()

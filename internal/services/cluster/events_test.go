@@ -68,3 +68,20 @@ func TestEventsReachTheClusterPods(t *testing.T) {
 		t.Errorf("field path lost: %+v", got["Started"].InvolvedObject)
 	}
 }
+
+// ClusterPod: nothing known before the watch of the node's pods synced,
+// then the cluster's pod of a name, or none.
+func TestClusterPod(t *testing.T) {
+	apiPod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "api", Namespace: "default", UID: "api-uid"}, Spec: corev1.PodSpec{NodeName: "n1"}}
+	m, _ := newTestMirrors(t, &fakeNode{ready: true}, apiPod)
+	if p, known := m.a.ClusterPod("default", "api"); p != nil || known {
+		t.Fatalf("before the watch: %v %v", p, known)
+	}
+	m.a.setPodLister(m.lister)
+	if p, known := m.a.ClusterPod("default", "api"); p == nil || p.UID != "api-uid" || !known {
+		t.Errorf("default/api: %v %v", p, known)
+	}
+	if p, known := m.a.ClusterPod("default", "other"); p != nil || !known {
+		t.Errorf("default/other: %v %v", p, known)
+	}
+}

@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/podhost/podhost/internal/model/wellknown"
 	"github.com/podhost/podhost/internal/services/api"
 )
 
@@ -57,8 +58,16 @@ type Options struct {
 	// mapped requests are proxied through it to http://localhost.
 	Daemon http.RoundTripper
 	// Stats answers /stats/summary and /metrics/resource (nil: 404).
-	Stats  StatsSource
-	Logger *slog.Logger
+	Stats StatsSource
+	// ClusterPod is the cluster's pod of a name bound to the node (nil:
+	// none; known false until the node's watch of them synced). Set, a
+	// request reaches a daemon's pod only if the cluster's pod of that
+	// name is it (same UID) or its mirror pod (the kubelet's
+	// IsMirrorPodOf: the config hash): the API server names a pod, not a
+	// uid, and a cluster's pod may share the name of a static pod it is
+	// not (docs/cluster.md).
+	ClusterPod func(namespace, name string) (pod *corev1.Pod, known bool)
+	Logger     *slog.Logger
 }
 
 // Server is the kubelet API.
@@ -217,12 +226,9 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, t *target, err 
 		http.Error(w, "these requests have no body", http.StatusRequestEntityTooLarge)
 		return
 	}
-	if t.uid != "" {
-		if ok, err := s.podHasUID(r.Context(), t); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		} else if !ok {
-			http.Error(w, "pod not found", http.StatusNotFound)
+	if t.uid != "" || s.opts.ClusterPod != nil {
+		if code, msg := s.checkPod(r.Context(), t); code != 0 {
+			http.Error(w, msg, code)
 			return
 		}
 	}
@@ -230,19 +236,39 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request, t *target, err 
 	s.proxy.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, t)))
 }
 
-func (s *Server) podHasUID(ctx context.Context, t *target) (bool, error) {
+// checkPod: the path's uid is the daemon's pod's, and the cluster's pod
+// of that name is that pod or its mirror pod; else a status and its text.
+func (s *Server) checkPod(ctx context.Context, t *target) (int, string) {
 	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	pods, err := s.opts.Backend.Pods(ctx)
 	if err != nil {
-		return false, err
+		return http.StatusInternalServerError, err.Error()
 	}
-	for _, p := range pods {
-		if p.Namespace == t.namespace && p.Name == t.pod {
-			return p.UID == t.uid, nil
+	var p *corev1.Pod
+	for _, q := range pods {
+		if q.Namespace == t.namespace && q.Name == t.pod {
+			p = q
+			break
 		}
 	}
-	return false, nil
+	if p == nil || t.uid != "" && p.UID != t.uid {
+		return http.StatusNotFound, "pod not found"
+	}
+	if s.opts.ClusterPod == nil {
+		return 0, ""
+	}
+	cp, known := s.opts.ClusterPod(t.namespace, t.pod)
+	if !known {
+		return http.StatusServiceUnavailable, "the cluster's pods of this node are not known yet"
+	}
+	if cp == nil || cp.UID == p.UID {
+		return 0, ""
+	}
+	if hash, ok := cp.Annotations[corev1.MirrorPodAnnotationKey]; ok && hash != "" && hash == p.Annotations[wellknown.AnnotationConfigHash] {
+		return 0, ""
+	}
+	return http.StatusNotFound, "pod not found" // the cluster's pod of that name is another pod
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

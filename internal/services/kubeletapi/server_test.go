@@ -167,3 +167,67 @@ func TestStats(t *testing.T) {
 		}
 	}
 }
+
+// The API server names a pod, not a uid: a request reaches the daemon's
+// pod only when the cluster's pod of that name is it (same UID, a pod from
+// the API server) or its mirror pod (the config hash); a pod someone made
+// in the cluster with a static pod's name (its mirror pod refused or
+// deleted) does not reach the static pod.
+func TestClusterPodOfTheName(t *testing.T) {
+	daemon := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "from the daemon")
+	}))
+	defer daemon.Close()
+	daemonURL, _ := url.Parse(daemon.URL)
+	static := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static", UID: "local-1",
+		Annotations: map[string]string{"podhost.io/config-hash": "h1"}}}
+	fromAPI := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "api", UID: "cluster-2"}}
+	alone := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "alone", UID: "local-3"}}
+	inCluster := map[string]*corev1.Pod{}
+	known := true
+	s := New(Options{NodeName: "box-1", Auth: &Auth{authn: fakeAuthn{}, authz: fakeAuthz{}},
+		Backend: fakeBackend{pods: []*corev1.Pod{static, fromAPI, alone}}, Daemon: &http.Transport{Proxy: http.ProxyURL(daemonURL)},
+		ClusterPod: func(ns, name string) (*corev1.Pod, bool) { return inCluster[ns+"/"+name], known }})
+	srv := httptest.NewServer(s.Handler())
+	defer srv.Close()
+	mirror := func(hash string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static", UID: "mirror-1",
+			Annotations: map[string]string{corev1.MirrorPodAnnotationKey: hash}}}
+	}
+	impostor := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "static", UID: "cluster-9"}}
+	for _, tc := range []struct {
+		name      string
+		path      string
+		inCluster *corev1.Pod
+		known     bool
+		code      int
+	}{
+		{"the static pod through its mirror pod", "/exec/default/static/app?command=id", mirror("h1"), true, 200},
+		{"another pod of the static pod's name", "/exec/default/static/app?command=id", impostor, true, 404},
+		{"its logs", "/containerLogs/default/static/app", impostor, true, 404},
+		{"its port-forward", "/portForward/default/static", impostor, true, 404},
+		{"a mirror pod of another hash", "/attach/default/static/app", mirror("h0"), true, 404},
+		{"the pod from the API server", "/exec/default/api/app?command=id", fromAPI, true, 200},
+		{"a pod the cluster does not hold", "/exec/default/alone/app?command=id", nil, true, 200},
+		{"the cluster's pods not known yet", "/exec/default/static/app?command=id", mirror("h1"), false, 503},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			inCluster = map[string]*corev1.Pod{}
+			if tc.inCluster != nil {
+				inCluster["default/"+tc.inCluster.Name] = tc.inCluster
+			}
+			known = tc.known
+			req, _ := http.NewRequest("GET", srv.URL+tc.path, nil)
+			req.Header.Set("Authorization", "Bearer alice")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.code {
+				t.Fatalf("%d %q, want %d", resp.StatusCode, got, tc.code)
+			}
+		})
+	}
+}
