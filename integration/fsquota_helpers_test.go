@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"compress/gzip"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,21 +13,33 @@ import (
 	"testing"
 )
 
-// prjquotaMount makes an ext4 image file with the quota and project
-// features (mkfs.ext4 -O quota,project) in a temp dir, attaches it to a
-// loop device and mounts it with prjquota; it returns the mount point.
-// The test's cleanup unmounts it and detaches the loop device, also when
-// the test failed (registered before anything is mounted, run after what
-// the test registers later: a daemon whose state dir is on it stops
-// first). It skips the test, saying why, only when the kernel lacks quota
-// support (the mount is refused and the kernel's config says so).
+// prjquotaMount makes an ext4 image file of size with the quota and
+// project features (mkfs.ext4 -O quota,project) in a temp dir, attaches
+// it to a loop device and mounts it with prjquota; it returns the mount
+// point. The test's cleanup unmounts it and detaches the loop device,
+// also when the test failed (registered before anything is mounted, run
+// after what the test registers later: a daemon whose state dir is on it
+// stops first). It skips the test, saying why, only when the kernel lacks
+// quota support (the mount is refused and the kernel's config says so).
 func prjquotaMount(tb testing.TB, size string) string {
+	tb.Helper()
+	mnt, skip := tryPrjquotaMount(tb, size)
+	if skip != "" {
+		tb.Skip(skip)
+	}
+	return mnt
+}
+
+// tryPrjquotaMount is prjquotaMount returning why it cannot mount instead
+// of skipping (the bench reports it in its quota row).
+func tryPrjquotaMount(tb testing.TB, size string) (mnt, skip string) {
 	tb.Helper()
 	dir, err := os.MkdirTemp(env.Dir, "prjquota-")
 	if err != nil {
 		tb.Fatal(err)
 	}
-	img, mnt := filepath.Join(dir, "fs.img"), filepath.Join(dir, "mnt")
+	img := filepath.Join(dir, "fs.img")
+	mnt = filepath.Join(dir, "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		tb.Fatal(err)
 	}
@@ -48,12 +61,12 @@ func prjquotaMount(tb testing.TB, size string) string {
 	})
 	if out, err := exec.Command("mount", "-t", "ext4", "-o", "prjquota", loop, mnt).CombinedOutput(); err != nil {
 		if why := kernelLacksQuota(); why != "" {
-			tb.Skipf("the kernel cannot mount ext4 with project quotas (%s): mount: %v: %s", why, err, strings.TrimSpace(string(out)))
+			return "", fmt.Sprintf("the kernel cannot mount ext4 with project quotas (%s): mount: %v: %s", why, err, strings.TrimSpace(string(out)))
 		}
 		tb.Fatalf("mount -o prjquota %s: %v: %s", loop, err, out)
 	}
 	mounted = true
-	return mnt
+	return mnt, ""
 }
 
 // kernelLacksQuota reads the running kernel's config (/proc/config.gz) and
