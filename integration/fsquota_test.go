@@ -56,6 +56,7 @@ func TestEvictionEmptyDirProjectQuota(t *testing.T) {
 	if !strings.Contains(d.logs(), "emptyDir measured by project quota") {
 		t.Errorf("the daemon did not say the emptyDir is measured by its project quota:\n%s", d.logs())
 	}
+	checkEmptyDirMethods(t, d, 1)
 	goFile := filepath.Join(dir, "go")
 	if err := os.WriteFile(goFile, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -72,5 +73,20 @@ func TestEvictionEmptyDirProjectQuota(t *testing.T) {
 	// Until the volume goes, the quota counts what the writer wrote.
 	if b, _, err := k.Usage(mnt, id); err == nil && b != 0 && b < 8<<20 {
 		t.Errorf("project %d uses %d bytes; want at least the 8 MiB written (or nothing: volume removed)", id, b)
+	}
+}
+
+// checkEmptyDirMethods: the daemon said at debug how each of the n disk
+// emptyDirs set up is measured, and podhost_emptydir_project_quotas counts
+// those measured by their project quota.
+func checkEmptyDirMethods(t *testing.T, d *podhostd, n int) {
+	t.Helper()
+	logs := d.logsSince(0) // whole: logs() keeps the tail
+	quota := strings.Count(logs, "emptyDir measured by project quota")
+	if said := quota + strings.Count(logs, "emptyDir measured by walking"); said != n {
+		t.Errorf("the daemon said how %d emptyDirs are measured, want %d:\n%s", said, n, logs)
+	}
+	if v, ok := metricValue(d.scrapeMetrics(""), "podhost_emptydir_project_quotas", nil); !ok || v != float64(quota) {
+		t.Errorf("podhost_emptydir_project_quotas = %v (found %v), want %d", v, ok, quota)
 	}
 }

@@ -341,6 +341,9 @@ func (d *daemon) serve(ctx context.Context) error {
 	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, d.nodeName), health: health, state: stateHealth,
 		node: d.nodeSource(health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
+	if d.quotas != nil {
+		d.metrics.Register(metrics.NewEmptyDirQuotas(d.quotas.Count))
+	}
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	d.dns.run(gctx, g, b)
 	srv := api.NewServer(b, d.log)

@@ -223,3 +223,10 @@ func (m *Manager) pick(dir string, used []records.QuotaRecord) (uint32, error) {
 	}
 	return 0, fmt.Errorf("%w from %d: %d in use on the filesystem of %s", ErrNoID, FirstID, skipped, dir)
 }
+
+// Count is how many volumes have a project ID (measured by their quota).
+func (m *Manager) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.recs)
+}

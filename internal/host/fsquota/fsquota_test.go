@@ -114,6 +114,9 @@ func TestAssignAndUsage(t *testing.T) {
 	if got := m.Assign(userNSPod("b"), "scratch", dirB); got != MethodQuota || k.projects[dirB] != 1048581 {
 		t.Fatalf("second Assign = %q, ID %d; want 1048581", got, k.projects[dirB])
 	}
+	if m.Count() != 2 {
+		t.Fatalf("Count = %d, want 2", m.Count())
+	}
 	k.usage[1048580] = [2]int64{5 << 20, 7}
 	if b, i, ok, err := m.Usage("uid-a", "scratch"); !ok || err != nil || b != 5<<20 || i != 7 {
 		t.Fatalf("Usage = %d, %d, %v, %v", b, i, ok, err)
