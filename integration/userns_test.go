@@ -115,6 +115,7 @@ func TestUserNamespaces(t *testing.T) {
 	if ha == hb {
 		t.Fatalf("both pods got host id %d", ha)
 	}
+	checkEmptyDirMethods(t, d, 2)
 
 	if out, errOut, code := d.execCLI("", "uns-a", "--", "id", "-u"); code != 0 || strings.TrimSpace(out) != "0" {
 		t.Fatalf("id -u in the pod: exit %d %q %s, want 0", code, out, errOut)

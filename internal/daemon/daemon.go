@@ -39,6 +39,7 @@ import (
 	"github.com/podhost/podhost/internal/desired/rollout"
 	"github.com/podhost/podhost/internal/desired/source"
 	"github.com/podhost/podhost/internal/host/cgroups"
+	"github.com/podhost/podhost/internal/host/fsquota"
 	"github.com/podhost/podhost/internal/host/imagesig"
 	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/runtime"
@@ -199,6 +200,7 @@ type daemon struct {
 	workers              *podworkers.PodWorkers
 	mgr                  *manager.Manager
 	eviction             *eviction.Manager
+	quotas               *fsquota.Manager // emptyDirs' project IDs (nil: every emptyDir is walked)
 	cg                   *cgroups.Manager
 	metrics              *metrics.Metrics
 	rollout              *rollout.Controller // built by serve (runRollout)
@@ -262,6 +264,9 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.data = data
 	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	vols.Data, vols.Allocatable = data, allocatable
+	if d.quotas = d.newQuotas(); d.quotas != nil {
+		vols.Quotas = d.quotas
+	}
 	var images syncer.Runtime = meteredRuntime{d.rt, d.metrics}
 	if d.images != nil {
 		images = verifiedImages{images, d.images}
@@ -337,6 +342,9 @@ func (d *daemon) serve(ctx context.Context) error {
 	b := &backend{mgr: d.mgr, images: images, st: d.statuses, logDir: d.cfg.LogDir, rt: d.rt, sandboxes: d.db, events: d.db, views: newPodViews(d.statuses, d.nodeName), health: health, state: stateHealth,
 		node: d.nodeSource(health, d.eviction.Conditions)}
 	d.metrics.Register(metrics.NewPodsCollector(b.Pods), metrics.NewCgroupCollector(b.Pods, d.cg))
+	if d.quotas != nil {
+		d.metrics.Register(metrics.NewEmptyDirQuotas(d.quotas.Count))
+	}
 	g.Go(func() error { d.expireEvents(gctx, b, eventExpiryPeriod); return nil })
 	d.dns.run(gctx, g, b)
 	srv := api.NewServer(b, d.log)

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/podhost/podhost/internal/config"
+	"github.com/podhost/podhost/internal/host/fsquota"
 	"github.com/podhost/podhost/internal/host/statedir"
 	"github.com/podhost/podhost/internal/host/volumes"
 	"github.com/podhost/podhost/internal/kubelet/admission"
@@ -38,10 +39,25 @@ func (d *daemon) newEviction() *eviction.Manager {
 		allocatable = q.Value()
 	}
 	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
-	return eviction.New(d.mgr, evicter{syncer: d.syncer, workers: d.workers, event: d.statuses.Event}, d.cg, d.cache, d.rt,
-		eviction.Options{Thresholds: d.thresholds, PressureTransitionPeriod: c.EvictionPressureTransitionPeriod, MaxPodGracePeriod: c.EvictionMaxPodGracePeriod,
-			Period: c.EvictionMonitoringPeriod, NodeFsPath: d.cfg.StateDir, ImageFsPath: d.cfg.ImageFSPath, AllocatableMemory: allocatable,
-			LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, ReclaimImages: d.imageGC().DeleteUnused, Logger: d.log.With("component", "eviction")})
+	opts := eviction.Options{Thresholds: d.thresholds, PressureTransitionPeriod: c.EvictionPressureTransitionPeriod, MaxPodGracePeriod: c.EvictionMaxPodGracePeriod,
+		Period: c.EvictionMonitoringPeriod, NodeFsPath: d.cfg.StateDir, ImageFsPath: d.cfg.ImageFSPath, AllocatableMemory: allocatable,
+		LogDir: d.cfg.LogDir, VolumeDir: vols.EmptyDir, ReclaimImages: d.imageGC().DeleteUnused, Logger: d.log.With("component", "eviction")}
+	if d.quotas != nil {
+		opts.Quotas = d.quotas
+	}
+	return eviction.New(d.mgr, evicter{syncer: d.syncer, workers: d.workers, event: d.statuses.Event}, d.cg, d.cache, d.rt, opts)
+}
+
+// newQuotas builds the emptyDirs' project IDs over the state db (their
+// records loaded, those of removed directories released); nil, walking
+// every emptyDir, if the records cannot be read.
+func (d *daemon) newQuotas() *fsquota.Manager {
+	q, err := fsquota.New(d.db, fsquota.Options{Logger: d.log.With("component", "fsquota")})
+	if err != nil {
+		d.log.Warn("emptyDirs measured by walking only", "err", err)
+		return nil
+	}
+	return q
 }
 
 // runEviction starts the eviction manager once the first sync is done.

@@ -44,6 +44,7 @@ import (
 
 	"github.com/podhost/podhost/internal/desired/configdata"
 	"github.com/podhost/podhost/internal/host/cgroups"
+	"github.com/podhost/podhost/internal/host/fsquota"
 )
 
 // Manager prepares and removes pod volumes under Root (e.g. /var/lib/podhost/pods).
@@ -57,6 +58,16 @@ type Manager struct {
 	Allocatable corev1.ResourceList
 	// Images mounts image volumes (imagevol.go); nil: they fail.
 	Images ImageMounter
+	// Quotas gives a disk emptyDir a project ID to be measured by, when
+	// it is set up, and releases them once the pod's directory is gone
+	// (*fsquota.Manager); nil: none.
+	Quotas Quotas
+}
+
+// Quotas assigns and releases emptyDirs' project IDs (*fsquota.Manager).
+type Quotas interface {
+	Assign(pod *corev1.Pod, volume, dir string) fsquota.Method
+	Release(uid types.UID) error
 }
 
 // New returns a Manager rooted at root.
@@ -239,7 +250,8 @@ func checkType(p string, t corev1.HostPathType) error {
 // restart never resets a mode or owner a container changed. Setting up
 // makes the directory 0777 (chmod only when it differs: setupDir), mounts
 // the tmpfs (medium Memory; the kubelet's setupTmpfs: no flags, no mode,
-// the root is 1777), applies fsGroup, then writes the marker.
+// the root is 1777) or gives a disk one its project ID (Quotas, as the
+// kubelet's assignQuota), applies fsGroup, then writes the marker.
 func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.EmptyDirVolumeSource) (string, error) {
 	dir := m.EmptyDir(pod.UID, name)
 	ready := filepath.Join(m.PodDir(pod.UID), "plugins", "empty-dir", name, "ready")
@@ -257,6 +269,8 @@ func (m *Manager) prepareEmptyDir(pod *corev1.Pod, name string, ed *corev1.Empty
 		if err := m.mountMemoryEmptyDir(pod, dir, ed); err != nil {
 			return "", err
 		}
+	} else if m.Quotas != nil {
+		m.Quotas.Assign(pod, name, dir) // before any container: every file below carries the ID
 	}
 	if err := setOwnership(dir, fsGroup(pod)); err != nil {
 		return "", err
@@ -394,17 +408,22 @@ func isMountPoint(dir string) (bool, error) {
 // volumes, its subPath bind mounts, and any a container propagated into a
 // volume) and then removes the directory without ever crossing into another
 // mount. A mount it cannot unmount stays, and so does everything else: the
-// error names it, and housekeeping retries. Missing is success.
+// error names it, and housekeeping retries. Missing is success. The
+// emptyDirs' project IDs are released once the directory is gone.
 func (m *Manager) Cleanup(ctx context.Context, uid types.UID) error {
 	dir := m.PodDir(uid)
-	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
-		return m.removeImages(ctx, uid)
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		if err := unmountUnder(dir); err != nil {
+			return err
+		}
+		if err := removeAllOneFS(dir); err != nil {
+			return fmt.Errorf("remove %s: %w", dir, err)
+		}
 	}
-	if err := unmountUnder(dir); err != nil {
-		return err
-	}
-	if err := removeAllOneFS(dir); err != nil {
-		return fmt.Errorf("remove %s: %w", dir, err)
+	if m.Quotas != nil {
+		if err := m.Quotas.Release(uid); err != nil {
+			return err
+		}
 	}
 	return m.removeImages(ctx, uid)
 }

@@ -44,6 +44,12 @@ type Snapshots interface {
 	SnapshotUsage(ctx context.Context, id string) (bytes, inodes int64, err error)
 }
 
+// Quotas reads a disk emptyDir's usage from its project quota
+// (*fsquota.Manager): ok false when it has none (it is walked).
+type Quotas interface {
+	Usage(uid types.UID, volume string) (bytes, inodes int64, ok bool, err error)
+}
+
 // Options configure a Manager.
 type Options struct {
 	Thresholds               []Threshold
@@ -58,6 +64,9 @@ type Options struct {
 	LogDir            string
 	// VolumeDir is the host directory of a pod's emptyDir.
 	VolumeDir func(uid types.UID, volume string) string
+	// Quotas measures the emptyDirs that have a project ID; nil: every
+	// one is walked.
+	Quotas Quotas
 	// ReclaimImages removes every unused image (imagegc DeleteUnused):
 	// under disk pressure it runs before a pod is evicted, as the
 	// kubelet's node-level reclaim; nil: none.

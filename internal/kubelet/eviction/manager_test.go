@@ -100,6 +100,36 @@ func TestManagerLocalStorage(t *testing.T) {
 	}
 }
 
+// fakeQuotas is the project quota of some emptyDirs.
+type fakeQuotas map[string]int64 // "<uid>/<volume>" → bytes
+
+func (q fakeQuotas) Usage(uid types.UID, volume string) (int64, int64, bool, error) {
+	b, ok := q[string(uid)+"/"+volume]
+	return b, 1, ok, nil
+}
+
+// An emptyDir with a project quota is measured by it (the files on the
+// disk do not count); one without is walked.
+func TestManagerQuotaUsage(t *testing.T) {
+	f := &fakeNode{layers: map[string]int64{}}
+	q, w := pod("q", withEmptyDir("scratch", "1Mi", "")), pod("w", withEmptyDir("scratch", "1Mi", ""))
+	f.pods = []*corev1.Pod{q, w}
+	m, dir := newTestManager(t, f, map[string]string{}, FsStats{Capacity: 100, Available: 50, Inodes: 10, InodesFree: 5, Dev: 1})
+	quotas := fakeQuotas{"uid-q/scratch": 0}
+	m.opts.Quotas = quotas
+	writeFile(t, filepath.Join(dir, "vol", "uid-q", "scratch", "big"), 2*mi) // not what its quota says
+	writeFile(t, filepath.Join(dir, "vol", "uid-w", "scratch", "big"), 2*mi)
+	m.Synchronize(context.Background())
+	if len(f.evicted) != 1 || !strings.HasPrefix(f.evicted[0], "w: ") {
+		t.Fatalf("evicted %q; want w only (walked)", f.evicted)
+	}
+	quotas["uid-q/scratch"] = 3 * mi
+	m.Synchronize(context.Background())
+	if len(f.evicted) != 2 || f.evicted[1] != `q: Usage of EmptyDir volume "scratch" exceeds the limit "1Mi". ` {
+		t.Fatalf("evicted %q; want q by its quota", f.evicted)
+	}
+}
+
 // allocatableMemory.available: node allocatable less the pods' working
 // set; the lowest priority pod over its request goes, a critical one
 // stays, and MemoryPressure shows.

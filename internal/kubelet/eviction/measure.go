@@ -206,10 +206,26 @@ func (m *Manager) measurePod(ctx context.Context, pod *corev1.Pod, mem, disk boo
 			if v.EmptyDir == nil || v.EmptyDir.Medium == corev1.StorageMediumMemory {
 				continue
 			}
-			if u.Volumes[v.Name], err = DiskUsage(m.opts.VolumeDir(pod.UID, v.Name)); err != nil {
+			if u.Volumes[v.Name], err = m.volumeUsage(pod, v.Name); err != nil {
 				return nil, err
 			}
 		}
 	}
 	return u, nil
+}
+
+// volumeUsage measures a disk emptyDir: by its project quota when it has
+// one (the kubelet's fsquota.GetConsumption first, as pkg/volume/util/fs),
+// else by walking it.
+func (m *Manager) volumeUsage(pod *corev1.Pod, volume string) (Disk, error) {
+	if m.opts.Quotas != nil {
+		b, i, ok, err := m.opts.Quotas.Usage(pod.UID, volume)
+		if ok {
+			return Disk{Bytes: b, Inodes: i}, nil
+		}
+		if err != nil {
+			m.opts.Logger.Debug("eviction: project quota not read, walking", "pod", pod.Namespace+"/"+pod.Name, "volume", volume, "err", err)
+		}
+	}
+	return DiskUsage(m.opts.VolumeDir(pod.UID, volume))
 }

@@ -278,3 +278,18 @@ type UserNSRecord struct {
 	HostID   uint32    `json:"hostID"`
 	Size     uint32    `json:"size"`
 }
+
+// QuotaRecord is the filesystem project ID of one disk emptyDir of a pod
+// with hostUsers: false (internal/host/fsquota), measured by the project
+// quota instead of a walk. Written before the ID is set on the directory
+// (so an ID on the disk is always recorded, and never given to another
+// volume), deleted once the directory is removed.
+type QuotaRecord struct {
+	UID       types.UID `json:"uid"`
+	Volume    string    `json:"volume"`
+	Path      string    `json:"path"`
+	ProjectID uint32    `json:"projectID"`
+}
+
+// Key is the record's state db key: "<pod uid>/<volume>".
+func (r QuotaRecord) Key() string { return string(r.UID) + "/" + r.Volume }
