@@ -55,6 +55,7 @@ var migrations = []migration{
 	{version: 4, name: "rollout histories", apply: migrateV4},
 	{version: 5, name: "pod log removals", apply: migrateV5},
 	{version: 6, name: "pod user namespaces", apply: migrateV6},
+	{version: 7, name: "jobs removed after their TTL", apply: migrateV7},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

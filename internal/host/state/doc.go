@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 6)
+// # Schema (SchemaVersion = 7)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -32,6 +32,8 @@
 //	                      the value is not read)
 //	userns/<pod uid>      UserNSRecord (v6: the host id range of a pod with
 //	                      hostUsers: false)
+//	jobs/<Job ns/name>    JobRecord (v7: a finished Job run whose pods its
+//	                      ttlSecondsAfterFinished removed)
 //
 // # Versions and migrations
 //
@@ -40,7 +42,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests, v3 identities, v4 rollouts, v5 logremovals, v6 userns. A file whose version is newer than SchemaVersion is refused
+// manifests, v3 identities, v4 rollouts, v5 logremovals, v6 userns, v7 jobs. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //
