@@ -3,13 +3,14 @@ package manifestcmd
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/podhost/podhost/internal/clients/cmdutil"
+	"github.com/podhost/podhost/internal/desired/source"
 )
 
 // TestApplyDryRunHelmCharts applies `helm template` output of real charts
@@ -49,18 +50,21 @@ func TestApplyDryRunHelmCharts(t *testing.T) {
 		},
 		{
 			// An aggregated API server: its RBAC objects grant a
-			// ServiceAccount rights on a cluster's API server and its
-			// APIService registers it with that server's aggregator; none
-			// of them exists on one node, and each refusal says so. Its
-			// ServiceAccount, Service and Deployment (docs 1, 7, 8) pass.
+			// ServiceAccount rights on a cluster's API server (podhost's
+			// pods get no tokens and its kube API has no RBAC) and its
+			// APIService registers metrics.k8s.io, which podhost's kube API
+			// serves itself: all accepted without effect (docs/fields.md).
 			file: "metrics-server-3.13.1.yaml",
-			refused: []string{
-				chartKindRefusal(2, "ClusterRole", rbacWhy),
-				chartKindRefusal(3, "ClusterRole", rbacWhy),
-				chartKindRefusal(4, "ClusterRoleBinding", rbacWhy),
-				chartKindRefusal(5, "ClusterRoleBinding", rbacWhy),
-				chartKindRefusal(6, "RoleBinding", rbacWhy),
-				chartKindRefusal(9, "APIService", apiServiceWhy),
+			out: []string{
+				"serviceaccount/metrics-server created (dry run)",
+				"clusterrole/system:metrics-server-aggregated-reader created (dry run)",
+				"clusterrole/system:metrics-server created (dry run)",
+				"clusterrolebinding/metrics-server:system:auth-delegator created (dry run)",
+				"clusterrolebinding/system:metrics-server created (dry run)",
+				"rolebinding/metrics-server-auth-reader created (dry run)",
+				"service/metrics-server created (dry run)",
+				"deployment/metrics-server created (dry run)",
+				"apiservice/v1beta1.metrics.k8s.io created (dry run)",
 			},
 		},
 	}
@@ -91,19 +95,6 @@ func TestApplyDryRunHelmCharts(t *testing.T) {
 	}
 }
 
-// chartKindRefusal is the refusal of a kind podhost does not take, in
-// document doc of a chart's file (refusalsIn prefixes the file's display name).
-func chartKindRefusal(doc int, kind, why string) string {
-	return fmt.Sprintf("[doc %d] kind: Unsupported value: %q: not supported by podhost "+
-		"(%s; only Pod, ConfigMap, Secret, Service, ServiceAccount, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job)", doc, kind, why)
-}
-
-// The reasons given for the cluster-only kinds of the charts.
-const (
-	rbacWhy       = "RBAC grants rights on a cluster's API server; podhost's pods get no ServiceAccount tokens and its kube API has no RBAC"
-	apiServiceWhy = "an aggregated API served through a cluster's API server"
-)
-
 func refusalsIn(file string, rs []string) []string {
 	var out []string
 	for _, r := range rs {
@@ -118,4 +109,41 @@ func outLines(s string) []string {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
+}
+
+// TestApplyIgnoredKinds: RBAC objects are written to the manifest dir as
+// given (each in a file of its own: a cluster-scoped one has no namespace
+// prefix), applying them again is Unchanged, an edit of the rules is
+// Configured, and the dir's source reads them without an error.
+func TestApplyIgnoredKinds(t *testing.T) {
+	e := newEnv(t, map[string]string{}, map[string]string{
+		"rbac.yaml": clusterRoleDoc + "---\n" + roleBindingDoc,
+		"edit.yaml": strings.Replace(clusterRoleDoc, "verbs: [get]", "verbs: [get, list]", 1),
+	})
+	apply := func(file string) string {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		opts := ApplyOptions{Files: []string{filepath.Join(e.inputs, file)}, ManifestDir: e.manifests}
+		if _, err := Apply(context.Background(), opts, cmdutil.IOStreams{Out: &out, ErrOut: &errOut}); err != nil {
+			t.Fatalf("apply %s: %v", file, err)
+		}
+		return out.String()
+	}
+	if got, want := apply("rbac.yaml"), "clusterrole/system:reader created\nrolebinding/reader created\n"; got != want {
+		t.Errorf("first apply: %q, want %q", got, want)
+	}
+	want := map[string]string{"system:reader.clusterrole.yaml": clusterRoleDoc, "kube-system_reader.rolebinding.yaml": roleBindingDoc}
+	if got := dirState(t, e.manifests); !maps.Equal(got, want) {
+		t.Errorf("manifest dir: %q, want %q", got, want)
+	}
+	if got, want := apply("rbac.yaml"), "clusterrole/system:reader unchanged\nrolebinding/reader unchanged\n"; got != want {
+		t.Errorf("second apply: %q, want %q", got, want)
+	}
+	if got, want := apply("edit.yaml"), "clusterrole/system:reader configured\n"; got != want {
+		t.Errorf("edit: %q, want %q", got, want)
+	}
+	snap, err := source.Scan(e.manifests, false)
+	if err != nil || len(snap.Errors) > 0 || len(snap.Ignored) != 2 || len(snap.Pods) > 0 {
+		t.Errorf("scan: %v, errors %v, %d ignored objects, %d pods", err, snap.Errors, len(snap.Ignored), len(snap.Pods))
+	}
 }

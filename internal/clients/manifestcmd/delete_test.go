@@ -96,6 +96,11 @@ func TestDelete(t *testing.T) {
 			wantOut: "service \"web\" deleted\nserviceaccount \"runner\" deleted\n", want: map[string]string{"a.yaml": labeled("web", "web"), "s.yaml": svcDoc("db")},
 		},
 		{
+			name: "RBAC kinds by file", manifests: map[string]string{"a.yaml": web + "---\n" + clusterRoleDoc + "---\n" + roleBindingDoc},
+			inputs: map[string]string{"x.yaml": clusterRoleDoc + "---\n" + roleBindingDoc}, opts: DeleteOptions{Files: []string{"x.yaml"}},
+			wantOut: "clusterrole \"system:reader\" deleted\nrolebinding \"reader\" deleted\n", want: map[string]string{"a.yaml": web},
+		},
+		{
 			name: "-l with a type", manifests: map[string]string{"a.yaml": labeled("web", "web"), "c.yaml": cm},
 			opts:    DeleteOptions{Names: []string{"configmaps"}, Selector: "app=web"},
 			wantOut: "configmap \"cfg\" deleted\n", want: map[string]string{"a.yaml": labeled("web", "web")},
@@ -198,3 +203,10 @@ func svcDoc(name string) string {
 }
 
 const saDoc = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: runner\n"
+
+// Kinds without effect (manifest.Ignored): a cluster-scoped one with a
+// colon in its name, a namespaced one.
+const (
+	clusterRoleDoc = "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: \"system:reader\"}\nrules: [{apiGroups: [\"\"], resources: [pods], verbs: [get]}]\n"
+	roleBindingDoc = "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: reader, namespace: kube-system}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: \"system:reader\"}\nsubjects: [{kind: ServiceAccount, name: web, namespace: default}]\n"
+)

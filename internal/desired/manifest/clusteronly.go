@@ -1,8 +1,5 @@
 package manifest
 
-// rbacReason is why the RBAC kinds are refused.
-const rbacReason = "RBAC grants rights on a cluster's API server; podhost's pods get no ServiceAccount tokens and its kube API has no RBAC"
-
 // webhookReason is why the admission kinds are refused.
 const webhookReason = "admission by a cluster's API server"
 
@@ -12,13 +9,9 @@ const webhookReason = "admission by a cluster's API server"
 // refusal says why podhost cannot honour them (docs/manifests.md#helm-charts).
 // Dropping them silently would change what a user relies on (who may call
 // the API, what traffic is filtered, what is admitted), so none is
-// accepted-and-ignored.
+// accepted-and-ignored (the kinds that are, because podhost has nothing
+// they could grant or restrict, are ignored.go's).
 var clusterOnlyKinds = map[string]string{
-	"Role":                             rbacReason,
-	"ClusterRole":                      rbacReason,
-	"RoleBinding":                      rbacReason,
-	"ClusterRoleBinding":               rbacReason,
-	"APIService":                       "an aggregated API served through a cluster's API server",
 	"CustomResourceDefinition":         "a custom resource of a cluster's API server",
 	"MutatingWebhookConfiguration":     webhookReason,
 	"ValidatingWebhookConfiguration":   webhookReason,
@@ -27,7 +20,7 @@ var clusterOnlyKinds = map[string]string{
 	"Ingress":                          "routed by a cluster's ingress controller; a pod's hostPort reaches a pod from outside",
 	"IngressClass":                     "routed by a cluster's ingress controller; a pod's hostPort reaches a pod from outside",
 	"NetworkPolicy":                    "podhost does not filter pod traffic",
-	"PodDisruptionBudget":              "it guards a cluster's node drains; podhost drains nothing",
+	"PodDisruptionBudget":              "it limits evictions through the API, which podhost's kube API serves without budgets",
 	"HorizontalPodAutoscaler":          "a cluster's controller scales from metrics.k8s.io; podhost runs the replicas the manifest names",
 }
 
@@ -35,7 +28,7 @@ var clusterOnlyKinds = map[string]string{
 // kind podhost does not take: why, for a kind of clusterOnlyKinds, then
 // the kinds it takes.
 func unsupportedKindReason(kind string) string {
-	taken := "only Pod, ConfigMap, Secret, Service, ServiceAccount, " + workloadKindList()
+	taken := "only Pod, ConfigMap, Secret, Service, ServiceAccount, " + workloadKindList() + "; RBAC kinds and the metrics APIService without effect"
 	if why, ok := clusterOnlyKinds[kind]; ok {
 		return "(" + why + "; " + taken + ")"
 	}

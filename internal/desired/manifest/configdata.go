@@ -36,6 +36,8 @@ type Objects struct {
 	Services        []*corev1.Service
 	ServiceAccounts []*corev1.ServiceAccount
 	Workloads       []*Workload // their pods are in Pods too (workload.go)
+	// Ignored are the objects of kinds without effect (ignored.go).
+	Ignored []*Ignored
 
 	expanded int64 // bytes of pod templates times the pods made of them (MaxExpandedBytes)
 }

@@ -111,7 +111,9 @@ func validateJob(j *batchv1.Job) field.ErrorList {
 	refuse(s.SuccessPolicy != nil, "successPolicy", "a success policy")
 	refuse(s.BackoffLimitPerIndex != nil, "backoffLimitPerIndex", "a backoff limit per index")
 	refuse(s.MaxFailedIndexes != nil, "maxFailedIndexes", "maxFailedIndexes")
-	refuse(s.TTLSecondsAfterFinished != nil, "ttlSecondsAfterFinished", "removing a finished Job (delete its document instead: its pods stay, as a finished Job's do)")
+	if t := s.TTLSecondsAfterFinished; t != nil && *t < 0 { // the API server's ValidateNonnegativeField
+		all = append(all, field.Invalid(p.Child("ttlSecondsAfterFinished"), *t, "must be greater than or equal to 0"))
+	}
 	return all
 }
 

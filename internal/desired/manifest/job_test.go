@@ -55,8 +55,8 @@ func TestJobErrors(t *testing.T) {
 			"j.yaml: spec.completions: Required value: a work-queue Job (parallelism without completions) is not supported by podhost"},
 		{"apps/v1", strings.Replace(jobDoc, "batch/v1", "apps/v1", 1),
 			`j.yaml: apiVersion: Unsupported value: "apps/v1": supported values: "batch/v1" for a Job`},
-		{"ttl", strings.Replace(jobDoc, "  parallelism: 2\n", "  parallelism: 2\n  ttlSecondsAfterFinished: 10\n", 1),
-			"j.yaml: spec.ttlSecondsAfterFinished: Forbidden: removing a finished Job"},
+		{"negative ttl", strings.Replace(jobDoc, "  parallelism: 2\n", "  parallelism: 2\n  ttlSecondsAfterFinished: -1\n", 1),
+			"j.yaml: spec.ttlSecondsAfterFinished: Invalid value: -1: must be greater than or equal to 0"},
 		{"template", strings.Replace(jobDoc, "image: busybox:1", "image: \"\"", 1),
 			"j.yaml: spec.template.spec.containers[0].image: Required value"},
 	} {

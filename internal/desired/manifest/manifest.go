@@ -108,6 +108,9 @@ func (o *Objects) decodeDoc(file string, d doc, docNum int, seen map[string]int)
 	if kind, _ := obj["kind"].(string); isWorkloadKind(kind) {
 		return o.addWorkload(file, kind, obj, docNum, seen)
 	}
+	if IsIgnoredKind(kind) {
+		return o.addIgnored(file, kind, obj, docNum, seen)
+	}
 	pod, e := decodePodObject(file, obj)
 	if pod != nil {
 		e = append(e, checkUnique(pod, docNum, seen)...)
@@ -218,10 +221,10 @@ func checkKind(obj map[string]any) errs {
 		e.add("kind", "Required value: this must be a Pod, ConfigMap or Secret (apiVersion: v1)")
 	case kind == "":
 		e.add("kind", "Invalid value: %s: expected the string \"Pod\", \"ConfigMap\" or \"Secret\"", describe(obj["kind"]))
-	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isServiceKind(kind) && !isWorkloadKind(kind):
+	case kind != "Pod" && kind != KindConfigMap && kind != KindSecret && !isServiceKind(kind) && !isWorkloadKind(kind) && !IsIgnoredKind(kind):
 		e.add("kind", "Unsupported value: %q: not supported by podhost %s", short(kind), unsupportedKindReason(kind))
 	}
-	if len(e) > 0 || isWorkloadKind(kind) {
+	if len(e) > 0 || isWorkloadKind(kind) || IsIgnoredKind(kind) {
 		return e
 	}
 	switch version, _ := obj["apiVersion"].(string); {

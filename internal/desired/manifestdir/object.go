@@ -65,6 +65,9 @@ type Object struct {
 	// Service kinds (service.go).
 	Service        *corev1.Service
 	ServiceAccount *corev1.ServiceAccount
+	// Ignored: a kind without effect (RBAC, the metrics APIService; its
+	// Kind is the lower-case kind, "clusterrole").
+	Ignored *manifest.Ignored
 
 	hash      string // content, for unchanged detection
 	same      string // pods: what podhost runs (podAsRun); equal = unchanged too
@@ -98,6 +101,9 @@ func Decode(from string, doc []byte) (Object, error) {
 		out = append(out, secretObject(sec))
 	}
 	out = append(out, serviceObjects(objs.Services, objs.ServiceAccounts)...)
+	for _, ig := range objs.Ignored {
+		out = append(out, ignoredObject(ig))
+	}
 	if len(out) != 1 {
 		return Object{}, fmt.Errorf("%s: a document holds %d objects, want one", manifest.DisplayName(from), len(out))
 	}
@@ -149,6 +155,9 @@ func index(snap source.Snapshot) map[string]located {
 		indexWorkloadPods(idx, o)
 	}
 	indexServices(snap, add)
+	for _, ig := range snap.Ignored {
+		add(ignoredObject(ig), ig.ObjectMeta.Annotations)
+	}
 	return idx
 }
 

@@ -2,9 +2,11 @@ package manifestdir
 
 import (
 	"encoding/json"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/source"
 )
 
@@ -23,6 +25,13 @@ func serviceObject(svc *corev1.Service) Object {
 
 func serviceAccountObject(sa *corev1.ServiceAccount) Object {
 	return Object{Ref: Ref{ServiceAccount, sa.Namespace, sa.Name}, ServiceAccount: sa, hash: metaHash(sa.ObjectMeta)}
+}
+
+// ignoredObject is an object of a kind without effect, compared by its
+// labels, annotations and content.
+func ignoredObject(ig *manifest.Ignored) Object {
+	return Object{Ref: Ref{Kind(strings.ToLower(ig.Kind)), ig.ObjectMeta.Namespace, ig.ObjectMeta.Name}, Ignored: ig,
+		hash: metaHash(ig.ObjectMeta) + ig.Hash}
 }
 
 // serviceObjects are the Service kinds' objects of a decoded file.

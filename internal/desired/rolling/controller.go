@@ -13,6 +13,7 @@ import (
 
 	"github.com/podhost/podhost/internal/desired/manifest"
 	"github.com/podhost/podhost/internal/desired/source"
+	"github.com/podhost/podhost/internal/model/records"
 )
 
 // Statuses is the status manager (*status.Manager): the pods' readiness.
@@ -21,9 +22,11 @@ type Statuses interface {
 	Changed() <-chan struct{}
 }
 
-// Stored is the state db's copy of the pods' statuses (*state.DB).
+// Stored is the state db's copy of the pods' statuses and its Job
+// records (*state.DB).
 type Stored interface {
 	GetStatus(uid types.UID) (corev1.PodStatus, error)
+	JobRecords
 }
 
 // Controller applies Plan to every workload of each snapshot, again at
@@ -41,6 +44,8 @@ type Controller struct {
 	// was first seen (their creationTimestamp: podhost creates them).
 	workloads []*manifest.Workload
 	seen      map[string]time.Time
+	// expired are the Job runs a TTL removed (jobttl.go); nil until read.
+	expired map[string]records.JobRecord
 }
 
 // New returns a Controller reading readiness from st and, after a
@@ -108,9 +113,9 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 		key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name
 		var pods []*corev1.Pod
 		if w.Job != nil {
-			js := PlanJob(w, c.jobs[key], c, c.now())
+			js := PlanJob(w, c.jobState(key, w), c, c.now())
 			jobs[key], pods = js, js.Pods
-			busy = busy || !finished(js.Status)
+			busy = busy || !finished(js.Status) || w.Job.Spec.TTLSecondsAfterFinished != nil && !js.Expired
 		} else {
 			st := Plan(w, c.state[key], c)
 			next[key], pods = st, st.Pods
@@ -136,6 +141,7 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 			}
 		}
 	}
+	c.recordJobs(jobs)
 	c.mu.Lock()
 	c.state, c.jobs, c.workloads = next, jobs, snap.Workloads
 	seen := make(map[string]time.Time, len(snap.Workloads))

@@ -32,6 +32,11 @@ type JobState struct {
 	Status batchv1.JobStatus
 	failed map[types.UID]bool // pods seen failed (each counted once, at that time)
 	last   time.Time          // the last failure
+	first  types.UID          // the run's first pod: a new template is a new run
+	// Expired: finished, and ttlSecondsAfterFinished has passed: its pods
+	// are removed and the run is not made again (the TTL-after-finished
+	// controller deletes the Job; its document still declares it).
+	Expired bool
 }
 
 // JobPods answers PlanJob's questions about the pods that run.
@@ -52,13 +57,19 @@ type JobPods interface {
 func PlanJob(w *manifest.Workload, prev JobState, pods JobPods, now time.Time) JobState {
 	j := w.Job
 	st := prev
-	if len(st.Pods) == 0 || len(w.Pods) > 0 && st.Pods[0].UID != w.Pods[0].UID { // first sight, or a new template
+	if st.first == "" || len(w.Pods) > 0 && st.first != w.Pods[0].UID { // first sight, or a new template
 		st = JobState{Pods: recordedAttempts(w, pods), Status: batchv1.JobStatus{StartTime: ptrTime(now)}}
+		if len(w.Pods) > 0 {
+			st.first = w.Pods[0].UID
+		}
 	}
 	if st.failed == nil {
 		st.failed = map[types.UID]bool{}
 	}
 	if finished(st.Status) {
+		if at, ok := ExpiresAt(j, st.Status); ok && !now.Before(at) {
+			st.Pods, st.Expired = nil, true
+		}
 		return st
 	}
 	var succeeded, failed, restarts, active int32
@@ -115,6 +126,27 @@ func failJob(st JobState, pods JobPods, reason, message string, now time.Time) J
 	}
 	st.Pods, st.Status.Active = keep, 0
 	return st
+}
+
+// ExpiresAt is when a finished Job's ttlSecondsAfterFinished removes it:
+// that long after its Complete or Failed condition, as the
+// TTL-after-finished controller counts; false without a TTL or unfinished.
+func ExpiresAt(j *batchv1.Job, s batchv1.JobStatus) (time.Time, bool) {
+	if j.Spec.TTLSecondsAfterFinished == nil {
+		return time.Time{}, false
+	}
+	for _, c := range s.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return c.LastTransitionTime.Add(time.Duration(*j.Spec.TTLSecondsAfterFinished) * time.Second), true
+		}
+	}
+	return time.Time{}, false
+}
+
+// ExpiredJob is the state of a run its TTL removed before (a podhost
+// restart): no pods, the final status.
+func ExpiredJob(first types.UID, status batchv1.JobStatus) JobState {
+	return JobState{first: first, Status: status, Expired: true}
 }
 
 func backoff(failures int32) time.Duration {

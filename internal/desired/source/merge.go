@@ -49,6 +49,12 @@ func Combine(snaps ...Snapshot) Snapshot {
 		}
 		out.Services = appendFirst(out.Services, s.Services, seen)
 		out.ServiceAccounts = appendFirst(out.ServiceAccounts, s.ServiceAccounts, seen)
+		for _, ig := range s.Ignored {
+			if key := ig.Kind + " " + ig.ObjectMeta.Namespace + "/" + ig.ObjectMeta.Name; !seen[key] {
+				seen[key] = true
+				out.Ignored = append(out.Ignored, ig)
+			}
+		}
 		out.Errors = append(out.Errors, s.Errors...)
 		out.Duplicates = append(out.Duplicates, s.Duplicates...)
 	}

@@ -101,6 +101,7 @@ func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 		all.Workloads = append(all.Workloads, objs.Workloads...)
 		all.Services = append(all.Services, objs.Services...)
 		all.ServiceAccounts = append(all.ServiceAccounts, objs.ServiceAccounts...)
+		all.Ignored = append(all.Ignored, objs.Ignored...)
 	}
 	if len(errs) > 0 {
 		return manifest.Objects{}, errors.Join(errs...)
@@ -125,6 +126,9 @@ func DecodeFluxLayer(display string, layer []byte) (manifest.Objects, error) {
 	}
 	for _, sa := range all.ServiceAccounts {
 		setSource(&sa.ObjectMeta, display)
+	}
+	for _, ig := range all.Ignored {
+		setSource(&ig.ObjectMeta, display)
 	}
 	return all, nil
 }
@@ -159,6 +163,9 @@ func uniqueObjects(o manifest.Objects) error {
 	}
 	for _, sa := range o.ServiceAccounts {
 		errs = append(errs, claim("serviceaccount "+sa.Namespace+"/"+sa.Name, sa.ObjectMeta))
+	}
+	for _, ig := range o.Ignored {
+		errs = append(errs, claim(strings.ToLower(ig.Kind)+" "+ig.ObjectMeta.Namespace+"/"+ig.ObjectMeta.Name, ig.ObjectMeta))
 	}
 	return errors.Join(errs...)
 }

@@ -61,7 +61,8 @@ func (p *polled) run(ctx context.Context, out chan<- Snapshot, period time.Durat
 
 func (p *polled) snapshot() Snapshot {
 	s := Snapshot{Pods: slices.Clone(p.good.Pods), ConfigMaps: slices.Clone(p.good.ConfigMaps), Secrets: slices.Clone(p.good.Secrets),
-		Workloads: slices.Clone(p.good.Workloads), Services: slices.Clone(p.good.Services), ServiceAccounts: slices.Clone(p.good.ServiceAccounts)}
+		Workloads: slices.Clone(p.good.Workloads), Services: slices.Clone(p.good.Services), ServiceAccounts: slices.Clone(p.good.ServiceAccounts),
+		Ignored: slices.Clone(p.good.Ignored)}
 	if p.lastErr != nil {
 		fe := FileError{File: p.display, Err: p.lastErr}
 		for _, pod := range p.good.Pods {

@@ -21,6 +21,11 @@ func (snap *Snapshot) claimServices(owner map[string]string, fp *filePods) {
 			snap.ServiceAccounts = append(snap.ServiceAccounts, sa)
 		}
 	}
+	for _, ig := range fp.objs.Ignored {
+		if snap.claim(owner, ig.Kind, ig.ObjectMeta.Namespace, ig.ObjectMeta.Name, fp) {
+			snap.Ignored = append(snap.Ignored, ig)
+		}
+	}
 }
 
 // serviceKeys are the change-detection lines of the snapshot's Services
@@ -32,6 +37,9 @@ func (s Snapshot) serviceKeys() []string {
 	}
 	for _, sa := range s.ServiceAccounts {
 		ids = append(ids, "sa "+sa.Namespace+"/"+sa.Name)
+	}
+	for _, ig := range s.Ignored {
+		ids = append(ids, ig.Kind+" "+ig.ObjectMeta.Namespace+"/"+ig.ObjectMeta.Name+" "+ig.Hash)
 	}
 	return ids
 }

@@ -84,7 +84,10 @@ type Snapshot struct {
 	// Services and ServiceAccounts declared in the manifests (services.go).
 	Services        []*corev1.Service
 	ServiceAccounts []*corev1.ServiceAccount
-	Errors          []FileError // sorted by File
+	// Ignored are the objects of kinds without effect (RBAC, the metrics
+	// APIService: manifest.Ignored), kept for apply and delete.
+	Ignored []*manifest.Ignored
+	Errors  []FileError // sorted by File
 	// Duplicates are the declarations refused because an earlier file
 	// declares the same object (also in Errors, as their file's lines).
 	Duplicates []*Duplicate

@@ -82,8 +82,18 @@ func TestSharedPIDNamespace(t *testing.T) {
 	if err := m.Remove(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d/ns/pid", pid)); err == nil {
-		t.Errorf("pause %d still running after Remove", pid)
+	// Remove returns once the pause process has exited; startPause's
+	// goroutine reaps it (until then /proc/<pid> is a zombie's, which
+	// still shows its PID namespace).
+	if st := procState(pid); st != "" && st != "Z" {
+		t.Errorf("pause %d still running after Remove (state %s)", pid, st)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for procState(pid) != "" && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if st := procState(pid); st != "" {
+		t.Errorf("pause %d not reaped 30 s after Remove (state %s)", pid, st)
 	}
 	if _, err := os.Stat(p.Dir); !os.IsNotExist(err) {
 		t.Errorf("sandbox dir left: %v", err)
@@ -116,4 +126,17 @@ func TestSharedPIDNamespaceRollback(t *testing.T) {
 	if ents, _ := os.ReadDir(filepath.Join(runDir, "sandboxes")); len(ents) != 0 {
 		t.Errorf("left behind: %v", ents)
 	}
+}
+
+// procState is the state letter of /proc/<pid>/stat ("" when gone).
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+3 <= len(s) {
+		return s[i+2 : i+3]
+	}
+	return ""
 }

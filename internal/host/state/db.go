@@ -56,6 +56,7 @@ var migrations = []migration{
 	{version: 5, name: "pod log removals", apply: migrateV5},
 	{version: 6, name: "pod user namespaces", apply: migrateV6},
 	{version: 7, name: "emptyDir project quotas", apply: migrateV7},
+	{version: 8, name: "jobs removed after their TTL", apply: migrateV8},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

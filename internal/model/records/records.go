@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -293,3 +294,14 @@ type QuotaRecord struct {
 
 // Key is the record's state db key: "<pod uid>/<volume>".
 func (r QuotaRecord) Key() string { return string(r.UID) + "/" + r.Volume }
+
+// JobRecord is a finished Job run whose pods its ttlSecondsAfterFinished
+// removed (internal/desired/rolling): the Job's document still declares
+// it, so the record keeps podhost from running it again — after a restart
+// too — until the document changes (another first pod UID) or goes.
+type JobRecord struct {
+	Key      string            `json:"key"`      // "Job namespace/name" (also the key)
+	FirstUID types.UID         `json:"firstUID"` // the run's first pod: its template's identity
+	Status   batchv1.JobStatus `json:"status"`   // the final status, still reported
+	Removed  time.Time         `json:"removed"`
+}
