@@ -39,6 +39,8 @@ func (b workloadsBackend) Workloads() api.WorkloadList {
 			l.DaemonSets = append(l.DaemonSets, *w.DaemonSet)
 		case w.Job != nil:
 			l.Jobs = append(l.Jobs, *w.Job)
+		case w.CronJob != nil:
+			l.CronJobs = append(l.CronJobs, *w.CronJob)
 		}
 	}
 	return l
@@ -60,6 +62,8 @@ func (b kubeBackend) Workloads() []runtime.Object {
 			out = append(out, w.DaemonSet)
 		case w.Job != nil:
 			out = append(out, w.Job)
+		case w.CronJob != nil:
+			out = append(out, w.CronJob)
 		}
 	}
 	return out

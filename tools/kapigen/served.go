@@ -67,6 +67,7 @@ var served = []resource{
 	{gv: apps, name: "statefulsets", kind: "StatefulSet", list: "StatefulSetList", namespaced: true, verbs: read},
 	{gv: apps, name: "daemonsets", kind: "DaemonSet", list: "DaemonSetList", namespaced: true, verbs: read},
 	{gv: batch, name: "jobs", kind: "Job", list: "JobList", namespaced: true, verbs: read},
+	{gv: batch, name: "cronjobs", kind: "CronJob", list: "CronJobList", namespaced: true, verbs: read},
 
 	// kubectl top.
 	{gv: metrics, name: "pods", kind: "PodMetrics", list: "PodMetricsList", namespaced: true, verbs: verbs("get", "list")},

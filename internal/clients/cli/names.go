@@ -105,7 +105,7 @@ func resourceType(word string) (string, error) {
 	if r := workloadResource(word); r != "" {
 		return r, nil
 	}
-	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps, secrets, deployments, replicasets, statefulsets, daemonsets and jobs)", word)
+	return "", fmt.Errorf("the server doesn't have a resource type %q (podhost serves pods, nodes, configmaps, secrets, deployments, replicasets, statefulsets, daemonsets, jobs and cronjobs)", word)
 }
 
 // podArg is the pod name of a NAME or pod/NAME argument (logs, exec,

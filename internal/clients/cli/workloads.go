@@ -27,6 +27,7 @@ var workloadResources = map[string]string{
 	"statefulsets": "statefulsets", "statefulset": "statefulsets", "sts": "statefulsets",
 	"daemonsets": "daemonsets", "daemonset": "daemonsets", "ds": "daemonsets",
 	"jobs": "jobs", "job": "jobs",
+	"cronjobs": "cronjobs", "cronjob": "cronjobs", "cj": "cronjobs",
 }
 
 // workloadResource is the resource of a workload word ("deploy",
@@ -55,6 +56,7 @@ var workloadHeaders = map[string][]string{
 	"statefulsets": {"READY"},
 	"daemonsets":   {"DESIRED", "CURRENT", "READY", "UP-TO-DATE", "AVAILABLE", "NODE SELECTOR"},
 	"jobs":         {"STATUS", "COMPLETIONS", "DURATION"},
+	"cronjobs":     {"SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE"},
 }
 
 // GetWorkloads prints the daemon's workloads of one kind (resource) with
@@ -98,7 +100,7 @@ func printWorkloads(rows []workloadRow, resource string, o GetOptions, now time.
 		return printers.Object(s.Out, map[string]any{"apiVersion": "v1", "kind": "List", "items": items}, o.Output)
 	case "name":
 		group := ".apps"
-		if resource == "jobs" {
+		if resource == "jobs" || resource == "cronjobs" {
 			group = ".batch"
 		}
 		for _, r := range rows {
@@ -154,6 +156,10 @@ func workloadRows(l *api.WorkloadList, resource string, now time.Time) []workloa
 	case "jobs":
 		for _, j := range l.Jobs {
 			rows = append(rows, workloadRow{j.ObjectMeta, j, []string{jobStatus(j.Status), ratio(j.Status.Succeeded, replicas(j.Spec.Completions)), jobDuration(j.Status, now)}})
+		}
+	case "cronjobs":
+		for _, cj := range l.CronJobs {
+			rows = append(rows, workloadRow{cj.ObjectMeta, cj, cronJobCells(cj, now)})
 		}
 	}
 	slices.SortFunc(rows, func(a, b workloadRow) int {
@@ -212,4 +218,22 @@ func jobDuration(s batchv1.JobStatus, now time.Time) string {
 		end = s.CompletionTime.Time
 	}
 	return duration.HumanDuration(end.Sub(s.StartTime.Time))
+}
+
+// cronJobCells are kubectl's SCHEDULE, TIMEZONE, SUSPEND, ACTIVE and LAST
+// SCHEDULE of a CronJob (printCronJob).
+func cronJobCells(cj batchv1.CronJob, now time.Time) []string {
+	tz, suspend, last := "<none>", "<unset>", "<none>"
+	if cj.Spec.TimeZone != nil {
+		tz = *cj.Spec.TimeZone
+	}
+	if s := cj.Spec.Suspend; s != nil && *s {
+		suspend = "True"
+	} else if s != nil {
+		suspend = "False"
+	}
+	if t := cj.Status.LastScheduleTime; t != nil {
+		last = age(*t, now)
+	}
+	return []string{cj.Spec.Schedule, tz, suspend, fmt.Sprint(len(cj.Status.Active)), last}
 }

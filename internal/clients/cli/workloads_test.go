@@ -27,12 +27,15 @@ func TestWorkloadTables(t *testing.T) {
 		Jobs: []batchv1.Job{{ObjectMeta: meta("batch"), Spec: batchv1.JobSpec{Completions: &two},
 			Status: batchv1.JobStatus{StartTime: &metav1.Time{Time: now.Add(-4 * time.Minute)}, Failed: 3,
 				Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}}}},
+		CronJobs: []batchv1.CronJob{{ObjectMeta: meta("tick"), Spec: batchv1.CronJobSpec{Schedule: "*/1 * * * *", Suspend: new(false)},
+			Status: batchv1.CronJobStatus{Active: []corev1.ObjectReference{{Name: "tick-1"}}, LastScheduleTime: &metav1.Time{Time: now.Add(-30 * time.Second)}}}},
 	}
 	for _, tc := range []struct {
 		resource, want string
 	}{
 		{"deployments", "NAME   READY   UP-TO-DATE   AVAILABLE   AGE\nweb    3/3     1            3           5m\n"},
 		{"jobs", "NAME    STATUS   COMPLETIONS   DURATION   AGE\nbatch   Failed   0/1           4m         5m\n"},
+		{"cronjobs", "NAME   SCHEDULE      TIMEZONE   SUSPEND   ACTIVE   LAST SCHEDULE   AGE\ntick   */1 * * * *   <none>     False     1        30s             5m\n"},
 	} {
 		var out, errOut bytes.Buffer
 		err := printWorkloads(workloadRows(l, tc.resource, now), tc.resource, GetOptions{Namespace: "default"}, now, cmdutil.IOStreams{Out: &out, ErrOut: &errOut})

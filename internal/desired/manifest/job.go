@@ -158,3 +158,8 @@ func (w *Workload) JobPod(i int) (*corev1.Pod, error) {
 	}
 	return pod, nil
 }
+
+// JobUID is the UID of a Job without metadata.uid (its pods' owner).
+func JobUID(namespace, name string) types.UID {
+	return ownerUID(namespace, KindJob, name)
+}

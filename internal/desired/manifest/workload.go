@@ -37,6 +37,7 @@ var workloadKinds = map[string]reflect.Type{
 	KindStatefulSet: reflect.TypeFor[appsv1.StatefulSet](),
 	KindDaemonSet:   reflect.TypeFor[appsv1.DaemonSet](),
 	KindJob:         reflect.TypeFor[batchv1.Job](),
+	KindCronJob:     reflect.TypeFor[batchv1.CronJob](),
 }
 
 // Workload is one workload document and the pods it expands into. Exactly
@@ -49,12 +50,14 @@ type Workload struct {
 	StatefulSet *appsv1.StatefulSet
 	DaemonSet   *appsv1.DaemonSet
 	Job         *batchv1.Job
+	CronJob     *batchv1.CronJob // batch/v1 (cronjob.go)
 	// Pods are the pods its controller would create, in ordinal order
 	// (also in Objects.Pods); a Job's first ones (JobPod makes the rest).
 	Pods []*corev1.Pod
 
-	tmpl map[string]any // a Job's template document (JobPod)
-	file string
+	tmpl     map[string]any // a Job's template document (JobPod)
+	cronTmpl map[string]any // a CronJob's jobTemplate document (CronJobRun)
+	file     string
 }
 
 // Meta is the workload's object metadata.
@@ -68,6 +71,8 @@ func (w *Workload) Meta() *metav1.ObjectMeta {
 		return &w.StatefulSet.ObjectMeta
 	case w.Job != nil:
 		return &w.Job.ObjectMeta
+	case w.CronJob != nil:
+		return &w.CronJob.ObjectMeta
 	default:
 		return &w.DaemonSet.ObjectMeta
 	}
@@ -87,7 +92,7 @@ type workloadShape struct {
 func decodeWorkload(file, kind string, obj map[string]any, budget *int64) (*Workload, errs) {
 	var e errs
 	group := "apps/v1"
-	if kind == KindJob {
+	if kind == KindJob || kind == KindCronJob {
 		group = "batch/v1"
 	}
 	if v, _ := obj["apiVersion"].(string); v != group {
@@ -112,6 +117,9 @@ func decodeWorkload(file, kind string, obj map[string]any, budget *int64) (*Work
 	case KindJob:
 		w.Job = &batchv1.Job{}
 		into = w.Job
+	case KindCronJob:
+		w.CronJob = &batchv1.CronJob{}
+		into = w.CronJob
 	default:
 		w.DaemonSet = &appsv1.DaemonSet{}
 		into = w.DaemonSet
@@ -122,6 +130,9 @@ func decodeWorkload(file, kind string, obj map[string]any, budget *int64) (*Work
 	}
 	if w.Job != nil {
 		return decodeJob(file, w, obj, budget)
+	}
+	if w.CronJob != nil {
+		return decodeCronJob(file, w, obj, budget)
 	}
 	s := w.shape()
 	if s.meta.Namespace == "" {
@@ -242,7 +253,7 @@ func isWorkloadKind(kind string) bool {
 
 // workloadKindList names the workload kinds, for errors.
 func workloadKindList() string {
-	return strings.Join([]string{KindDeployment, KindReplicaSet, KindStatefulSet, KindDaemonSet, KindJob}, ", ")
+	return strings.Join([]string{KindDeployment, KindReplicaSet, KindStatefulSet, KindDaemonSet, KindJob, KindCronJob}, ", ")
 }
 
 // addWorkload decodes a workload document into o: the workload, and its

@@ -35,6 +35,8 @@ func workloadHash(w *manifest.Workload) string {
 		typed = w.DaemonSet
 	case w.Job != nil:
 		typed = w.Job
+	case w.CronJob != nil:
+		typed = w.CronJob
 	}
 	b, _ := json.Marshal(typed)
 	var obj map[string]any

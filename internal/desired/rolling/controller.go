@@ -27,6 +27,7 @@ type Statuses interface {
 type Stored interface {
 	GetStatus(uid types.UID) (corev1.PodStatus, error)
 	JobRecords
+	CronRecords
 }
 
 // Controller applies Plan to every workload of each snapshot, again at
@@ -46,6 +47,11 @@ type Controller struct {
 	seen      map[string]time.Time
 	// expired are the Job runs a TTL removed (jobttl.go); nil until read.
 	expired map[string]records.JobRecord
+	// crons are the CronJobs' states (cronctl.go); cronRecs, as stored
+	// (nil until read); wake, the next schedule time of any (zero: none).
+	crons    map[string]*cronEntry
+	cronRecs map[string]records.CronJobRecord
+	wake     time.Time
 }
 
 // New returns a Controller reading readiness from st and, after a
@@ -81,8 +87,11 @@ func (c *Controller) Run(ctx context.Context, in <-chan source.Snapshot, out cha
 			}
 		}
 		var tick <-chan time.Time // minReadySeconds pass without a status change
-		if changed != nil {
+		switch {
+		case changed != nil:
 			tick = time.After(time.Second)
+		case last != nil && !c.wake.IsZero(): // a CronJob's next schedule time (the controller's 100 ms after it)
+			tick = time.After(c.wake.Sub(c.now()) + 100*time.Millisecond)
 		}
 		select {
 		case s, ok := <-in:
@@ -108,15 +117,23 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 	next, jobs := map[string]State{}, map[string]JobState{}
 	drop := map[types.UID]bool{}
 	var hold []*corev1.Pod
-	busy := false
-	for _, w := range snap.Workloads {
-		key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name
+	cronRuns, crons, busy := c.cronJobs(snap.Workloads, inSnap)
+	made := map[*manifest.Workload]bool{}
+	for _, j := range cronRuns {
+		made[j] = true
+	}
+	all := append(slices.Clone(snap.Workloads), cronRuns...)
+	for _, w := range all {
+		key := workloadKey(w)
 		var pods []*corev1.Pod
-		if w.Job != nil {
+		switch {
+		case w.CronJob != nil: // its Jobs' pods are theirs
+		case w.Job != nil:
 			js := PlanJob(w, c.jobState(key, w), c, c.now())
 			jobs[key], pods = js, js.Pods
-			busy = busy || !finished(js.Status) || w.Job.Spec.TTLSecondsAfterFinished != nil && !js.Expired
-		} else {
+			busy = busy || !finished(js.Status) || w.Job.Spec.TTLSecondsAfterFinished != nil && !js.Expired ||
+				made[w] && !finished(c.jobs[key].Status) // its CronJob learns it finished at the next Step
+		default:
 			st := Plan(w, c.state[key], c)
 			next[key], pods = st, st.Pods
 			if len(st.Leaving) > 0 || !samePods(st.Pods, w.Pods) {
@@ -126,7 +143,7 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 		}
 		refused := map[types.UID]bool{} // by the sources: pod security, a name another file has, a bad order
 		for _, p := range w.Pods {
-			refused[p.UID] = !inSnap[p.UID]
+			refused[p.UID] = !inSnap[p.UID] && !made[w] // a CronJob's Job: its pods were checked as the CronJob's
 		}
 		passed := map[types.UID]bool{}
 		for _, p := range pods {
@@ -143,11 +160,20 @@ func (c *Controller) Step(snap source.Snapshot) (source.Snapshot, bool) {
 	}
 	c.recordJobs(jobs)
 	c.mu.Lock()
-	c.state, c.jobs, c.workloads = next, jobs, snap.Workloads
-	seen := make(map[string]time.Time, len(snap.Workloads))
-	for _, w := range snap.Workloads {
-		key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name
-		if seen[key] = c.seen[key]; seen[key].IsZero() {
+	c.state, c.jobs, c.workloads, c.crons = next, jobs, all, crons
+	seen := make(map[string]time.Time, len(all))
+	for _, w := range all {
+		key := workloadKey(w)
+		switch {
+		case made[w]: // created at its scheduled time, as the controller sets it
+			seen[key] = w.Job.CreationTimestamp.Time
+		case w.CronJob != nil:
+			seen[key] = crons[workloadKey(w)].state.Created
+		}
+		if seen[key].IsZero() {
+			seen[key] = c.seen[key]
+		}
+		if seen[key].IsZero() {
 			seen[key] = c.now()
 		}
 	}

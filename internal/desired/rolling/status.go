@@ -4,6 +4,8 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/podhost/podhost/internal/desired/manifest"
@@ -26,6 +28,10 @@ func (c *Controller) Workloads() []*manifest.Workload {
 	jobs := make(map[string]JobState, len(c.jobs))
 	for k, v := range c.jobs {
 		jobs[k] = v
+	}
+	crons := make(map[string]CronState, len(c.crons))
+	for k, e := range c.crons {
+		crons[k] = e.state
 	}
 	seen := make(map[string]time.Time, len(c.seen))
 	for k, v := range c.seen {
@@ -72,6 +78,10 @@ func (c *Controller) Workloads() []*manifest.Workload {
 				}
 			}
 			cp.Job.Status.Ready = &ready
+		case w.CronJob != nil:
+			cp.CronJob = w.CronJob.DeepCopy()
+			cp.CronJob.APIVersion, cp.CronJob.Kind = "batch/v1", w.Kind
+			cp.CronJob.Status = cronStatus(w.CronJob, crons[key], jobs)
 		}
 		cp.Meta().CreationTimestamp = metav1.NewTime(seen[key])
 		out = append(out, cp)
@@ -104,4 +114,25 @@ func (c *Controller) count(w *manifest.Workload, st State, minReadySeconds int32
 		}
 	}
 	return n
+}
+
+// cronStatus is a CronJob's status: its unfinished Jobs (active), its
+// last schedule and success times.
+func cronStatus(cj *batchv1.CronJob, st CronState, jobs map[string]JobState) batchv1.CronJobStatus {
+	var s batchv1.CronJobStatus
+	for _, r := range st.Runs {
+		name := manifest.CronJobName(cj.Name, r.Scheduled)
+		if js, ok := jobs[manifest.KindJob+" "+cj.Namespace+"/"+name]; ok && finished(js.Status) {
+			continue
+		}
+		s.Active = append(s.Active, corev1.ObjectReference{Kind: manifest.KindJob, APIVersion: "batch/v1", Namespace: cj.Namespace, Name: name,
+			UID: manifest.JobUID(cj.Namespace, name)})
+	}
+	if !st.LastScheduleTime.IsZero() {
+		s.LastScheduleTime = ptrTime(st.LastScheduleTime)
+	}
+	if !st.LastSuccessfulTime.IsZero() {
+		s.LastSuccessfulTime = ptrTime(st.LastSuccessfulTime)
+	}
+	return s
 }

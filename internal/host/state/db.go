@@ -57,6 +57,7 @@ var migrations = []migration{
 	{version: 6, name: "pod user namespaces", apply: migrateV6},
 	{version: 7, name: "emptyDir project quotas", apply: migrateV7},
 	{version: 8, name: "jobs removed after their TTL", apply: migrateV8},
+	{version: 9, name: "cronjob schedules", apply: migrateV9},
 }
 
 // SchemaVersion is the newest schema this binary reads and writes.

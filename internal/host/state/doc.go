@@ -3,7 +3,7 @@
 // checkpoints, sandbox records (namespace paths, CNI results), the boot id,
 // the last computed pod statuses and recent pod events.
 //
-// # Schema (SchemaVersion = 8)
+// # Schema (SchemaVersion = 9)
 //
 // Every value is JSON. Keys are plain strings unless noted.
 //
@@ -37,6 +37,8 @@
 //	                      once the volume's directory is removed)
 //	jobs/<Job ns/name>    JobRecord (v8: a finished Job run whose pods its
 //	                      ttlSecondsAfterFinished removed)
+//	cronjobs/<CronJob ns/name> CronJobRecord (v9: a CronJob's creation and
+//	                      last schedule times and the Jobs it made)
 //
 // # Versions and migrations
 //
@@ -45,7 +47,7 @@
 // the file's version inside one transaction and records the new version, so
 // a crash mid-migration leaves the old version intact. v1 creates the buckets
 // above but manifests (an empty or new file has version 0); v2 adds
-// manifests, v3 identities, v4 rollouts, v5 logremovals, v6 userns, v7 quotas, v8 jobs. A file whose version is newer than SchemaVersion is refused
+// manifests, v3 identities, v4 rollouts, v5 logremovals, v6 userns, v7 quotas, v8 jobs, v9 cronjobs. A file whose version is newer than SchemaVersion is refused
 // (ErrSchemaTooNew): an older podhost must not write a layout it does not
 // understand.
 //

@@ -305,3 +305,21 @@ type JobRecord struct {
 	Status   batchv1.JobStatus `json:"status"`   // the final status, still reported
 	Removed  time.Time         `json:"removed"`
 }
+
+// CronJobRecord is a CronJob's progress (internal/desired/rolling): its
+// creation and last schedule times and the Jobs it made, so a podhost
+// restart neither runs a scheduled time again nor loses a Job.
+type CronJobRecord struct {
+	Key                string    `json:"key"` // "CronJob namespace/name" (also the key)
+	Created            time.Time `json:"created"`
+	LastScheduleTime   time.Time `json:"lastScheduleTime,omitzero"`
+	LastSuccessfulTime time.Time `json:"lastSuccessfulTime,omitzero"`
+	Runs               []CronRun `json:"runs,omitempty"`
+}
+
+// CronRun is one Job a CronJob made: its scheduled time (its name) and
+// its first pod (the identity of the jobTemplate it was made from).
+type CronRun struct {
+	Scheduled time.Time `json:"scheduled"`
+	FirstUID  types.UID `json:"firstUID"`
+}

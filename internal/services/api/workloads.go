@@ -3,7 +3,7 @@ package api
 // Workload endpoint (registered by Server.EnableWorkloads):
 //
 //	GET /v1/workloads   WorkloadList: the manifests' Deployments, ReplicaSets,
-//	                    StatefulSets, DaemonSets and Jobs with their status
+//	                    StatefulSets, DaemonSets, Jobs and CronJobs with their status
 
 import (
 	"context"
@@ -21,6 +21,7 @@ type WorkloadList struct {
 	StatefulSets []appsv1.StatefulSet `json:"statefulSets,omitempty"`
 	DaemonSets   []appsv1.DaemonSet   `json:"daemonSets,omitempty"`
 	Jobs         []batchv1.Job        `json:"jobs,omitempty"`
+	CronJobs     []batchv1.CronJob    `json:"cronJobs,omitempty"`
 }
 
 // Workloads is what the workload endpoint needs.

@@ -15,7 +15,7 @@ import (
 )
 
 // The workload kinds (apps/v1 Deployments, ReplicaSets, StatefulSets,
-// DaemonSets; batch/v1 Jobs), read-only: the manifests' workloads with the
+// DaemonSets; batch/v1 Jobs, CronJobs), read-only: the manifests' workloads with the
 // status their controllers would report. They are written through the
 // manifest dir (podhost apply), not the API.
 
@@ -43,6 +43,8 @@ var workloadResources = []resource{
 	{gv: appsGV, name: "daemonsets", singular: "daemonset", kind: "DaemonSet", namespaced: true, verbs: readVerbs,
 		shortNames: []string{"ds"}, categories: []string{"all"}},
 	{gv: batchGV, name: "jobs", singular: "job", kind: "Job", namespaced: true, verbs: readVerbs, categories: []string{"all"}},
+	{gv: batchGV, name: "cronjobs", singular: "cronjob", kind: "CronJob", namespaced: true, verbs: readVerbs,
+		shortNames: []string{"cj"}, categories: []string{"all"}},
 }
 
 // workloadKinds are their kinds (the kinds table): hub key "<resource>.<group>".
@@ -52,6 +54,7 @@ var workloadKinds = map[string]*kind{
 	"statefulsets": {key: "statefulsets.apps", gvk: appsGV.WithKind("StatefulSet"), newList: func() runtime.Object { return &appsv1.StatefulSetList{} }, table: statefulSetTable},
 	"daemonsets":   {key: "daemonsets.apps", gvk: appsGV.WithKind("DaemonSet"), newList: func() runtime.Object { return &appsv1.DaemonSetList{} }, table: daemonSetTable},
 	"jobs":         {key: "jobs.batch", gvk: batchGV.WithKind("Job"), newList: func() runtime.Object { return &batchv1.JobList{} }, table: jobTable},
+	"cronjobs":     {key: "cronjobs.batch", gvk: batchGV.WithKind("CronJob"), newList: func() runtime.Object { return &batchv1.CronJobList{} }, table: cronJobTable},
 }
 
 func init() {
@@ -108,7 +111,7 @@ func selectorString(s *metav1.LabelSelector) string {
 }
 
 // The API server's columns (pkg/printers/internalversion: printDeployment,
-// printReplicaSet, printStatefulSet, printDaemonSet, printJob).
+// printReplicaSet, printStatefulSet, printDaemonSet, printJob, printCronJob).
 var deploymentTable = tableFunc{
 	columns: cols("Name", "Ready", "Up-to-date", "Available", "Age", "+Containers", "+Images", "+Selector"),
 	cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
@@ -186,5 +189,27 @@ var jobTable = tableFunc{
 		}
 		return []any{j.Name, status, fmt.Sprintf("%d/%d", j.Status.Succeeded, replicas(j.Spec.Completions)), dur,
 			age(j.CreationTimestamp, now), c, i, sel}, conds
+	},
+}
+
+var cronJobTable = tableFunc{
+	columns: cols("Name", "Schedule", "Timezone", "Suspend", "Active", "Last Schedule", "Age", "+Containers", "+Images", "+Selector"),
+	cells: func(o runtime.Object, now time.Time) ([]any, []metav1.TableRowCondition) {
+		cj := o.(*batchv1.CronJob)
+		c, i := containersAndImages(cj.Spec.JobTemplate.Spec.Template.Spec)
+		tz, suspend, last := "<none>", "<unset>", "<none>"
+		if cj.Spec.TimeZone != nil {
+			tz = *cj.Spec.TimeZone
+		}
+		if s := cj.Spec.Suspend; s != nil && *s { // printBoolPtr
+			suspend = "True"
+		} else if s != nil {
+			suspend = "False"
+		}
+		if t := cj.Status.LastScheduleTime; t != nil {
+			last = age(*t, now)
+		}
+		return []any{cj.Name, cj.Spec.Schedule, tz, suspend, int64(len(cj.Status.Active)), last, age(cj.CreationTimestamp, now),
+			c, i, metav1.FormatLabelSelector(cj.Spec.JobTemplate.Spec.Selector)}, nil
 	},
 }

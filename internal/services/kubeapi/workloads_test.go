@@ -30,7 +30,12 @@ func TestServeWorkloads(t *testing.T) {
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
 		Spec:       appsv1.DeploymentSpec{Replicas: &three}, Status: appsv1.DeploymentStatus{ReadyReplicas: 2, UpdatedReplicas: 3, AvailableReplicas: 2}}
 	j := &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: metav1.ObjectMeta{Name: "batch", Namespace: "default"}}
-	s := New(workloadBackend{objs: []runtime.Object{d, j}}, nil, nil, Options{Now: func() time.Time { return now }})
+	tz := "Europe/Paris"
+	cj := &batchv1.CronJob{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "CronJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: "tick", Namespace: "default", CreationTimestamp: metav1.NewTime(now.Add(-time.Hour))},
+		Spec:       batchv1.CronJobSpec{Schedule: "0 * * * *", TimeZone: &tz, Suspend: new(true)},
+		Status:     batchv1.CronJobStatus{LastScheduleTime: &metav1.Time{Time: now.Add(-2 * time.Minute)}}}
+	s := New(workloadBackend{objs: []runtime.Object{d, j, cj}}, nil, nil, Options{Now: func() time.Time { return now }})
 	get := func(path, accept string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodGet, path, nil)
@@ -55,6 +60,13 @@ func TestServeWorkloads(t *testing.T) {
 	}
 	if rec = get("/apis/batch/v1/namespaces/default/jobs/batch", ""); rec.Code != http.StatusOK {
 		t.Errorf("get job: %d %s", rec.Code, rec.Body)
+	}
+	rec = get("/apis/batch/v1/namespaces/default/cronjobs", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	if err := json.Unmarshal(rec.Body.Bytes(), &tbl); err != nil || len(tbl.Rows) != 1 || len(tbl.ColumnDefinitions) != 10 {
+		t.Fatalf("cronjobs table: %d %v %s", rec.Code, err, rec.Body)
+	}
+	if c := tbl.Rows[0].Cells; c[0] != "tick" || c[1] != "0 * * * *" || c[2] != tz || c[3] != "True" || c[4] != float64(0) || c[5] != "2m" || c[6] != "60m" {
+		t.Errorf("cronjob row %v, want tick, 0 * * * *, Europe/Paris, True, 0, 2m, 60m", c)
 	}
 	req := httptest.NewRequest(http.MethodDelete, "/apis/apps/v1/namespaces/default/deployments/web", nil)
 	w := httptest.NewRecorder()
