@@ -53,7 +53,7 @@ const (
 type ApplyResult struct {
 	Pod *corev1.Pod // the pod as decoded from the input (UID and hash set); nil for a ConfigMap or Secret
 	// Pods are a workload's pods once rolled out (--wait waits for them);
-	// none for a Job, whose pods run to completion.
+	// none for a Job, whose pods run to completion, or a CronJob.
 	Pods   []*corev1.Pod
 	Kind   string // "pod", "configmap", "secret" or a workload kind (manifestdir.Deployment, ...)
 	Name   string
@@ -83,7 +83,7 @@ func Apply(ctx context.Context, opts ApplyOptions, s cmdutil.IOStreams) ([]Apply
 			fmt.Fprintf(s.Out, "%s/%s %s%s\n", r.Object.Kind, r.Object.Name, r.Action, suffix)
 		}
 		res := ApplyResult{Pod: r.Object.Pod, Kind: string(r.Object.Kind), Name: r.Object.Name, Action: r.Action, File: r.File}
-		if w := r.Object.Workload; w != nil && w.Job == nil {
+		if w := r.Object.Workload; w != nil && w.Job == nil && w.CronJob == nil {
 			res.Pods = w.Pods
 		}
 		results = append(results, res)

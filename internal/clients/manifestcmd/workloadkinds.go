@@ -21,6 +21,8 @@ func workloadKindOf(word string) (manifestdir.Kind, bool) {
 		return manifestdir.DaemonSet, true
 	case "job", "jobs":
 		return manifestdir.Job, true
+	case "cronjob", "cronjobs", "cj":
+		return manifestdir.CronJob, true
 	}
 	return "", false
 }

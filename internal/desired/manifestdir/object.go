@@ -22,12 +22,13 @@ const (
 	Pod       Kind = "pod"
 	ConfigMap Kind = "configmap"
 	Secret    Kind = "secret"
-	// Workload kinds (workload.go): Deployment, ReplicaSet, StatefulSet, DaemonSet.
+	// Workload kinds (workload.go): Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, CronJob.
 	Deployment  Kind = "deployment"
 	ReplicaSet  Kind = "replicaset"
 	StatefulSet Kind = "statefulset"
 	DaemonSet   Kind = "daemonset"
 	Job         Kind = "job"
+	CronJob     Kind = "cronjob"
 )
 
 // Ref names an object of the manifest dir.

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	psaapi "k8s.io/pod-security-admission/api"
+
+	"github.com/podhost/podhost/internal/desired/podsecurity"
 )
 
 func deployment(name string, replicas int, image string) string {
@@ -72,5 +76,39 @@ func TestApplyWorkload(t *testing.T) {
 	}
 	if got := entries(t, dir); len(got) != 0 {
 		t.Errorf("dir holds %v after the delete", got)
+	}
+}
+
+// A CronJob is applied into its own file and deleted by kind and name;
+// pod security checks its jobTemplate's pods as any pod's.
+func TestApplyCronJob(t *testing.T) {
+	dir, ctx := newDir(t), t.Context()
+	doc := func(privileged bool) string {
+		return fmt.Sprintf(`apiVersion: batch/v1
+kind: CronJob
+metadata: {name: tick}
+spec:
+  schedule: "*/1 * * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers: [{name: main, image: img:1, securityContext: {privileged: %v}}]
+`, privileged)
+	}
+	rs, err := Apply(ctx, dir, decode(t, doc(false)), Options{})
+	if err != nil || len(rs) != 1 || rs[0].Object.Kind != CronJob || rs[0].Action != Created {
+		t.Fatalf("apply: %+v %v", rs, err)
+	}
+	if got := entries(t, dir); !slices.Equal(got, []string{"tick.cronjob.yaml"}) {
+		t.Fatalf("dir holds %v", got)
+	}
+	_, err = Apply(ctx, dir, decode(t, doc(true)), Options{PodSecurity: podsecurity.Policy{Key: "manifestDir", Level: psaapi.LevelBaseline}})
+	if err == nil || !strings.Contains(err.Error(), "privileged") {
+		t.Errorf("a privileged jobTemplate under baseline: %v", err)
+	}
+	if rm, err := Delete(ctx, dir, []Ref{{CronJob, "default", "tick"}}, Options{}); err != nil || len(rm) != 1 || len(entries(t, dir)) != 0 {
+		t.Errorf("delete cronjob tick: %+v %v, dir holds %v", rm, err, entries(t, dir))
 	}
 }
