@@ -42,7 +42,7 @@ func (d *daemon) podServiceEnv(pod *corev1.Pod) ([]corev1.EnvVar, bool) {
 	if !d.fromCluster(pod) {
 		return d.dns.serviceEnv(pod.Namespace), false
 	}
-	cm, ok := d.data.ConfigMap(pod.Namespace, wellknown.ServiceEnvConfigMap(string(pod.UID)))
+	cm, ok := d.data.For(pod).ConfigMap(pod.Namespace, wellknown.ServiceEnvConfigMap(string(pod.UID)))
 	if !ok {
 		return nil, true
 	}

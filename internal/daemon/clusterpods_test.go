@@ -21,7 +21,8 @@ import (
 func TestClusterPodsDNSAndServiceEnv(t *testing.T) {
 	cfg := config.Default()
 	cfg.StateDir = t.TempDir()
-	d := &daemon{cfg: cfg, data: configdata.NewStore()}
+	d := &daemon{cfg: cfg}
+	d.data = configdata.NewStore(d.sourceScope)
 	pod := func(dir, uid string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "apps", UID: types.UID("u-x" + uid),
 			Annotations: map[string]string{wellknown.AnnotationConfigSource: filepath.Join(dir, "apps_web.yaml")}}}
@@ -40,8 +41,16 @@ func TestClusterPodsDNSAndServiceEnv(t *testing.T) {
 	if env, final := d.podServiceEnv(fromCluster); env != nil || !final {
 		t.Errorf("before podhost-cluster wrote them: %v %v, want none (not podhost's Services')", env, final)
 	}
-	d.data.Replace([]*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: wellknown.ServiceEnvConfigMap("u-x1")},
-		Data: map[string]string{"KUBERNETES_SERVICE_PORT": "443", "KUBERNETES_SERVICE_HOST": "10.96.0.1"}}}, nil)
+	svcEnv := func(dir string) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "apps", Name: wellknown.ServiceEnvConfigMap("u-x1"),
+			Annotations: map[string]string{wellknown.AnnotationConfigSource: filepath.Join(dir, "apps_web.yaml")}},
+			Data: map[string]string{"KUBERNETES_SERVICE_PORT": "443", "KUBERNETES_SERVICE_HOST": "10.96.0.1"}}
+	}
+	d.data.Replace([]*corev1.ConfigMap{svcEnv("/etc/podhost/manifests")}, nil)
+	if env, final := d.podServiceEnv(fromCluster); env != nil || !final {
+		t.Errorf("from a manifest dir's ConfigMap: %v %v, want none (only the cluster source's own)", env, final)
+	}
+	d.data.Replace([]*corev1.ConfigMap{svcEnv(cfg.ClusterManifestDir())}, nil)
 	env, final := d.podServiceEnv(fromCluster)
 	want := []corev1.EnvVar{{Name: "KUBERNETES_SERVICE_HOST", Value: "10.96.0.1"}, {Name: "KUBERNETES_SERVICE_PORT", Value: "443"}}
 	if !final || !slices.Equal(env, want) {

@@ -260,7 +260,7 @@ func (d *daemon) build(boot string, cg *cgroups.Manager, netw *network.Manager) 
 	d.rt.SetEventRecorder(d.statuses.Event)
 	d.prober = prober.New(prober.Options{Exec: d.rt, Recorder: d.statuses, Logger: d.log})
 	d.cache = podcache.New(d.rt, nil)
-	data := configdata.NewStore() // ConfigMaps and Secrets of the manifests, in memory only
+	data := configdata.NewStore(d.sourceScope) // ConfigMaps and Secrets of the manifests, in memory only
 	d.data = data
 	vols := volumes.New(statedir.PodsDir(d.cfg.StateDir))
 	vols.Data, vols.Allocatable = data, allocatable

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"golang.org/x/sync/errgroup"
@@ -75,6 +76,34 @@ func (d *daemon) runClusterSource(ctx context.Context, g *errgroup.Group) (<-cha
 	snaps := make(chan source.Snapshot, 1)
 	g.Go(func() error { return ignoreCanceled(src.Run(ctx, snaps)) })
 	return filtered(ctx, g, snaps, d.clusterPolicy), nil
+}
+
+// The trust scopes of the sources' ConfigMaps and Secrets (sourceScope).
+const (
+	scopeLocal   = "manifestDir"
+	scopeURL     = "manifestURL"
+	scopeCluster = "cluster"
+)
+
+// sourceScope is configdata.ScopeFunc: which source's ConfigMaps and
+// Secrets a pod of src (its config-source: a file, a URL) may read — its
+// own source's only. The manifest dir (with what `podhost apply` and the
+// local kube API write there) is root's; the manifest URL (or artifact)
+// and the cluster's API server (the cluster dir) are less trusted: their
+// pods must not read root's Secrets, and root's pods do not read theirs
+// (a URL or the cluster must not fill in a name a local pod references,
+// e.g. an optional Secret the dir does not declare). Anything that is not
+// a file of the dir or of the cluster dir is the URL's.
+func (d *daemon) sourceScope(src string) string {
+	switch {
+	case src == "":
+		return ""
+	case filepath.Dir(src) == d.cfg.ClusterManifestDir():
+		return scopeCluster
+	case filepath.Dir(src) == filepath.Clean(d.cfg.ManifestDir):
+		return scopeLocal
+	}
+	return scopeURL
 }
 
 // sourcePolicies are the manifest dir's, the manifest URL's and the

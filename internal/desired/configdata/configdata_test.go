@@ -13,7 +13,7 @@ func cm(name string, data map[string]string) *corev1.ConfigMap {
 }
 
 func TestStoreReplaceReportsChanges(t *testing.T) {
-	s := NewStore()
+	s := NewStore(nil)
 	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "s"}, Data: map[string][]byte{"k": []byte("v")}}
 	if got := s.Replace([]*corev1.ConfigMap{cm("a", map[string]string{"k": "1"}), cm("b", nil)}, []*corev1.Secret{sec}); len(got) != 3 {
 		t.Fatalf("first replace: %v", got)
@@ -23,10 +23,10 @@ func TestStoreReplaceReportsChanges(t *testing.T) {
 	if len(got) != 2 || (!reflect.DeepEqual(got, want) && !reflect.DeepEqual(got, []Ref{want[1], want[0]})) {
 		t.Errorf("changed %v, want %v", got, want)
 	}
-	if c, ok := s.ConfigMap("default", "a"); !ok || c.Data["k"] != "2" {
+	if c, ok := s.For(&corev1.Pod{}).ConfigMap("default", "a"); !ok || c.Data["k"] != "2" {
 		t.Error("a not updated")
 	}
-	if _, ok := s.ConfigMap("default", "b"); ok {
+	if _, ok := s.For(&corev1.Pod{}).ConfigMap("default", "b"); ok {
 		t.Error("b not removed")
 	}
 }
@@ -56,7 +56,7 @@ func TestIndexAndPodRefs(t *testing.T) {
 
 func TestPayload(t *testing.T) {
 	yes := true
-	s := NewStore()
+	s := NewStore(nil)
 	c := cm("a", map[string]string{"k1": "v1"})
 	c.BinaryData = map[string][]byte{"b": {0, 1}}
 	s.Replace([]*corev1.ConfigMap{c}, nil)
@@ -80,7 +80,7 @@ func TestPayload(t *testing.T) {
 		{"missing optional", corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "nope"}, Optional: &yes}, map[string]File{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := ConfigMapPayload(s, "default", &tc.v)
+			got, err := ConfigMapPayload(s.For(&corev1.Pod{}), "default", &tc.v)
 			if (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
 				t.Fatalf("err %v, want %q", err, tc.err)
 			}
@@ -89,7 +89,7 @@ func TestPayload(t *testing.T) {
 			}
 		})
 	}
-	if _, err := SecretPayload(s, "default", &corev1.SecretVolumeSource{SecretName: "x"}); err == nil || err.Error() != `secret "x" not found` {
+	if _, err := SecretPayload(s.For(&corev1.Pod{}), "default", &corev1.SecretVolumeSource{SecretName: "x"}); err == nil || err.Error() != `secret "x" not found` {
 		t.Errorf("secret: %v", err)
 	}
 }

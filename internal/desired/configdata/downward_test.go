@@ -35,7 +35,7 @@ func TestDownwardAndProjectedPayload(t *testing.T) {
 		t.Errorf("got %q\nwant %q", got, want)
 	}
 
-	s := NewStore()
+	s := NewStore(nil)
 	s.Replace([]*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "c"}, Data: map[string]string{"k": "v"}}},
 		[]*corev1.Secret{{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "s"}, Data: map[string][]byte{"pw": []byte("p")}}})
 	mode := int32(0o440)
@@ -44,7 +44,7 @@ func TestDownwardAndProjectedPayload(t *testing.T) {
 		{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "s"}, Items: []corev1.KeyToPath{{Key: "pw", Path: "creds/pw"}}}},
 		{DownwardAPI: &corev1.DownwardAPIProjection{Items: []corev1.DownwardAPIVolumeFile{{Path: "name", FieldRef: fr("metadata.name")}}}},
 	}}
-	pg, err := ProjectedPayload(s, pod, proj, res)
+	pg, err := ProjectedPayload(s.For(pod), pod, proj, res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestDownwardAndProjectedPayload(t *testing.T) {
 		t.Errorf("projected %q", pg)
 	}
 	proj.Sources = append(proj.Sources, corev1.VolumeProjection{Secret: &corev1.SecretProjection{LocalObjectReference: corev1.LocalObjectReference{Name: "gone"}}})
-	if _, err := ProjectedPayload(s, pod, proj, res); err == nil || err.Error() != `sources[3]: secret "gone" not found` {
+	if _, err := ProjectedPayload(s.For(pod), pod, proj, res); err == nil || err.Error() != `sources[3]: secret "gone" not found` {
 		t.Errorf("missing secret: %v", err)
 	}
 }

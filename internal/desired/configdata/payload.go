@@ -16,7 +16,7 @@ type File struct {
 	Mode int32
 }
 
-// Lookup finds ConfigMaps and Secrets (*Store).
+// Lookup finds the ConfigMaps and Secrets one pod may read (Store.For).
 type Lookup interface {
 	ConfigMap(namespace, name string) (*corev1.ConfigMap, bool)
 	Secret(namespace, name string) (*corev1.Secret, bool)

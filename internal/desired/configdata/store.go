@@ -1,7 +1,10 @@
 // Package configdata holds the ConfigMaps and Secrets declared in the
-// manifest dir while podhost runs (in memory only: Secret values never go
+// manifest sources while podhost runs (in memory only: Secret values never go
 // to disk from here), tells which of them a pod references, and resolves
 // what a configMap or secret volume must contain.
+//
+// A pod reads only the objects of its own source's trust scope (Store.For,
+// scope.go): another source's object of the name is missing for it.
 //
 // The manager replaces the store's content with every manifest snapshot
 // and wakes the pods that reference an object that changed (Index); the
@@ -40,8 +43,10 @@ type Ref struct {
 func (r Ref) String() string { return fmt.Sprintf("%s %s/%s", r.Kind, r.Namespace, r.Name) }
 
 // Store is the current set of ConfigMaps and Secrets. Objects returned are
-// shared: treat them as read-only.
+// shared: treat them as read-only. A pod reads them only through For: the
+// objects of its own trust scope (scope.go).
 type Store struct {
+	scope   ScopeFunc
 	mu      sync.RWMutex
 	cms     map[string]*corev1.ConfigMap
 	secrets map[string]*corev1.Secret
@@ -49,9 +54,10 @@ type Store struct {
 	changed chan struct{} // closed by the next Replace that changes something
 }
 
-// NewStore returns an empty Store.
-func NewStore() *Store {
-	return &Store{cms: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, hashes: map[Ref]string{},
+// NewStore returns an empty Store whose pods read the objects of their
+// own scope (nil: every pod reads every object, one scope).
+func NewStore(scope ScopeFunc) *Store {
+	return &Store{scope: scope, cms: map[string]*corev1.ConfigMap{}, secrets: map[string]*corev1.Secret{}, hashes: map[Ref]string{},
 		changed: make(chan struct{})}
 }
 
@@ -77,35 +83,20 @@ func (s *Store) Changed() <-chan struct{} {
 	return s.changed
 }
 
-// ConfigMap returns the ConfigMap namespace/name.
-func (s *Store) ConfigMap(namespace, name string) (*corev1.ConfigMap, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	cm, ok := s.cms[namespace+"/"+name]
-	return cm, ok
-}
-
-// Secret returns the Secret namespace/name.
-func (s *Store) Secret(namespace, name string) (*corev1.Secret, bool) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	sec, ok := s.secrets[namespace+"/"+name]
-	return sec, ok
-}
-
 // Replace makes cms and secrets the whole content of the store and returns
-// the objects that appeared, changed or went away.
+// the objects that appeared, changed, went away or moved to another scope
+// (another source took the name over: its pods may now read it).
 func (s *Store) Replace(cms []*corev1.ConfigMap, secrets []*corev1.Secret) []Ref {
 	nextCM := make(map[string]*corev1.ConfigMap, len(cms))
 	nextSec := make(map[string]*corev1.Secret, len(secrets))
 	hashes := map[Ref]string{}
 	for _, cm := range cms {
 		nextCM[cm.Namespace+"/"+cm.Name] = cm
-		hashes[Ref{ConfigMap, cm.Namespace, cm.Name}] = DataHash(cm)
+		hashes[Ref{ConfigMap, cm.Namespace, cm.Name}] = s.scopeOf(cm.Annotations) + " " + DataHash(cm)
 	}
 	for _, sec := range secrets {
 		nextSec[sec.Namespace+"/"+sec.Name] = sec
-		hashes[Ref{Secret, sec.Namespace, sec.Name}] = DataHash(sec)
+		hashes[Ref{Secret, sec.Namespace, sec.Name}] = s.scopeOf(sec.Annotations) + " " + DataHash(sec)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

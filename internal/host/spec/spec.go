@@ -142,7 +142,7 @@ type Pod struct {
 	LookupMount func(path string) (mount.Info, error)
 	Host        HostLimits
 	// Data finds the ConfigMaps and Secrets that env and envFrom reference
-	// (*configdata.Store); nil: none exist.
+	// (configdata.Store.For: its own source's only); nil: none exist.
 	Data DataSource
 	// Warn, if set, receives warnings for the pod's events (e.g. envFrom
 	// keys skipped as invalid variable names). Never given Secret values.

@@ -26,11 +26,17 @@ type noData struct{}
 func (noData) ConfigMap(string, string) (*corev1.ConfigMap, bool) { return nil, false }
 func (noData) Secret(string, string) (*corev1.Secret, bool)       { return nil, false }
 
-func (m *Manager) lookup() configdata.Lookup {
+// PodData gives the Lookup of one pod: the ConfigMaps and Secrets it may
+// read (*configdata.Store).
+type PodData interface {
+	For(pod *corev1.Pod) configdata.Lookup
+}
+
+func (m *Manager) lookup(pod *corev1.Pod) configdata.Lookup {
 	if m.Data == nil {
 		return noData{}
 	}
-	return m.Data
+	return m.Data.For(pod)
 }
 
 // dataKind returns the directory kind of a volume whose files podhost
@@ -57,13 +63,13 @@ func (m *Manager) payload(pod *corev1.Pod, v *corev1.Volume) (map[string]configd
 	}
 	switch {
 	case v.ConfigMap != nil:
-		return configdata.ConfigMapPayload(m.lookup(), pod.Namespace, v.ConfigMap)
+		return configdata.ConfigMapPayload(m.lookup(pod), pod.Namespace, v.ConfigMap)
 	case v.Secret != nil:
-		return configdata.SecretPayload(m.lookup(), pod.Namespace, v.Secret)
+		return configdata.SecretPayload(m.lookup(pod), pod.Namespace, v.Secret)
 	case v.DownwardAPI != nil:
 		return configdata.DownwardAPIPayload(pod, v.DownwardAPI.Items, v.DownwardAPI.DefaultMode, res)
 	default:
-		return configdata.ProjectedPayload(m.lookup(), pod, v.Projected, res)
+		return configdata.ProjectedPayload(m.lookup(pod), pod, v.Projected, res)
 	}
 }
 

@@ -20,7 +20,7 @@ func TestPrepareAndRefreshDataVolumes(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root (tmpfs)")
 	}
-	store := configdata.NewStore()
+	store := configdata.NewStore(nil)
 	cm := func(v string) []*corev1.ConfigMap {
 		return []*corev1.ConfigMap{{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "app"}, Data: map[string]string{"k": v}}}
 	}
@@ -105,7 +105,7 @@ func TestPrepareKeepsPopulatedDataVolume(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			store := configdata.NewStore()
+			store := configdata.NewStore(nil)
 			m := &Manager{Root: t.TempDir(), Data: store}
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "p", UID: "uid-1"},
 				Spec: corev1.PodSpec{Volumes: []corev1.Volume{tt.vol}}}

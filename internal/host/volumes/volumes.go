@@ -42,7 +42,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/podhost/podhost/internal/desired/configdata"
 	"github.com/podhost/podhost/internal/host/cgroups"
 	"github.com/podhost/podhost/internal/host/fsquota"
 )
@@ -50,9 +49,10 @@ import (
 // Manager prepares and removes pod volumes under Root (e.g. /var/lib/podhost/pods).
 type Manager struct {
 	Root string
-	// Data finds the ConfigMaps and Secrets of configMap, secret and
-	// projected volumes (*configdata.Store); nil: none exist.
-	Data configdata.Lookup
+	// Data finds the ConfigMaps and Secrets of a pod's configMap, secret
+	// and projected volumes, those of its own source's scope
+	// (*configdata.Store); nil: none exist.
+	Data PodData
 	// Allocatable is the node's allocatable resources: what downwardAPI
 	// resourceFieldRef limits report for containers without a limit.
 	Allocatable corev1.ResourceList

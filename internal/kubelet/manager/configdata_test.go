@@ -17,7 +17,7 @@ import (
 // no update of the pod); an unchanged snapshot wakes nobody.
 func TestConfigMapChangeWakesReferencingPods(t *testing.T) {
 	m, w, _, _, _ := newTestManager()
-	store := configdata.NewStore()
+	store := configdata.NewStore(nil)
 	m.data = store
 	user := hostPortPod("user", "u1", 0)
 	user.Spec.Volumes = []corev1.Volume{{Name: "c", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "app"}}}}}
@@ -27,7 +27,7 @@ func TestConfigMapChangeWakesReferencingPods(t *testing.T) {
 	}
 	snap := source.Snapshot{Pods: []*corev1.Pod{user, other}, ConfigMaps: []*corev1.ConfigMap{cm("1")}}
 	m.applySnapshot(context.Background(), snap, nil)
-	if c, ok := store.ConfigMap("default", "app"); !ok || c.Data["k"] != "1" {
+	if c, ok := store.For(&corev1.Pod{}).ConfigMap("default", "app"); !ok || c.Data["k"] != "1" {
 		t.Fatal("store not filled before the pods start")
 	}
 	w.woken, w.updates = nil, nil

@@ -270,7 +270,7 @@ func (s *Syncer) specPod(in startInput) spec.Pod {
 		Pod: in.pod, NetNS: sb.NetNS, IPCNS: sb.IPC, UTSNS: sb.UTS, PIDNS: sb.PID,
 		Hosts: sb.Dir + "/hosts", Resolv: sb.Dir + "/resolv.conf", Hostname: sb.Dir + "/hostname", Shm: sb.Dir + "/shm",
 		Volumes: vols, Host: s.cfg.HostLimits, ShimGroup: shimGroupOf(sb), PodIPs: sb.IPs, HostIP: s.cfg.HostIP,
-		Data:            s.cfg.Data,
+		Data:            s.podData(pod),
 		Warn:            func(reason, msg string) { s.obs.Event(pod.UID, corev1.EventTypeWarning, reason, msg) },
 		PrepareSubPath:  func(sp spec.SubPathMount) (string, error) { return s.vol.PrepareSubPath(pod.UID, sp) },
 		MakeMountSource: s.vol.MakeMountSource,
@@ -361,7 +361,7 @@ func (s *Syncer) pullSecrets(pod *corev1.Pod) [][]byte {
 		var sec *corev1.Secret
 		ok := false
 		if s.cfg.Data != nil {
-			sec, ok = s.cfg.Data.Secret(pod.Namespace, ref.Name)
+			sec, ok = s.cfg.Data.For(pod).Secret(pod.Namespace, ref.Name)
 		}
 		if !ok || sec.Type != corev1.SecretTypeDockerConfigJson {
 			missing = append(missing, fmt.Sprintf("%q", ref.Name))

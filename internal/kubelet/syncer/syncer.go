@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 
+	"github.com/podhost/podhost/internal/desired/configdata"
 	"github.com/podhost/podhost/internal/host/cgroups"
 	"github.com/podhost/podhost/internal/host/network"
 	"github.com/podhost/podhost/internal/host/sandbox"
@@ -156,9 +157,9 @@ type Config struct {
 	// CrashLoopBackOffMax caps the crash-loop back-off (0: the kubelet's
 	// 5 min); below 10 s it is also the first delay.
 	CrashLoopBackOffMax time.Duration
-	// Data finds the ConfigMaps and Secrets containers reference
-	// (*configdata.Store); nil: none exist.
-	Data spec.DataSource
+	// Data finds the ConfigMaps and Secrets a pod's containers reference,
+	// those of its own source's scope (*configdata.Store); nil: none exist.
+	Data PodData
 	// ServiceEnv returns the service links of a pod's namespace (the
 	// kubelet's enableServiceLinks variables) when a container starts;
 	// nil: no Services.
@@ -168,6 +169,20 @@ type Config struct {
 	// UserNSUnsupported says why this host cannot run pods with
 	// hostUsers: false ("" when it can): their sandbox is refused with it.
 	UserNSUnsupported string
+}
+
+// PodData gives one pod's Lookup: the ConfigMaps and Secrets of its own
+// source's scope (*configdata.Store).
+type PodData interface {
+	For(pod *corev1.Pod) configdata.Lookup
+}
+
+// podData is pod's Lookup (nil without Config.Data: none exist).
+func (s *Syncer) podData(pod *corev1.Pod) spec.DataSource {
+	if s.cfg.Data == nil {
+		return nil
+	}
+	return s.cfg.Data.For(pod)
 }
 
 // Syncer executes pod lifecycles. It is safe for concurrent use by one
