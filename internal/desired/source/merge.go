@@ -28,7 +28,8 @@ func Combine(snaps ...Snapshot) Snapshot {
 	var out Snapshot
 	owner := map[string]string{} // full name → its source
 	extra := map[string][]error{}
-	seen := map[string]bool{} // "kind ns/name" of ConfigMaps and Secrets
+	seen := map[string]bool{}       // "kind ns/name" of workloads, Services and ServiceAccounts
+	objOwner := map[string]string{} // "kind ns/name" of ConfigMaps and Secrets → their source
 	for _, s := range snaps {
 		for _, p := range s.Pods {
 			name, src := manifest.FullName(p), sourceOf(p)
@@ -39,8 +40,8 @@ func Combine(snaps ...Snapshot) Snapshot {
 			owner[name] = src
 			out.Pods = append(out.Pods, p)
 		}
-		out.ConfigMaps = appendFirst(out.ConfigMaps, s.ConfigMaps, seen)
-		out.Secrets = appendFirst(out.Secrets, s.Secrets, seen)
+		out.ConfigMaps = appendOwned(out.ConfigMaps, s.ConfigMaps, "ConfigMap", objOwner, extra)
+		out.Secrets = appendOwned(out.Secrets, s.Secrets, "Secret", objOwner, extra)
 		for _, w := range s.Workloads {
 			if key := w.Kind + " " + w.Meta().Namespace + "/" + w.Meta().Name; !seen[key] {
 				seen[key] = true
@@ -92,7 +93,7 @@ func (s Snapshot) Refuse(refused map[*corev1.Pod]error) Snapshot {
 	return s
 }
 
-// appendFirst appends the objects (ConfigMaps or Secrets) of one source
+// appendFirst appends the objects (Services, ServiceAccounts) of one source
 // whose kind and namespace/name no earlier source defined: the first
 // definition wins, as for pods (each source already reported its own
 // duplicates).
@@ -106,6 +107,31 @@ func appendFirst[T interface {
 			continue
 		}
 		seen[key] = true
+		out = append(out, o)
+	}
+	return out
+}
+
+// appendOwned appends the ConfigMaps or Secrets of one source whose
+// namespace/name no earlier source declared; a later source's declaration
+// is not used and is an error of its source naming the owner (as a second
+// file's in one source, Duplicate): its pods do not read the owner's
+// object either (they read their own source's only, configdata.Store.For),
+// for them the object is missing until the owner's declaration is gone.
+func appendOwned[T interface {
+	GetNamespace() string
+	GetName() string
+	GetAnnotations() map[string]string
+}](out, objs []T, kind string, owner map[string]string, extra map[string][]error) []T {
+	for _, o := range objs {
+		key := kind + " " + o.GetNamespace() + "/" + o.GetName()
+		src := o.GetAnnotations()[wellknown.AnnotationConfigSource]
+		if first, dup := owner[key]; dup {
+			extra[src] = append(extra[src], fmt.Errorf("%s: duplicate %s %s/%s, already defined in %s (this source's is not used, and its pods do not read the other's)",
+				shortSource(src), kind, o.GetNamespace(), o.GetName(), shortSource(first)))
+			continue
+		}
+		owner[key] = src
 		out = append(out, o)
 	}
 	return out
