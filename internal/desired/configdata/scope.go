@@ -10,7 +10,7 @@ import (
 // of a pod or an object: a manifest file, a URL) to its trust scope. A pod
 // reads only the ConfigMaps and Secrets whose source has the pod's scope:
 // an object another source declares is missing for it, as an object the
-// API server does not have is for the kubelet (docs/decisions.md 35).
+// API server does not have is for the kubelet (docs/decisions.md 36).
 type ScopeFunc func(source string) string
 
 // scopeOf is the scope of the source recorded in annotations ("" without a
